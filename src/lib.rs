@@ -1,0 +1,5 @@
+//! FlowLab: interactive real-time flow simulation and visualisation.
+
+pub mod backend;
+pub mod case;
+pub mod solver;

@@ -1,0 +1,192 @@
+//! The pressure Poisson equation `L p = b` of the projection method and its iterative solvers:
+//! Jacobi (Thibault & Senocak 2009), red-black SOR, conjugate gradient preconditioned by a
+//! symmetric red-black Gauss-Seidel sweep, and geometric multigrid V-cycles.
+//!
+//! Every solver iterates until `||b - L p||_2 <= tol ||b||_2` (or its iteration cap), starting
+//! from the `p` it is given (the previous step's pressure), and reports the iterations used.
+//! For a singular `L` (no Dirichlet side) the mean of `b` is removed first (the compatibility
+//! condition) and the mean of `p` is set to zero after. All reductions are thread-count
+//! independent ([`crate::backend::cpu::ordered_sum`]).
+
+mod conjugate_gradient;
+mod jacobi;
+mod laplacian;
+mod multigrid;
+mod red_black;
+
+pub use conjugate_gradient::{CgWork, Preconditioner};
+pub use laplacian::{FaceBc, Laplacian};
+pub use multigrid::Multigrid;
+
+use crate::backend::cpu::ordered_sum;
+use crate::case::PressureSolverKind;
+use crate::solver::real::Real;
+use rayon::prelude::*;
+
+/// What a solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveStats {
+    pub iterations: usize,
+    /// `||b - L p|| / ||b||` at exit (0 when `b = 0`).
+    pub relative_residual: f64,
+    pub converged: bool,
+}
+
+/// Settings that can change between solves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoissonSettings {
+    pub kind: PressureSolverKind,
+    pub tolerance: f64,
+    pub max_iterations: usize,
+    /// SOR over-relaxation; `None` picks `2 / (1 + sin(pi / max(nx, ny)))`.
+    pub sor_omega: Option<f64>,
+}
+
+/// A pressure solver with its preallocated workspace (solving does not allocate).
+pub struct PoissonSolver<T> {
+    pub op: Laplacian<T>,
+    pub settings: PoissonSettings,
+    work: Workspace<T>,
+    /// One entry per grid row, for ordered reductions.
+    partial: Vec<T>,
+}
+
+enum Workspace<T> {
+    Jacobi { next: Vec<T> },
+    Sor,
+    Pcg(CgWork<T>),
+    Multigrid(Box<Multigrid<T>>),
+}
+
+impl<T: Real> PoissonSolver<T> {
+    pub fn new(op: Laplacian<T>, settings: PoissonSettings) -> Self {
+        let work = Self::workspace(&op, settings.kind);
+        Self {
+            partial: vec![T::zero(); op.ny],
+            op,
+            settings,
+            work,
+        }
+    }
+
+    fn workspace(op: &Laplacian<T>, kind: PressureSolverKind) -> Workspace<T> {
+        let n = op.len();
+        match kind {
+            PressureSolverKind::Jacobi => Workspace::Jacobi {
+                next: vec![T::zero(); n],
+            },
+            PressureSolverKind::Sor => Workspace::Sor,
+            PressureSolverKind::Pcg => Workspace::Pcg(CgWork::new(n)),
+            PressureSolverKind::Multigrid => Workspace::Multigrid(Box::new(Multigrid::new(*op))),
+        }
+    }
+
+    /// Changes the settings; a change of method rebuilds the workspace (outside the step).
+    pub fn set_settings(&mut self, settings: PoissonSettings) {
+        if settings.kind != self.settings.kind {
+            self.work = Self::workspace(&self.op, settings.kind);
+        }
+        self.settings = settings;
+    }
+
+    /// Solves `L p = b` in place of `p` (the initial guess). `b` may be shifted by a constant
+    /// (compatibility of a singular problem).
+    pub fn solve(&mut self, p: &mut [T], b: &mut [T]) -> SolveStats {
+        let op = self.op;
+        let singular = op.singular();
+        if singular {
+            remove_mean(b, &mut self.partial, op.nx);
+        }
+        let b_norm = dot(b, b, &mut self.partial, op.nx).sqrt();
+        if b_norm == T::zero() {
+            p.par_iter_mut().for_each(|x| *x = T::zero());
+            return SolveStats {
+                iterations: 0,
+                relative_residual: 0.0,
+                converged: true,
+            };
+        }
+        let target = T::of(self.settings.tolerance) * b_norm;
+        let max = self.settings.max_iterations;
+        let partial = &mut self.partial;
+        let (iterations, r_norm) = match &mut self.work {
+            Workspace::Jacobi { next } => jacobi::solve(&op, p, b, next, partial, target, max),
+            Workspace::Sor => {
+                let omega = self
+                    .settings
+                    .sor_omega
+                    .unwrap_or_else(|| optimal_sor_omega(op.nx, op.ny));
+                red_black::sor_solve(&op, p, b, T::of(omega), partial, target, max)
+            }
+            Workspace::Pcg(work) => conjugate_gradient::solve(
+                &op,
+                p,
+                b,
+                work,
+                partial,
+                Preconditioner::SymmetricGaussSeidel,
+                target,
+                max,
+            ),
+            Workspace::Multigrid(mg) => mg.solve(p, b, partial, target, max),
+        };
+        if singular {
+            remove_mean(p, partial, op.nx);
+        }
+        SolveStats {
+            iterations,
+            relative_residual: (r_norm / b_norm).f64(),
+            converged: r_norm <= target,
+        }
+    }
+}
+
+/// Optimal red-black SOR factor for the model problem on an `nx x ny` grid.
+pub fn optimal_sor_omega(nx: usize, ny: usize) -> f64 {
+    2.0 / (1.0 + (std::f64::consts::PI / nx.max(ny) as f64).sin())
+}
+
+/// `r = b - L p`; returns `||r||_2`.
+pub fn residual<T: Real>(op: &Laplacian<T>, p: &[T], b: &[T], r: &mut [T], partial: &mut [T]) -> T {
+    let nx = op.nx;
+    r.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+        for (i, ri) in row.iter_mut().enumerate() {
+            let (s, d) = op.stencil(p, i, j);
+            *ri = b[j * nx + i] - (s - d * p[j * nx + i]);
+        }
+    });
+    dot(r, r, partial, nx).sqrt()
+}
+
+/// `||b - L p||_2` without storing the residual.
+pub fn residual_norm<T: Real>(op: &Laplacian<T>, p: &[T], b: &[T], partial: &mut [T]) -> T {
+    let nx = op.nx;
+    ordered_sum(partial, |j| {
+        (0..nx)
+            .map(|i| {
+                let (s, d) = op.stencil(p, i, j);
+                let r = b[j * nx + i] - (s - d * p[j * nx + i]);
+                r * r
+            })
+            .fold(T::zero(), |a, x| a + x)
+    })
+    .sqrt()
+}
+
+/// Ordered dot product over rows of length `nx`.
+pub fn dot<T: Real>(a: &[T], b: &[T], partial: &mut [T], nx: usize) -> T {
+    ordered_sum(partial, |j| {
+        let (ra, rb) = (&a[j * nx..(j + 1) * nx], &b[j * nx..(j + 1) * nx]);
+        ra.iter().zip(rb).fold(T::zero(), |s, (&x, &y)| s + x * y)
+    })
+}
+
+/// Subtracts the mean value.
+pub fn remove_mean<T: Real>(x: &mut [T], partial: &mut [T], nx: usize) {
+    let sum = ordered_sum(partial, |j| x[j * nx..(j + 1) * nx].iter().copied().sum());
+    let mean = sum / T::of(x.len() as f64);
+    x.par_iter_mut().for_each(|v| *v = *v - mean);
+}
+
+#[cfg(test)]
+mod tests;

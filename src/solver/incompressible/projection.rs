@@ -1,0 +1,530 @@
+//! Chorin's projection method on the staggered grid (Chorin 1968; the explicit GPU formulation of
+//! Thibault & Senocak, AIAA 2009-758):
+//!
+//! 1. predictor `F = u^n + dt H(u)`, `H = nu lap(u) - div(u u)` (explicit Euler), or with the
+//!    variable-step AB2 weights `F = u^n + dt ((1 + r/2) H^n - (r/2) H^{n-1})`, `r = dt/dt_old`;
+//! 2. pressure Poisson equation `lap(p) = div(F) / dt` (kinematic pressure `p / rho`);
+//! 3. correction `u^{n+1} = F - dt grad(p)`, which makes `div(u^{n+1}) = dt (b - L p)`: the
+//!    discrete divergence equals the Poisson residual.
+//!
+//! The step size is `cfl` times the smallest of the convective limits `dx/|u|max`, `dy/|v|max`,
+//! the viscous limit `c / (2 nu (1/dx^2 + 1/dy^2))` (`c = 1` Euler, `1/2` AB2) and, for the
+//! non-dissipative central and QUICK schemes, the cell-Reynolds limit `2 c nu / |u|max^2`.
+
+use super::config::Config;
+use super::convection::face_value;
+use super::derived;
+use super::pressure_poisson::{FaceBc, Laplacian, PoissonSolver};
+use super::staggered::{Layout, bilinear, fill_velocity_ghosts};
+use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
+use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, TimeIntegrator};
+use crate::solver::real::Real;
+use crate::solver::{Solver, SolverError, SolverInfo};
+use rayon::prelude::*;
+
+/// Fields the projection solver produces, at cell centres.
+pub const FIELDS: &[&str] = &["u", "v", "speed", "p", "vorticity", "stream_function", "divergence"];
+
+/// Growth beyond this multiple of the velocity scale counts as divergence.
+const BLOW_UP_FACTOR: f64 = 100.0;
+
+pub struct Projection<T: Real> {
+    cfg: Config,
+    l: Layout,
+    u: Vec<T>,
+    v: Vec<T>,
+    /// Predicted velocities `F`, `G`.
+    f: Vec<T>,
+    g: Vec<T>,
+    /// AB2 history `H^{n-1}` of the u and v equations.
+    hu: Vec<T>,
+    hv: Vec<T>,
+    /// Kinematic pressure and the Poisson right-hand side, `nx * ny`, no ghosts.
+    p: Vec<T>,
+    rhs: Vec<T>,
+    poisson: PoissonSolver<T>,
+    /// Row scratch for ordered reductions.
+    partial: Vec<T>,
+    time: f64,
+    steps: u64,
+    dt: f64,
+    dt_old: f64,
+    has_history: bool,
+    residuals: Vec<(&'static str, f64)>,
+}
+
+impl<T: Real> Projection<T> {
+    pub fn new(cfg: Config) -> Self {
+        let [nx, ny, _] = cfg.grid.n;
+        let l = Layout::new(nx, ny, &cfg.bc);
+        let pbc = |b: &Boundary| match b {
+            Boundary::Outflow => FaceBc::Dirichlet,
+            Boundary::Periodic => FaceBc::Periodic,
+            _ => FaceBc::Neumann,
+        };
+        let op = Laplacian::new(
+            nx,
+            ny,
+            cfg.grid.spacing[0],
+            cfg.grid.spacing[1],
+            [pbc(&cfg.bc[0]), pbc(&cfg.bc[1]), pbc(&cfg.bc[2]), pbc(&cfg.bc[3])],
+        );
+        let n = l.len();
+        let mut s = Self {
+            poisson: PoissonSolver::new(op, cfg.poisson),
+            u: vec![T::of(cfg.initial_velocity[0]); n],
+            v: vec![T::of(cfg.initial_velocity[1]); n],
+            f: vec![T::zero(); n],
+            g: vec![T::zero(); n],
+            hu: vec![T::zero(); n],
+            hv: vec![T::zero(); n],
+            p: vec![T::zero(); nx * ny],
+            rhs: vec![T::zero(); nx * ny],
+            partial: vec![T::zero(); ny + 2],
+            l,
+            cfg,
+            time: 0.0,
+            steps: 0,
+            dt: 0.0,
+            dt_old: 0.0,
+            has_history: false,
+            residuals: Vec::with_capacity(8),
+        };
+        fill_velocity_ghosts(&s.l, &s.cfg.bc, &mut s.u, &mut s.v);
+        s
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    fn max_speeds(&self) -> (f64, f64) {
+        let (l, u, v) = (&self.l, &self.u, &self.v);
+        let um = par_max(l.ny, |j| {
+            (0..=l.nx).map(|i| u[l.at(i, j + 1)].abs()).fold(T::zero(), T::max)
+        });
+        let vm = par_max(l.ny + 1, |j| {
+            (1..=l.nx).map(|i| v[l.at(i, j)].abs()).fold(T::zero(), T::max)
+        });
+        (um.f64(), vm.f64())
+    }
+
+    /// Time step from the CFL, viscous and cell-Reynolds limits (module docs).
+    fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+        let c = &self.cfg;
+        let (dx, dy) = (c.grid.spacing[0], c.grid.spacing[1]);
+        let stab = match c.integrator {
+            TimeIntegrator::Euler => 1.0,
+            TimeIntegrator::Ab2 => 0.5,
+        };
+        let mut dt = stab / (2.0 * c.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
+        let wall = c.bc.iter().fold(0.0f64, |m, b| match b {
+            Boundary::Wall { velocity } => m.max(velocity.abs()),
+            _ => m,
+        });
+        let (um, vm) = (umax.max(wall), vmax.max(wall));
+        if um > 0.0 {
+            dt = dt.min(dx / um);
+        }
+        if vm > 0.0 {
+            dt = dt.min(dy / vm);
+        }
+        if matches!(c.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
+            dt = dt.min(stab * 2.0 * c.nu / (um * um + vm * vm));
+        }
+        c.cfl * dt
+    }
+
+    /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history.
+    fn predict(&mut self, dt: f64) {
+        let c = &self.cfg;
+        let l = self.l;
+        let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
+        let (idx2, idy2) = (T::one() / (dx * dx), T::one() / (dy * dy));
+        let nu = T::of(c.nu);
+        let (scheme, lim) = (c.convection, c.limiter);
+        let (w_new, w_old) = match (c.integrator, self.has_history) {
+            (TimeIntegrator::Ab2, true) => {
+                let r = dt / self.dt_old;
+                (T::of(1.0 + 0.5 * r), T::of(-0.5 * r))
+            }
+            _ => (T::one(), T::zero()),
+        };
+        let dt = T::of(dt);
+        let half = T::of(0.5);
+        let (u, v) = (&self.u, &self.v);
+        let iu = l.u_unknowns_i();
+        let jv = l.v_unknowns_j();
+        let s = l.stride;
+        // u equation on rows 1..=ny.
+        self.f
+            .par_chunks_mut(s)
+            .zip(self.hu.par_chunks_mut(s))
+            .enumerate()
+            .for_each(|(j, (frow, hrow))| {
+                if j == 0 || j > l.ny {
+                    return;
+                }
+                let jj = j as isize;
+                for i in iu.clone() {
+                    let ii = i as isize;
+                    let k = l.at(i, j);
+                    let uc = u[k];
+                    let ue = u[k + 1];
+                    let uw = u[k - 1];
+                    let un = u[k + s];
+                    let us = u[k - s];
+                    let a_e = half * (uc + ue);
+                    let a_w = half * (uw + uc);
+                    let q_e = face_value(scheme, lim, a_e, l.u_at(u, ii - 1, jj), uc, ue, l.u_at(u, ii + 2, jj));
+                    let q_w = face_value(scheme, lim, a_w, l.u_at(u, ii - 2, jj), uw, uc, l.u_at(u, ii + 1, jj));
+                    let a_n = half * (v[k] + v[k + 1]);
+                    let a_s = half * (v[k - s] + v[k - s + 1]);
+                    let q_n = face_value(scheme, lim, a_n, l.u_at(u, ii, jj - 1), uc, un, l.u_at(u, ii, jj + 2));
+                    let q_s = face_value(scheme, lim, a_s, l.u_at(u, ii, jj - 2), us, uc, l.u_at(u, ii, jj + 1));
+                    let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
+                    let diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
+                    let h = diff - conv;
+                    frow[i] = uc + dt * (w_new * h + w_old * hrow[i]);
+                    hrow[i] = h;
+                }
+            });
+        // v equation on rows in jv.
+        self.g
+            .par_chunks_mut(s)
+            .zip(self.hv.par_chunks_mut(s))
+            .enumerate()
+            .for_each(|(j, (grow, hrow))| {
+                if !jv.contains(&j) {
+                    return;
+                }
+                let jj = j as isize;
+                for i in 1..=l.nx {
+                    let ii = i as isize;
+                    let k = l.at(i, j);
+                    let vc = v[k];
+                    let ve = v[k + 1];
+                    let vw = v[k - 1];
+                    let vn = v[k + s];
+                    let vs = v[k - s];
+                    let a_n = half * (vc + vn);
+                    let a_s = half * (vs + vc);
+                    let q_n = face_value(scheme, lim, a_n, l.v_at(v, ii, jj - 1), vc, vn, l.v_at(v, ii, jj + 2));
+                    let q_s = face_value(scheme, lim, a_s, l.v_at(v, ii, jj - 2), vs, vc, l.v_at(v, ii, jj + 1));
+                    let a_e = half * (u[k] + u[k + s]);
+                    let a_w = half * (u[k - 1] + u[k - 1 + s]);
+                    let q_e = face_value(scheme, lim, a_e, l.v_at(v, ii - 1, jj), vc, ve, l.v_at(v, ii + 2, jj));
+                    let q_w = face_value(scheme, lim, a_w, l.v_at(v, ii - 2, jj), vw, vc, l.v_at(v, ii + 1, jj));
+                    let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
+                    let diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
+                    let h = diff - conv;
+                    grow[i] = vc + dt * (w_new * h + w_old * hrow[i]);
+                    hrow[i] = h;
+                }
+            });
+        self.predictor_boundaries();
+    }
+
+    /// `F`, `G` on faces the momentum equation does not advance: the prescribed normal velocity,
+    /// a zero-gradient extrapolation on outflow faces, the periodic image on seams.
+    fn predictor_boundaries(&mut self) {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let (u, v, f, g) = (&self.u, &self.v, &mut self.f, &mut self.g);
+        for j in 1..=ny {
+            for (side, face, inner) in [(0, 0, 1), (1, nx, nx - 1)] {
+                f[l.at(face, j)] = match &self.cfg.bc[side] {
+                    Boundary::Outflow => f[l.at(inner, j)],
+                    Boundary::Periodic => f[l.at(if side == 0 { nx } else { face }, j)],
+                    _ => u[l.at(face, j)],
+                };
+            }
+        }
+        for i in 1..=nx {
+            for (side, face, inner) in [(2, 0, 1), (3, ny, ny - 1)] {
+                g[l.at(i, face)] = match &self.cfg.bc[side] {
+                    Boundary::Outflow => g[l.at(i, inner)],
+                    Boundary::Periodic => g[l.at(i, if side == 2 { ny } else { face })],
+                    _ => v[l.at(i, face)],
+                };
+            }
+        }
+    }
+
+    /// `rhs = div(F, G) / dt` at cell centres.
+    fn poisson_rhs(&mut self, dt: f64) {
+        let l = self.l;
+        let (idx, idy) = (T::of(1.0 / self.cfg.grid.spacing[0]), T::of(1.0 / self.cfg.grid.spacing[1]));
+        let idt = T::of(1.0 / dt);
+        let (f, g) = (&self.f, &self.g);
+        self.rhs.par_chunks_mut(l.nx).enumerate().for_each(|(j0, row)| {
+            let j = j0 + 1;
+            for (i0, r) in row.iter_mut().enumerate() {
+                let k = l.at(i0 + 1, j);
+                *r = ((f[k] - f[k - 1]) * idx + (g[k] - g[k - l.stride]) * idy) * idt;
+            }
+        });
+    }
+
+    /// `u = F - dt dp/dx` on every face the projection moves; returns the sum of squared
+    /// changes of the face velocities and the sum of squared new velocities over the cells'
+    /// right and top faces (for the steady-state measure).
+    fn correct(&mut self, dt: f64) -> (f64, f64) {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let (dtdx, dtdy) = (T::of(dt / self.cfg.grid.spacing[0]), T::of(dt / self.cfg.grid.spacing[1]));
+        let two = T::of(2.0);
+        let bc = &self.cfg.bc;
+        let out = |b: &Boundary| matches!(b, Boundary::Outflow);
+        let (i_lo, i_hi) = (if out(&bc[0]) { 0 } else { 1 }, *l.u_unknowns_i().end() + out(&bc[1]) as usize);
+        let (j_lo, j_hi) = (if out(&bc[2]) { 0 } else { 1 }, *l.v_unknowns_j().end() + out(&bc[3]) as usize);
+        let p = &self.p;
+        // Pressure of cell (i, j) (1-based) or the boundary value across a face.
+        let pc = |i: usize, j: usize| p[(j - 1) * nx + (i - 1)];
+        let (u, v, f, g) = (
+            DisjointWriter::new(&mut self.u),
+            DisjointWriter::new(&mut self.v),
+            &self.f,
+            &self.g,
+        );
+        let partial = &mut self.partial;
+        // Row j of u and row j of v belong to one closure call only.
+        let sums = ordered_sum(partial, |j| {
+            let mut d2 = T::zero();
+            if (1..=ny).contains(&j) {
+                for i in i_lo..=i_hi {
+                    let grad = if i == 0 {
+                        pc(1, j) * two // p = 0 on the outflow face, half a cell away
+                    } else if i == nx && !l.periodic_x {
+                        -pc(nx, j) * two
+                    } else {
+                        pc(if i == nx { 1 } else { i + 1 }, j) - pc(i, j)
+                    };
+                    let k = l.at(i, j);
+                    let new = f[k] - dtdx * grad;
+                    // SAFETY: index k lies in row j, owned by this closure call.
+                    let old = unsafe { u.get(k) };
+                    unsafe { u.set(k, new) };
+                    d2 = d2 + (new - old) * (new - old);
+                }
+            }
+            if (j_lo..=j_hi).contains(&j) && j <= ny {
+                for i in 1..=nx {
+                    let grad = if j == 0 {
+                        pc(i, 1) * two
+                    } else if j == ny && !l.periodic_y {
+                        -pc(i, ny) * two
+                    } else {
+                        pc(i, if j == ny { 1 } else { j + 1 }) - pc(i, j)
+                    };
+                    let k = l.at(i, j);
+                    let new = g[k] - dtdy * grad;
+                    // SAFETY: as above, row j of v.
+                    let old = unsafe { v.get(k) };
+                    unsafe { v.set(k, new) };
+                    d2 = d2 + (new - old) * (new - old);
+                }
+            }
+            d2
+        });
+        let change = sums.f64();
+        let norm = ordered_sum(&mut self.partial, |j| {
+            let mut n2 = T::zero();
+            let (u, v) = (&self.u, &self.v);
+            if (1..=ny).contains(&j) {
+                for i in 1..=nx {
+                    let (a, b) = (u[l.at(i, j)], v[l.at(i, j)]);
+                    n2 = n2 + a * a + b * b;
+                }
+            }
+            n2
+        });
+        (change, norm.f64())
+    }
+
+    fn check_health(&self, umax: f64, vmax: f64) -> Result<(), SolverError> {
+        let scale = self.cfg.velocity_scale();
+        let m = umax.max(vmax);
+        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
+            return Ok(());
+        }
+        let c = &self.cfg;
+        let h = c.grid.spacing[0].max(c.grid.spacing[1]);
+        let cell_re = scale * h / c.nu;
+        let what = if m.is_finite() {
+            format!("the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}")
+        } else {
+            "the velocity is no longer finite (NaN or infinity)".to_string()
+        };
+        Err(SolverError::Diverged {
+            step: self.steps,
+            time: self.time,
+            message: format!(
+                "{what}. Likely causes: the CFL number is too large (cfl = {}), or the grid is \
+                 too coarse for the Reynolds number (cell Reynolds number U h / nu = {cell_re:.1}; \
+                 try upwind or TVD convection, a finer grid or a lower cfl)",
+                c.cfl
+            ),
+        })
+    }
+}
+
+impl<T: Real> Solver for Projection<T> {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            kind: Kind::Incompressible,
+            method: "projection",
+            backend: "cpu",
+            precision: T::NAME,
+            grid: self.cfg.grid,
+        }
+    }
+
+    fn time(&self) -> f64 {
+        self.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        let (umax, vmax) = self.max_speeds();
+        self.check_health(umax, vmax)?;
+        let dt = self.time_step(umax, vmax);
+        self.predict(dt);
+        self.poisson_rhs(dt);
+        let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
+        let (change, norm) = self.correct(dt);
+        fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
+        self.dt_old = dt;
+        self.dt = dt;
+        self.has_history = true;
+        self.time += dt;
+        self.steps += 1;
+        let steady_change = if norm > 0.0 { (change / norm).sqrt() / dt } else { 0.0 };
+        let (umax, vmax) = self.max_speeds();
+        self.residuals.clear();
+        self.residuals.extend_from_slice(&[
+            ("steady_change", steady_change),
+            ("pressure_iterations", stats.iterations as f64),
+            ("pressure_residual", stats.relative_residual),
+            ("max_velocity", umax.max(vmax)),
+        ]);
+        self.check_health(umax, vmax)
+    }
+
+    fn residuals(&self) -> &[(&'static str, f64)] {
+        &self.residuals
+    }
+
+    fn field_names(&self) -> &'static [&'static str] {
+        FIELDS
+    }
+
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let (dx, dy) = (self.cfg.grid.spacing[0], self.cfg.grid.spacing[1]);
+        let (u, v) = (&self.u, &self.v);
+        let corners = match name {
+            "vorticity" => Some(derived::vorticity(&l, u, v, dx, dy)),
+            "stream_function" => Some(derived::stream_function(&l, u, v, dx, dy)),
+            _ => None,
+        };
+        let value = |i: usize, j: usize| -> Option<f64> {
+            // 1-based cell (i, j).
+            let uc = 0.5 * (u[l.at(i - 1, j)] + u[l.at(i, j)]).f64();
+            let vc = 0.5 * (v[l.at(i, j - 1)] + v[l.at(i, j)]).f64();
+            Some(match name {
+                "u" => uc,
+                "v" => vc,
+                "speed" => uc.hypot(vc),
+                "p" => self.p[(j - 1) * nx + i - 1].f64() * self.cfg.density,
+                "divergence" => {
+                    (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+                }
+                "vorticity" | "stream_function" => {
+                    let c = corners.as_ref().expect("computed above");
+                    let w = nx + 1;
+                    let (a, b) = ((j - 1) * w + i - 1, j * w + i - 1);
+                    0.25 * (c[a] + c[a + 1] + c[b] + c[b + 1])
+                }
+                _ => return None,
+            })
+        };
+        out.clear();
+        out.reserve(nx * ny);
+        for j in 1..=ny {
+            for i in 1..=nx {
+                out.push(value(i, j)?);
+            }
+        }
+        Some(())
+    }
+
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let g = &self.cfg.grid;
+        let (dx, dy) = (g.spacing[0], g.spacing[1]);
+        let (x, y) = (point[0] - g.origin[0], point[1] - g.origin[1]);
+        let (u, v) = (&self.u, &self.v);
+        let su = || bilinear(nx + 1, ny + 2, 0.0, -0.5 * dy, dx, dy, |i, j| u[l.at(i, j)].f64(), x, y);
+        let sv = || bilinear(nx + 2, ny + 1, -0.5 * dx, 0.0, dx, dy, |i, j| v[l.at(i, j)].f64(), x, y);
+        let centre = |f: &dyn Fn(usize, usize) -> f64| bilinear(nx, ny, 0.5 * dx, 0.5 * dy, dx, dy, f, x, y);
+        let corner = |c: Vec<f64>| bilinear(nx + 1, ny + 1, 0.0, 0.0, dx, dy, |i, j| c[j * (nx + 1) + i], x, y);
+        Some(match name {
+            "u" => su(),
+            "v" => sv(),
+            "speed" => su().hypot(sv()),
+            "p" => centre(&|i, j| self.p[j * nx + i].f64() * self.cfg.density),
+            "divergence" => centre(&|i, j| {
+                let (i, j) = (i + 1, j + 1);
+                (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+            }),
+            "vorticity" => corner(derived::vorticity(&l, u, v, dx, dy)),
+            "stream_function" => corner(derived::stream_function(&l, u, v, dx, dy)),
+            _ => return None,
+        })
+    }
+
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
+        let cfg = Config::from_spec(spec)?;
+        if !cfg.same_layout(&self.cfg) {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and precision apply on reset only",
+            ));
+        }
+        if cfg.integrator != self.cfg.integrator {
+            self.has_history = false;
+        }
+        self.poisson.set_settings(cfg.poisson);
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        let l = self.l;
+        let g = &self.cfg.grid;
+        let (dx, dy) = (g.spacing[0], g.spacing[1]);
+        let psi = derived::stream_function(&l, &self.u, &self.v, dx, dy);
+        let (psi_min, x, y) = derived::corner_minimum(&psi, l.nx, l.ny, dx, dy);
+        let mut div = Vec::new();
+        self.field("divergence", &mut div);
+        let max_div = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+        let mut m = serde_json::Map::new();
+        m.insert("viscosity".into(), self.cfg.nu.into());
+        m.insert("reynolds".into(), (1.0 / self.cfg.nu).into());
+        m.insert("psi_min".into(), psi_min.into());
+        m.insert("psi_min_x".into(), (g.origin[0] + x).into());
+        m.insert("psi_min_y".into(), (g.origin[1] + y).into());
+        m.insert("max_abs_divergence".into(), max_div.into());
+        m
+    }
+}

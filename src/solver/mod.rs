@@ -1,0 +1,96 @@
+//! Numerical solvers behind one [`Solver`] interface, used unchanged by the headless runner,
+//! the benchmarks, the tests and the app: create from a case, step, read fields by name,
+//! change live settings, read residuals and diagnostics.
+
+pub mod grid;
+pub mod incompressible;
+pub mod limiter;
+pub mod real;
+
+pub use grid::Grid;
+
+use crate::case::{CaseSpec, Invalid, Kind};
+use std::fmt;
+
+/// A solver that advances one case in time.
+pub trait Solver: Send {
+    /// Static description (family, method, backend, precision, grid).
+    fn info(&self) -> SolverInfo;
+    /// Simulated time.
+    fn time(&self) -> f64;
+    /// Steps taken since the start.
+    fn steps(&self) -> u64;
+    /// Advances one time step (the step size follows from the CFL settings). On error the
+    /// state is that of the failed step and the run must not continue.
+    fn step(&mut self) -> Result<(), SolverError>;
+    /// Size of the last step.
+    fn dt(&self) -> f64;
+    /// Residual-type numbers of the last step, by name (for progress, `residuals.csv`, plots).
+    /// `steady_change`, when present, is the relative change of the solution per unit time.
+    fn residuals(&self) -> &[(&'static str, f64)];
+    /// Names of the scalar fields [`Solver::field`] can produce.
+    fn field_names(&self) -> &'static [&'static str];
+    /// A scalar field at cell centres, `x` fastest (`out[(k * ny + j) * nx + i]`); `None` for an
+    /// unknown name. `out` is resized as needed.
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()>;
+    /// A field's value at a point, interpolated from where the discretisation stores it.
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64>;
+    /// Applies the live-changeable settings of `spec` (physics, CFL, schemes, solvers) without
+    /// touching the state. Settings that need a restart (grid, boundaries, precision) must be
+    /// unchanged, or this fails and changes nothing.
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid>;
+    /// Family-specific results for `summary.json` (e.g. the primary vortex of a cavity).
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value>;
+}
+
+/// What a solver is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolverInfo {
+    pub kind: Kind,
+    pub method: &'static str,
+    pub backend: &'static str,
+    pub precision: &'static str,
+    pub grid: Grid,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SolverError {
+    /// The solution blew up or became unphysical.
+    Diverged {
+        step: u64,
+        time: f64,
+        message: String,
+    },
+}
+
+impl fmt::Display for SolverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SolverError::Diverged { step, time, message } => {
+                write!(f, "the run diverged at step {step} (t = {time:.6}): {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SolverError {}
+
+/// The family-specific checks of a case (settings a family does not use are errors).
+pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
+    match spec.case.kind {
+        Kind::Incompressible => incompressible::Config::from_spec(spec).map(|_| ()),
+        Kind::Compressible => Err(Invalid::new(
+            "case.kind",
+            "compressible cases need the compressible solver family, which this build lacks",
+        )),
+    }
+}
+
+/// Builds the solver a case asks for.
+pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+    match spec.case.kind {
+        Kind::Incompressible => incompressible::build(spec),
+        Kind::Compressible => check_case(spec).map(|_| unreachable!()),
+    }
+}
