@@ -2,4 +2,6 @@
 
 pub mod backend;
 pub mod case;
+pub mod cli;
+pub mod export;
 pub mod solver;

@@ -6,8 +6,10 @@ pub mod grid;
 pub mod incompressible;
 pub mod limiter;
 pub mod real;
+pub mod stopping;
 
 pub use grid::Grid;
+pub use stopping::{Outcome, StopReason, StopRule, run_until};
 
 use crate::case::{CaseSpec, Invalid, Kind};
 use std::fmt;
@@ -25,6 +27,8 @@ pub trait Solver: Send {
     fn step(&mut self) -> Result<(), SolverError>;
     /// Size of the last step.
     fn dt(&self) -> f64;
+    /// Caps the size of the following steps (to land on an output time); `f64::INFINITY` lifts it.
+    fn set_dt_cap(&mut self, cap: f64);
     /// Residual-type numbers of the last step, by name (for progress, `residuals.csv`, plots).
     /// `steady_change`, when present, is the relative change of the solution per unit time.
     fn residuals(&self) -> &[(&'static str, f64)];
@@ -57,11 +61,7 @@ pub struct SolverInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolverError {
     /// The solution blew up or became unphysical.
-    Diverged {
-        step: u64,
-        time: f64,
-        message: String,
-    },
+    Diverged { step: u64, time: f64, message: String },
 }
 
 impl fmt::Display for SolverError {
