@@ -11,7 +11,11 @@ fn numbers(s: &str) -> Vec<f64> {
 
 /// `(left, right, [p*, u*, rho*L, rho*R])` of Toro's tests 1-5 and Lax.
 fn reference() -> Vec<(String, [f64; 3], [f64; 3], [f64; 4])> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/riemann_1d_tests.txt")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/riemann_1d_tests.txt"
+    ))
+    .unwrap();
     let mut out = Vec::new();
     let mut in_ch4 = false;
     let lines: Vec<&str> = text.lines().collect();
@@ -23,22 +27,44 @@ fn reference() -> Vec<(String, [f64; 3], [f64; 3], [f64; 4])> {
             let (states, star) = line.split_once('|').unwrap();
             let v = numbers(states);
             let s = numbers(star);
-            out.push((format!("toro {}", v[0]), [v[1], v[2], v[3]], [v[4], v[5], v[6]], [s[0], s[1], s[2], s[3]]));
+            out.push((
+                format!("toro {}", v[0]),
+                [v[1], v[2], v[3]],
+                [v[4], v[5], v[6]],
+                [s[0], s[1], s[2], s[3]],
+            ));
         }
         if line.starts_with("== Lax") {
             let v = numbers(line.split_once("left").unwrap().1);
             let s: Vec<f64> = lines[n + 1]
                 .split(',')
-                .map(|t| t.split('=').nth(1).unwrap().trim().trim_end_matches('.').parse().unwrap())
+                .map(|t| {
+                    t.split('=')
+                        .nth(1)
+                        .unwrap()
+                        .trim()
+                        .trim_end_matches('.')
+                        .parse()
+                        .unwrap()
+                })
                 .collect();
-            out.push(("lax".into(), [v[0], v[1], v[2]], [v[3], v[4], v[5]], [s[0], s[1], s[2], s[3]]));
+            out.push((
+                "lax".into(),
+                [v[0], v[1], v[2]],
+                [v[3], v[4], v[5]],
+                [s[0], s[1], s[2], s[3]],
+            ));
         }
     }
     out
 }
 
 fn gas(w: [f64; 3]) -> GasState {
-    GasState { rho: w[0], u: w[1], p: w[2] }
+    GasState {
+        rho: w[0],
+        u: w[1],
+        p: w[2],
+    }
 }
 
 #[test]
@@ -46,12 +72,17 @@ fn star_states_match_the_reference_to_1e_8() {
     let cases = reference();
     assert_eq!(cases.len(), 6, "tests 1-5 and Lax");
     for (name, l, r, refs) in cases {
-        let star = ExactRiemann::new(1.4, gas(l), gas(r)).star().expect("no vacuum");
+        let star = ExactRiemann::new(1.4, gas(l), gas(r))
+            .star()
+            .expect("no vacuum");
         let got = [star.p, star.u, star.rho_l, star.rho_r];
         for (k, (g, e)) in got.iter().zip(refs).enumerate() {
             let rel = (g - e).abs() / e.abs().max(1e-300);
             println!("{name} quantity {k}: {g:.12e} vs {e:.12e} (rel {rel:.2e})");
-            assert!((g - e).abs() <= 1e-8 * e.abs() + 1e-14, "{name} quantity {k}: {g} vs {e}");
+            assert!(
+                (g - e).abs() <= 1e-8 * e.abs() + 1e-14,
+                "{name} quantity {k}: {g} vs {e}"
+            );
         }
     }
 }
@@ -63,7 +94,12 @@ fn sod_wave_positions_and_regions() {
     let e = ExactRiemann::new(1.4, l, r);
     let w = e.wave_speeds();
     let (t, x0) = (0.2, 0.5);
-    let got = [x0 + w.left_head * t, x0 + w.left_tail * t, x0 + w.contact * t, x0 + w.right_head * t];
+    let got = [
+        x0 + w.left_head * t,
+        x0 + w.left_tail * t,
+        x0 + w.contact * t,
+        x0 + w.right_head * t,
+    ];
     let refs = [0.263357, 0.485945, 0.685491, 0.850431];
     for (g, r) in got.iter().zip(refs) {
         assert!((g - r).abs() < 1e-6, "{got:?} vs {refs:?}");

@@ -51,14 +51,26 @@ pub fn riemann_1d(
 }
 
 pub fn sod(nx: usize, solver: &str) -> String {
-    riemann_1d(nx, 1.0, 0.0, [1.0, 0.0, 1.0], [0.125, 0.0, 0.1], 0.5, 0.2, solver)
+    riemann_1d(
+        nx,
+        1.0,
+        0.0,
+        [1.0, 0.0, 1.0],
+        [0.125, 0.0, 0.1],
+        0.5,
+        0.2,
+        solver,
+    )
 }
 
 /// Least-squares slope of `-log(err)` against `log(n)`.
 pub fn order(ns: &[usize], errs: &[f64]) -> f64 {
     let xs: Vec<f64> = ns.iter().map(|&n| (n as f64).ln()).collect();
     let ys: Vec<f64> = errs.iter().map(|e| -e.ln()).collect();
-    let (mx, my) = (xs.iter().sum::<f64>() / xs.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64);
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / xs.len() as f64,
+        ys.iter().sum::<f64>() / ys.len() as f64,
+    );
     let num: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
     let den: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     num / den
