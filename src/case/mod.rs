@@ -115,9 +115,7 @@ impl Case {
         };
         let parts: Vec<&str> = key.split('.').map(str::trim).collect();
         if parts.iter().any(|p| p.is_empty()) {
-            return Err(err(
-                "the key must be a dotted path such as physics.re".into()
-            ));
+            return Err(err("the key must be a dotted path such as physics.re".into()));
         }
         let mut doc = self.doc.clone();
         let (last, tables) = parts.split_last().expect("split gives at least one part");
@@ -134,9 +132,8 @@ impl Case {
         }
         table.insert(last, toml_edit::Item::Value(parsed));
         let text = doc.to_string();
-        let spec = deserialize(&text).map_err(|(k, _, message)| {
-            CaseError::new(origin.clone(), k.or(Some(key.into())), message)
-        })?;
+        let spec = deserialize(&text)
+            .map_err(|(k, _, message)| CaseError::new(origin.clone(), k.or(Some(key.into())), message))?;
         let candidate = Case {
             doc,
             spec,
@@ -178,11 +175,7 @@ fn deserialize(text: &str) -> Result<CaseSpec, (Option<String>, Option<usize>, S
         let path = e.path().to_string();
         let inner = e.into_inner();
         let key = (path != "." && !path.is_empty()).then_some(path);
-        (
-            key,
-            inner.span().map(|s| s.start),
-            inner.message().to_string(),
-        )
+        (key, inner.span().map(|s| s.start), inner.message().to_string())
     })
 }
 

@@ -24,20 +24,14 @@ pub fn positive(key: &str, x: f64) -> Result<(), Invalid> {
     if x.is_finite() && x > 0.0 {
         Ok(())
     } else {
-        Err(Invalid::new(
-            key,
-            format!("must be a finite number > 0, got {x}"),
-        ))
+        Err(Invalid::new(key, format!("must be a finite number > 0, got {x}")))
     }
 }
 
 pub(super) fn validate(spec: &CaseSpec) -> Result<(), Invalid> {
     let dim = spec.case.dim as usize;
     if !(1..=3).contains(&dim) {
-        return Err(Invalid::new(
-            "case.dim",
-            format!("must be 1, 2 or 3, got {dim}"),
-        ));
+        return Err(Invalid::new("case.dim", format!("must be 1, 2 or 3, got {dim}")));
     }
     check_grid(&spec.grid, dim)?;
     check_boundaries(&spec.boundary, dim)?;
@@ -72,10 +66,7 @@ fn check_grid(g: &GridSpec, dim: usize) -> Result<(), Invalid> {
     let counts = [("grid.nx", g.nx), ("grid.ny", g.ny), ("grid.nz", g.nz)];
     for (axis, (key, n)) in counts.iter().enumerate() {
         if axis < dim && *n < 4 {
-            return Err(Invalid::new(
-                *key,
-                format!("must be at least 4 cells, got {n}"),
-            ));
+            return Err(Invalid::new(*key, format!("must be at least 4 cells, got {n}")));
         }
         if axis >= dim && *n != 1 {
             return Err(Invalid::new(
@@ -87,10 +78,7 @@ fn check_grid(g: &GridSpec, dim: usize) -> Result<(), Invalid> {
     if g.extents.len() != dim {
         return Err(Invalid::new(
             "grid.extents",
-            format!(
-                "needs {dim} lengths (one per dimension), got {}",
-                g.extents.len()
-            ),
+            format!("needs {dim} lengths (one per dimension), got {}", g.extents.len()),
         ));
     }
     for &e in &g.extents {
@@ -120,10 +108,7 @@ fn check_boundaries(b: &Boundaries, dim: usize) -> Result<(), Invalid> {
                 ));
             }
             (Some(_), false) => {
-                return Err(Invalid::new(
-                    key,
-                    format!("a {dim}D case has no {} side", side.name()),
-                ));
+                return Err(Invalid::new(key, format!("a {dim}D case has no {} side", side.name())));
             }
             (Some(Boundary::Periodic), true)
                 if !matches!(b.get(side.opposite()), Some(Boundary::Periodic)) =>

@@ -117,18 +117,9 @@ mod tests {
                     assert_eq!(p, 0.0, "{lim:?} r={r}");
                 } else {
                     // TVD region: 0 <= psi <= min(2r, 2); second order: between minmod and superbee.
-                    assert!(
-                        p >= 0.0 && p <= (2.0 * r).min(2.0) + 1e-12,
-                        "{lim:?} r={r} psi={p}"
-                    );
-                    assert!(
-                        p + 1e-12 >= Limiter::Minmod.psi(r),
-                        "{lim:?} below minmod at r={r}"
-                    );
-                    assert!(
-                        p <= Limiter::Superbee.psi(r) + 1e-12,
-                        "{lim:?} above superbee at r={r}"
-                    );
+                    assert!(p >= 0.0 && p <= (2.0 * r).min(2.0) + 1e-12, "{lim:?} r={r} psi={p}");
+                    assert!(p + 1e-12 >= Limiter::Minmod.psi(r), "{lim:?} below minmod at r={r}");
+                    assert!(p <= Limiter::Superbee.psi(r) + 1e-12, "{lim:?} above superbee at r={r}");
                 }
             }
         }
@@ -137,19 +128,10 @@ mod tests {
     #[test]
     fn slope_is_symmetric_and_zero_at_extrema() {
         for lim in Limiter::ALL {
-            for &(a, b) in &[
-                (1.0f64, 2.0),
-                (0.3, 0.1),
-                (-1.0, -4.0),
-                (1.0, -1.0),
-                (0.0, 1.0),
-            ] {
+            for &(a, b) in &[(1.0f64, 2.0), (0.3, 0.1), (-1.0, -4.0), (1.0, -1.0), (0.0, 1.0)] {
                 let s1 = lim.slope(a, b);
                 let s2 = lim.slope(b, a);
-                assert!(
-                    (s1 - s2).abs() < 1e-14,
-                    "{lim:?} not symmetric for ({a},{b})"
-                );
+                assert!((s1 - s2).abs() < 1e-14, "{lim:?} not symmetric for ({a},{b})");
                 if a * b <= 0.0 {
                     assert_eq!(s1, 0.0);
                 }

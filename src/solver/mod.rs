@@ -73,15 +73,8 @@ pub enum SolverError {
 impl fmt::Display for SolverError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SolverError::Diverged {
-                step,
-                time,
-                message,
-            } => {
-                write!(
-                    f,
-                    "the run diverged at step {step} (t = {time:.6}): {message}"
-                )
+            SolverError::Diverged { step, time, message } => {
+                write!(f, "the run diverged at step {step} (t = {time:.6}): {message}")
             }
         }
     }

@@ -23,8 +23,8 @@ pub fn ordered_sum<T: Real>(partial: &mut [T], row: impl Fn(usize) -> T + Sync +
 
 /// Largest value of `row(j)` over rows (exact in any order).
 pub fn par_max<T: Real>(rows: usize, row: impl Fn(usize) -> T + Sync + Send) -> T {
-    (0..rows).into_par_iter().map(row).reduce(
-        || T::neg_infinity(),
-        |a, b| if b > a || b.is_nan() { b } else { a },
-    )
+    (0..rows)
+        .into_par_iter()
+        .map(row)
+        .reduce(|| T::neg_infinity(), |a, b| if b > a || b.is_nan() { b } else { a })
 }

@@ -3,8 +3,8 @@
 mod config;
 mod convection;
 mod derived;
-pub mod pressure_poisson;
 mod projection;
+pub mod pressure_poisson;
 mod staggered;
 
 pub use config::Config;

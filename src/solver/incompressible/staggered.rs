@@ -48,20 +48,12 @@ impl Layout {
 
     /// Range of `i` of the `u` faces the momentum equation advances.
     pub fn u_unknowns_i(&self) -> std::ops::RangeInclusive<usize> {
-        1..=if self.periodic_x {
-            self.nx
-        } else {
-            self.nx - 1
-        }
+        1..=if self.periodic_x { self.nx } else { self.nx - 1 }
     }
 
     /// Range of `j` of the `v` faces the momentum equation advances.
     pub fn v_unknowns_j(&self) -> std::ops::RangeInclusive<usize> {
-        1..=if self.periodic_y {
-            self.ny
-        } else {
-            self.ny - 1
-        }
+        1..=if self.periodic_y { self.ny } else { self.ny - 1 }
     }
 
     /// `u` at possibly out-of-range indices: periodic images where periodic, `None` outside the

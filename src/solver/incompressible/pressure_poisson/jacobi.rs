@@ -43,9 +43,7 @@ pub fn solve<T: Real>(
         it += 1;
         let r = sweep(op, next, p, b, partial);
         if r <= target || it == max {
-            p.par_iter_mut()
-                .zip(next.par_iter())
-                .for_each(|(a, &b)| *a = b);
+            p.par_iter_mut().zip(next.par_iter()).for_each(|(a, &b)| *a = b);
             return (it, r);
         }
         it += 1;

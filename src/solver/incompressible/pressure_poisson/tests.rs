@@ -62,12 +62,8 @@ fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> 
     let op = Laplacian::<f64>::new(n, n, h, h, pr.bc);
     let mut solver = PoissonSolver::new(op, settings(kind, tol));
     let centre = |k: usize| ((k % n) as f64 + 0.5) * h;
-    let mut b: Vec<f64> = (0..n * n)
-        .map(|k| (pr.f)(centre(k), (k / n) as f64 * h + 0.5 * h))
-        .collect();
-    let mut exact: Vec<f64> = (0..n * n)
-        .map(|k| (pr.p)(centre(k), (k / n) as f64 * h + 0.5 * h))
-        .collect();
+    let mut b: Vec<f64> = (0..n * n).map(|k| (pr.f)(centre(k), (k / n) as f64 * h + 0.5 * h)).collect();
+    let mut exact: Vec<f64> = (0..n * n).map(|k| (pr.p)(centre(k), (k / n) as f64 * h + 0.5 * h)).collect();
     if op.singular() {
         let mut partial = vec![0.0; n];
         remove_mean(&mut exact, &mut partial, n);
@@ -75,11 +71,7 @@ fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> 
     // Start from a rough guess, not zeros, so each solver really iterates.
     let mut p: Vec<f64> = (0..n * n).map(|k| ((k * 7919) % 13) as f64 * 0.1).collect();
     let stats = solver.solve(&mut p, &mut b);
-    let err = p
-        .iter()
-        .zip(&exact)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
+    let err = p.iter().zip(&exact).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     (err, stats)
 }
 
@@ -91,19 +83,13 @@ fn every_solver_converges_to_tolerance_with_second_order_error() {
             for n in [16, 32, 64] {
                 let (err, stats) = solve_problem(&pr, n, kind, 1e-10);
                 assert!(stats.converged, "{name} {kind:?} n={n}: {stats:?}");
-                assert!(
-                    stats.relative_residual <= 1e-10,
-                    "{name} {kind:?}: {stats:?}"
-                );
+                assert!(stats.relative_residual <= 1e-10, "{name} {kind:?}: {stats:?}");
                 assert!(stats.iterations > 0, "{name} {kind:?} did not iterate");
                 errs.push(err);
             }
             for w in errs.windows(2) {
                 let order = (w[0] / w[1]).log2();
-                assert!(
-                    order > 1.8,
-                    "{name} {kind:?}: order {order:.2} from errors {errs:?}"
-                );
+                assert!(order > 1.8, "{name} {kind:?}: order {order:.2} from errors {errs:?}");
             }
         }
     }
@@ -129,10 +115,7 @@ fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
                 mg.solve(&mut p, &b, &mut partial, 0.0, 1);
                 let r = residual_norm(&op, &p, &b, &mut partial);
                 let factor = last / r;
-                assert!(
-                    factor >= 5.0,
-                    "{name} n={n} cycle {cycle}: reduction {factor:.2}"
-                );
+                assert!(factor >= 5.0, "{name} n={n} cycle {cycle}: reduction {factor:.2}");
                 last = r;
             }
             assert!(mg.depth() >= 3, "{name} n={n}: only {} levels", mg.depth());
