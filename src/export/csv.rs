@@ -102,7 +102,8 @@ impl ResidualLog {
     }
 }
 
-/// 1D profile: `x` and every field at cell centres.
+/// 1D profile: `x`, every field at cell centres, then `exact_<field>` for each field with an
+/// exact solution (1D Riemann problems).
 pub fn profile(solver: &dyn Solver) -> String {
     let g = solver.info().grid;
     let names = solver.field_names();
@@ -112,6 +113,13 @@ pub fn profile(solver: &dyn Solver) -> String {
         let mut v = Vec::new();
         if solver.field(n, &mut v).is_some() {
             let _ = write!(header, ",{n}");
+            cols.push(v);
+        }
+    }
+    for n in names {
+        let mut v = Vec::new();
+        if solver.exact_field(n, &mut v).is_some() {
+            let _ = write!(header, ",exact_{n}");
             cols.push(v);
         }
     }

@@ -37,6 +37,27 @@ impl Config {
         let s = &spec.solver;
         match s.method.unwrap_or(Method::Projection) {
             Method::Projection => {}
+            m => {
+                return Err(Invalid::new(
+                    "solver.method",
+                    format!(
+                        "{} is a compressible method; incompressible cases use projection",
+                        m.name()
+                    ),
+                ));
+            }
+        }
+        let compressible_only = [
+            ("solver.riemann", s.riemann.is_some()),
+            ("solver.alpha", s.alpha.is_some()),
+            (
+                "solver.characteristic_limiting",
+                s.characteristic_limiting.is_some(),
+            ),
+            ("grid.solid", !spec.grid.solid.is_empty()),
+        ];
+        if let Some((key, _)) = compressible_only.iter().find(|(_, given)| *given) {
+            return Err(Invalid::new(*key, "applies to compressible cases only"));
         }
         let ph = &spec.physics;
         let nu = match (ph.re, ph.viscosity) {
@@ -112,6 +133,15 @@ impl Config {
                 return Err(Invalid::new(
                     "initial.velocity",
                     format!("needs 2 finite components, got {velocity:?}"),
+                ));
+            }
+            other => {
+                return Err(Invalid::new(
+                    "initial.type",
+                    format!(
+                        "{} is a compressible initial state; use \"rest\" or \"uniform\"",
+                        other.type_name()
+                    ),
                 ));
             }
         };
