@@ -505,12 +505,15 @@ impl<T: Real> Solver for Projection<T> {
         } else {
             0.0
         };
+        let cells = (self.l.nx * self.l.ny) as f64;
         let (umax, vmax) = self.max_speeds();
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
             ("steady_change", steady_change),
             ("pressure_iterations", stats.iterations as f64),
             ("pressure_residual", stats.relative_residual),
+            // RMS of div(F): the divergence the projection removed (div u = dt (b - L p)).
+            ("predicted_divergence", dt * stats.rhs_norm / cells.sqrt()),
             ("max_velocity", umax.max(vmax)),
         ]);
         self.check_health(umax, vmax)

@@ -29,6 +29,8 @@ pub struct SolveStats {
     pub iterations: usize,
     /// `||b - L p|| / ||b||` at exit (0 when `b = 0`).
     pub relative_residual: f64,
+    /// `||b||_2` after the compatibility shift.
+    pub rhs_norm: f64,
     pub converged: bool,
 }
 
@@ -103,6 +105,7 @@ impl<T: Real> PoissonSolver<T> {
             return SolveStats {
                 iterations: 0,
                 relative_residual: 0.0,
+                rhs_norm: 0.0,
                 converged: true,
             };
         }
@@ -136,6 +139,7 @@ impl<T: Real> PoissonSolver<T> {
         SolveStats {
             iterations,
             relative_residual: (r_norm / b_norm).f64(),
+            rhs_norm: b_norm.f64(),
             converged: r_norm <= target,
         }
     }

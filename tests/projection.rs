@@ -1,0 +1,196 @@
+//! The projection method's invariants: divergence after projection at the pressure solver's
+//! tolerance, thread-count independence, f32/f64 agreement, live settings, blow-up reporting.
+
+mod common;
+
+use flowlab::solver::{self, Solver};
+
+fn rms(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64).sqrt()
+}
+
+fn residual(s: &dyn Solver, name: &str) -> f64 {
+    s.residuals().iter().find(|(n, _)| *n == name).unwrap().1
+}
+
+const SOLVERS: [&str; 4] = ["jacobi", "sor", "pcg", "multigrid"];
+
+#[test]
+fn projection_leaves_divergence_at_the_pressure_tolerance() {
+    for ps in SOLVERS {
+        for tol in [1e-4, 1e-8] {
+            let case = common::case(
+                "lid_driven_cavity_re100",
+                &[
+                    "grid.nx=48",
+                    "grid.ny=40",
+                    &format!("solver.pressure_solver={ps}"),
+                    &format!("solver.tolerance={tol}"),
+                    "solver.max_iterations=100000",
+                ],
+            );
+            let mut s = solver::build(&case.spec).unwrap();
+            let mut div = Vec::new();
+            for _ in 0..15 {
+                s.step().unwrap();
+                s.field("divergence", &mut div).unwrap();
+                let after = rms(&div);
+                let before = residual(s.as_ref(), "predicted_divergence");
+                // div u = dt (b - L p): its RMS is the relative residual times RMS div(F).
+                let expected = residual(s.as_ref(), "pressure_residual") * before;
+                assert!(
+                    after <= tol * before * (1.0 + 1e-6),
+                    "{ps} tol {tol}: {after:e} vs {before:e}"
+                );
+                assert!(
+                    (after - expected).abs() <= 1e-6 * before,
+                    "{ps}: {after:e} != {expected:e}"
+                );
+                assert!(
+                    before > 1e3 * after,
+                    "{ps}: the predictor must create divergence to remove"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_threads() {
+    for ps in SOLVERS {
+        for conv in ["central", "tvd", "quick"] {
+            let run = |threads: usize| {
+                let pool = flowlab::backend::cpu::thread_pool(threads).unwrap();
+                pool.install(|| {
+                    let case = common::case(
+                        "lid_driven_cavity_re1000",
+                        &[
+                            "grid.nx=40",
+                            "grid.ny=36",
+                            &format!("solver.pressure_solver={ps}"),
+                            &format!("solver.convection={conv}"),
+                            "solver.time_integrator=ab2",
+                        ],
+                    );
+                    let mut s = solver::build(&case.spec).unwrap();
+                    for _ in 0..30 {
+                        s.step().unwrap();
+                    }
+                    let mut u = Vec::new();
+                    s.field("u", &mut u).unwrap();
+                    let mut p = Vec::new();
+                    s.field("p", &mut p).unwrap();
+                    (u, p, s.time())
+                })
+            };
+            assert_eq!(run(1), run(2), "{ps} {conv}: 1 and 2 threads differ");
+        }
+    }
+}
+
+#[test]
+fn f32_tracks_f64() {
+    let run = |precision: &str| {
+        let case = common::case(
+            "lid_driven_cavity_re100",
+            &[
+                "grid.nx=32",
+                "grid.ny=32",
+                &format!("solver.precision={precision}"),
+            ],
+        );
+        let mut s = solver::build(&case.spec).unwrap();
+        for _ in 0..400 {
+            s.step().unwrap();
+        }
+        assert_eq!(s.info().precision, precision);
+        let mut u = Vec::new();
+        s.field("u", &mut u).unwrap();
+        u
+    };
+    let (a, b) = (run("f64"), run("f32"));
+    let diff = a.iter().zip(&b).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let norm = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    // f32 with its default pressure tolerance 1e-4 against f64 with 1e-6.
+    assert!(diff / norm < 1e-3, "relative L2 difference {:e}", diff / norm);
+}
+
+#[test]
+fn live_settings_change_without_losing_the_flow() {
+    let mut case = common::case("lid_driven_cavity_re100", &["grid.nx=32", "grid.ny=32"]);
+    let mut s = solver::build(&case.spec).unwrap();
+    for _ in 0..50 {
+        s.step().unwrap();
+    }
+    let mut before = Vec::new();
+    s.field("u", &mut before).unwrap();
+    for set in [
+        "physics.re=400",
+        "solver.convection=tvd",
+        "solver.limiter=superbee",
+        "solver.pressure_solver=pcg",
+        "solver.cfl=0.3",
+        "solver.time_integrator=ab2",
+    ] {
+        case.set_assignment(set).unwrap();
+        s.update(&case.spec).unwrap();
+    }
+    assert_eq!(s.summary()["viscosity"].as_f64(), Some(1.0 / 400.0));
+    let mut after = Vec::new();
+    s.field("u", &mut after).unwrap();
+    assert_eq!(before, after, "update must not touch the state");
+    s.step().unwrap();
+    assert_eq!(s.steps(), 51);
+    case.set_assignment("grid.nx=64").unwrap();
+    assert!(s.update(&case.spec).is_err(), "a grid change needs a reset");
+}
+
+#[test]
+fn periodic_channel_and_inflow_outflow_run_and_conserve_mass() {
+    // Couette-like periodic channel and a plug inflow with an outflow: both stay divergence free.
+    let text = include_str!("../cases/lid_driven_cavity_re100.toml");
+    let periodic = text
+        .replace(
+            "[boundary.left]\ntype = \"wall\"",
+            "[boundary.left]\ntype = \"periodic\"",
+        )
+        .replace(
+            "[boundary.right]\ntype = \"wall\"",
+            "[boundary.right]\ntype = \"periodic\"",
+        );
+    let inflow = text
+        .replace(
+            "[boundary.left]\ntype = \"wall\"",
+            "[boundary.left]\ntype = \"inflow\"\nvelocity = [1.0, 0.0]",
+        )
+        .replace(
+            "[boundary.right]\ntype = \"wall\"",
+            "[boundary.right]\ntype = \"outflow\"",
+        )
+        .replace("velocity = 1.0   # the lid", "velocity = 0.0   # the lid");
+    for (name, text) in [("periodic", periodic), ("inflow", inflow)] {
+        let mut case = flowlab::case::Case::parse(&text, name).unwrap();
+        case.set_assignment("grid.nx=32").unwrap();
+        case.set_assignment("grid.ny=16").unwrap();
+        let mut s = solver::build(&case.spec).unwrap();
+        for _ in 0..200 {
+            s.step().unwrap();
+        }
+        let mut div = Vec::new();
+        s.field("divergence", &mut div).unwrap();
+        assert!(
+            div.iter().all(|d| d.abs() < 1e-3),
+            "{name}: divergence {:e}",
+            div.iter().fold(0.0f64, |m, d| m.max(d.abs()))
+        );
+        // Mass flux through every vertical line equals the inflow (1 x height 1) for the channel.
+        if name == "inflow" {
+            for x in [0.1, 0.5, 0.9] {
+                let q: f64 = (0..16)
+                    .map(|j| s.sample("u", [x, (j as f64 + 0.5) / 16.0, 0.0]).unwrap() / 16.0)
+                    .sum();
+                assert!((q - 1.0).abs() < 1e-3, "flux at x = {x}: {q}");
+            }
+        }
+    }
+}
