@@ -90,10 +90,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bar = progress_bar(args.quiet, &rule);
     let mut log = ResidualLog::default();
     let start = Instant::now();
+    let mut last_log = start;
     let result = pool.install(|| {
         run_until(solver.as_mut(), &rule, |s| {
             log.record(s);
-            update_bar(&bar, s, &rule);
+            update_bar(&bar, s, &rule, args.quiet, &mut last_log);
         })
     });
     let wall = start.elapsed().as_secs_f64();
@@ -178,8 +179,32 @@ fn progress_bar(quiet: bool, rule: &StopRule) -> ProgressBar {
     bar
 }
 
-fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule) {
-    if s.steps() % 10 != 0 {
+/// Updates the progress bar; where it is hidden (stderr is no terminal, e.g. CI logs) a plain
+/// progress line is logged every `LOG_EVERY` instead.
+fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule, quiet: bool, last_log: &mut Instant) {
+    const LOG_EVERY: Duration = Duration::from_secs(10);
+    if quiet || s.steps() % 10 != 0 {
+        return;
+    }
+    let line = || {
+        let res: Vec<String> = s
+            .residuals()
+            .iter()
+            .map(|(n, v)| format!("{n} {v:.3e}"))
+            .collect();
+        format!(
+            "step {} t {:.5} dt {:.3e} {}",
+            s.steps(),
+            s.time(),
+            s.dt(),
+            res.join(" ")
+        )
+    };
+    if bar.is_hidden() {
+        if last_log.elapsed() >= LOG_EVERY {
+            log::info!("{}", line());
+            *last_log = Instant::now();
+        }
         return;
     }
     match (rule.steps, rule.t_end) {
@@ -187,18 +212,7 @@ fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule) {
         (None, Some(t)) => bar.set_position((1000.0 * s.time() / t) as u64),
         _ => {}
     }
-    let res: Vec<String> = s
-        .residuals()
-        .iter()
-        .map(|(n, v)| format!("{n} {v:.3e}"))
-        .collect();
-    bar.set_message(format!(
-        "step {} t {:.5} dt {:.3e} {}",
-        s.steps(),
-        s.time(),
-        s.dt(),
-        res.join(" ")
-    ));
+    bar.set_message(line());
 }
 
 fn summary(

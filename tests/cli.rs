@@ -1,0 +1,202 @@
+//! The `flowlab` command line: outputs, overwrite protection and error messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flowlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("flowlab runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn run_writes_profile_summary_and_residuals_for_a_shock_tube() {
+    let out = out_dir("cli_sod");
+    let o = flowlab(&[
+        "run",
+        "cases/sod.toml",
+        "--set",
+        "grid.nx=200",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile = std::fs::read_to_string(out.join("profile.csv")).unwrap();
+    assert!(
+        profile.starts_with("x,rho,u,p,e,mach,exact_rho,"),
+        "{}",
+        &profile[..80]
+    );
+    assert_eq!(profile.lines().count(), 201);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["time"].as_f64(), Some(0.2), "lands on t_end exactly");
+    assert_eq!(summary["grid"]["n"][0].as_u64(), Some(200));
+    assert!(summary["results"]["l1_error"]["rho"].as_f64().unwrap() < 0.01);
+    assert!(summary["cell_updates_per_second"].as_f64().unwrap() > 0.0);
+    let residuals = std::fs::read_to_string(out.join("residuals.csv")).unwrap();
+    assert!(residuals.starts_with("step,time,dt"));
+    // A second run into the same folder is refused, and allowed with --force.
+    let o = flowlab(&["run", "cases/sod.toml", "--quiet", "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    let o = flowlab(&[
+        "run",
+        "cases/sod.toml",
+        "--quiet",
+        "--force",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn run_writes_vti_and_line_samples_for_the_cavity() {
+    let out = out_dir("cli_cavity");
+    let o = flowlab(&[
+        "run",
+        "cases/lid_driven_cavity_re100.toml",
+        "--set",
+        "grid.nx=32",
+        "--set",
+        "grid.ny=32",
+        "--steps",
+        "20",
+        "--line",
+        "0.5,0,0.5,1,11",
+        "--line",
+        "0,0.5,1,0.5,5",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vti = std::fs::read_to_string(out.join("fields.vti")).unwrap();
+    for name in ["u", "v", "p", "vorticity", "stream_function"] {
+        assert!(vti.contains(&format!("Name=\"{name}\"")), "{name} missing");
+    }
+    assert!(vti.contains("WholeExtent=\"0 32 0 32 0 1\""));
+    let line = std::fs::read_to_string(out.join("line_0.csv")).unwrap();
+    assert!(line.starts_with("s,x,y,u,v,speed,p,vorticity"), "{line}");
+    assert_eq!(line.lines().count(), 12);
+    // The lid end of the vertical centreline has u = 1 (the wall value).
+    let last: Vec<f64> = line
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!((last[3] - 1.0).abs() < 1e-12, "u at the lid: {}", last[3]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("line_1.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        6
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["steps"].as_u64(), Some(20));
+    assert!(summary["results"]["psi_min"].as_f64().unwrap() < 0.0);
+}
+
+#[test]
+fn errors_name_the_file_key_and_choices_and_exit_nonzero() {
+    let dir = out_dir("cli_bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("cases/sod.toml")).unwrap();
+    std::fs::write(&bad, text.replace("riemann = \"hllc\"", "riemann = \"hlcc\"")).unwrap();
+    let o = flowlab(&[
+        "run",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.toml:") && e.contains("solver.riemann") && e.contains("hllc"),
+        "{e}"
+    );
+
+    let o = flowlab(&[
+        "run",
+        "cases/sod.toml",
+        "--set",
+        "grid.nx=2",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--set grid.nx=2: key `grid.nx`: must be at least 4"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = flowlab(&[
+        "run",
+        "cases/missing.toml",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("cases/missing.toml") && stderr(&o).contains("cannot read"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = flowlab(&[
+        "run",
+        "cases/sod.toml",
+        "--line",
+        "0,0,1",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("x0,y0,x1,y1,N"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_failing_run_reports_the_step_and_a_remedy_and_keeps_its_summary() {
+    let out = out_dir("cli_fail");
+    // Roe without the entropy fix and without limiting produces negative pressure on the 123 problem.
+    let o = flowlab(&[
+        "run",
+        "cases/toro_test2.toml",
+        "--set",
+        "solver.riemann=roe_no_fix",
+        "--set",
+        "solver.limiter=none",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("step") && e.contains("cfl"), "{e}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        summary["error"].as_str().unwrap().contains("diverged"),
+        "{summary}"
+    );
+}

@@ -1,0 +1,79 @@
+//! A solver step must not allocate: every buffer is made when the solver is built. A counting
+//! global allocator checks that, over all threads, for every family and pressure solver.
+
+use flowlab::case::Case;
+use flowlab::solver;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn assert_steps_do_not_allocate(file: &str, sets: &[&str]) {
+    let path = format!("{}/cases/{file}.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut case = Case::load(std::path::Path::new(&path)).unwrap();
+    for s in sets {
+        case.set_assignment(s).unwrap();
+    }
+    let pool = flowlab::backend::cpu::thread_pool(2).unwrap();
+    pool.install(|| {
+        let at_start = ALLOCATIONS.load(Ordering::Relaxed);
+        let mut s = solver::build(&case.spec).unwrap();
+        assert!(
+            ALLOCATIONS.load(Ordering::Relaxed) > at_start,
+            "the counter must see the solver's buffers"
+        );
+        // Warm-up: the first steps may grow rayon's internal queues once.
+        for _ in 0..5 {
+            s.step().unwrap();
+        }
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        for _ in 0..20 {
+            s.step().unwrap();
+        }
+        let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        assert_eq!(
+            allocated, 0,
+            "{file} {sets:?}: {allocated} allocations in 20 steps"
+        );
+    });
+}
+
+#[test]
+fn solver_steps_do_not_allocate() {
+    for ps in ["jacobi", "sor", "pcg", "multigrid"] {
+        let set = format!("solver.pressure_solver={ps}");
+        assert_steps_do_not_allocate(
+            "lid_driven_cavity_re400",
+            &[
+                "grid.nx=64",
+                "grid.ny=64",
+                &set,
+                "solver.convection=tvd",
+                "solver.time_integrator=ab2",
+            ],
+        );
+    }
+    assert_steps_do_not_allocate("sod", &[]);
+    assert_steps_do_not_allocate("cese_sod", &[]);
+    assert_steps_do_not_allocate("riemann_quadrant_config3", &["grid.nx=64", "grid.ny=64"]);
+    assert_steps_do_not_allocate("cese_quadrant_2d", &["grid.nx=64", "grid.ny=64"]);
+}
