@@ -142,11 +142,16 @@ fn configs(args: &Args) -> Vec<Config> {
     }
     if args.family != "incompressible" {
         // (scheme, 1D case, 2D case): the MUSCL cases use HLLC + van Leer, the CE/SE ones alpha = 2.
+        let muscl = ["solver.riemann=hllc", "solver.limiter=van_leer"];
         let schemes = [
-            ("MUSCL-Hancock HLLC van Leer", SOD, QUADRANT),
-            ("CE/SE", CESE_SOD, CESE_QUADRANT),
+            ("MUSCL-Hancock HLLC van Leer", SOD, QUADRANT, &muscl[..]),
+            ("CE/SE", CESE_SOD, CESE_QUADRANT, &[][..]),
         ];
-        for (name, one_d, two_d) in schemes {
+        for (name, one_d, two_d, scheme_sets) in schemes {
+            let with = |mut sets: Vec<String>| {
+                sets.extend(scheme_sets.iter().map(|s| s.to_string()));
+                sets
+            };
             for &n in &args.sizes_1d {
                 v.push(Config {
                     label: format!("Sod 1D, {name}"),
