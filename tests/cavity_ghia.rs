@@ -46,6 +46,14 @@ fn check(g: Ghia) {
     let (_, v_rows) = common::reference_csv("ghia1982_v_horizontal_centerline.csv");
     for r in &v_rows {
         let (x, v_ref) = (r[1], r[g.column]);
+        // The reference file's header flags Table II, Re = 400, x = 0.9063 (-0.23827) as a known
+        // anomaly of the printed table (it does not fit its neighbours -0.44993 and -0.22847):
+        // it is reported, not checked.
+        if g.re == 400 && x == 0.9063 {
+            let v = s.sample("v", [x, 0.5, 0.0]).unwrap();
+            eprintln!("Re 400: v at x = 0.9063 is {v:.5}; Ghia's printed -0.23827 is the known misprint");
+            continue;
+        }
         let v = s.sample("v", [x, 0.5, 0.0]).unwrap();
         if (v - v_ref).abs() > worst {
             (worst, at) = ((v - v_ref).abs(), format!("v at x = {x}: {v:.5} vs {v_ref:.5}"));

@@ -22,7 +22,7 @@ fn shipped_cavity_cases_load() {
 
 #[test]
 fn unknown_key_names_file_key_line_and_column() {
-    let text = CAVITY.replace("cfl = 0.5", "cfl = 0.5\nclf = 0.3");
+    let text = CAVITY.replace("cfl = 0.8", "cfl = 0.8\nclf = 0.3");
     let e = err(&text);
     let shown = e.to_string();
     assert!(shown.starts_with("bad.toml:"), "{shown}");
@@ -67,10 +67,10 @@ fn impossible_values_are_rejected_with_the_rule() {
         ("nx = 128", "nx = 3", "grid.nx", "at least 4"),
         ("re = 100.0", "re = -5.0", "physics.re", "> 0"),
         ("re = 100.0", "re = 0.0", "physics.re", "> 0"),
-        ("cfl = 0.5", "cfl = 0.0", "solver.cfl", "> 0"),
-        ("cfl = 0.5", "cfl = 1.5", "solver.cfl", "cfl <= 1"),
+        ("cfl = 0.8", "cfl = 0.0", "solver.cfl", "> 0"),
+        ("cfl = 0.8", "cfl = 1.5", "solver.cfl", "cfl <= 1"),
         (
-            "tolerance = 1e-6",
+            "tolerance = 1e-7",
             "tolerance = 2.0",
             "solver.tolerance",
             "(0, 1)",
@@ -169,4 +169,16 @@ fn set_overrides_with_validation_and_no_change_on_error() {
     assert!(saved.contains("# the lid"), "comments survive");
     let again = Case::parse(&saved, "saved.toml").unwrap();
     assert_eq!(again.spec, case.spec);
+}
+
+#[test]
+fn single_precision_rejects_tolerances_it_cannot_reach() {
+    let mut case = Case::parse(CAVITY, "cavity.toml").unwrap();
+    let e = case
+        .set_assignment("solver.precision=f32")
+        .expect_err("1e-7 is out of f32's reach");
+    assert_eq!(e.key.as_deref(), Some("solver.tolerance"), "{e}");
+    assert!(e.to_string().contains("single precision"), "{e}");
+    case.set_assignment("solver.tolerance=1e-5").unwrap();
+    case.set_assignment("solver.precision=f32").unwrap();
 }

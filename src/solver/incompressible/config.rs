@@ -8,6 +8,10 @@ use crate::case::{
 use crate::solver::Grid;
 use crate::solver::limiter::Limiter;
 
+/// The smallest pressure tolerance an f32 run can reach (measured floors of 5e-6 to 2.5e-5 for
+/// the pressure solvers, see their tests).
+pub const F32_MIN_TOLERANCE: f64 = 1e-5;
+
 /// Everything the projection solver needs from a case.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -167,6 +171,17 @@ impl Config {
             Precision::F64 => 1e-6,
             Precision::F32 => 1e-4,
         };
+        if let (Precision::F32, Some(tol)) = (precision, s.tolerance) {
+            if tol < F32_MIN_TOLERANCE {
+                return Err(Invalid::new(
+                    "solver.tolerance",
+                    format!(
+                        "{tol:e} is below what single precision reaches (>= {F32_MIN_TOLERANCE:e}); \
+                         raise it or use precision = \"f64\""
+                    ),
+                ));
+            }
+        }
         Ok(Config {
             grid: Grid::from_spec(2, &spec.grid),
             nu,

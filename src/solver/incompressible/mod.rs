@@ -3,6 +3,7 @@
 mod config;
 mod convection;
 mod derived;
+mod momentum;
 pub mod pressure_poisson;
 mod projection;
 mod staggered;

@@ -12,8 +12,8 @@
 //! non-dissipative central and QUICK schemes, the cell-Reynolds limit `2 c nu / |u|max^2`.
 
 use super::config::Config;
-use super::convection::face_value;
 use super::derived;
+use super::momentum::Momentum;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSolver};
 use super::staggered::{Layout, bilinear, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
@@ -152,9 +152,15 @@ impl<T: Real> Projection<T> {
         let c = &self.cfg;
         let l = self.l;
         let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
-        let (idx2, idy2) = (T::one() / (dx * dx), T::one() / (dy * dy));
-        let nu = T::of(c.nu);
-        let (scheme, lim) = (c.convection, c.limiter);
+        let m = Momentum {
+            scheme: c.convection,
+            limiter: c.limiter,
+            nu: T::of(c.nu),
+            dx,
+            dy,
+            idx2: T::one() / (dx * dx),
+            idy2: T::one() / (dy * dy),
+        };
         let (w_new, w_old) = match (c.integrator, self.has_history) {
             (TimeIntegrator::Ab2, true) => {
                 let r = dt / self.dt_old;
@@ -179,56 +185,16 @@ impl<T: Real> Projection<T> {
                 }
                 let jj = j as isize;
                 for i in iu.clone() {
-                    let ii = i as isize;
-                    let k = l.at(i, j);
-                    let uc = u[k];
-                    let ue = u[k + 1];
-                    let uw = u[k - 1];
-                    let un = u[k + s];
-                    let us = u[k - s];
-                    let a_e = half * (uc + ue);
-                    let a_w = half * (uw + uc);
-                    let q_e = face_value(
-                        scheme,
-                        lim,
-                        a_e,
-                        l.u_at(u, ii - 1, jj),
-                        uc,
-                        ue,
-                        l.u_at(u, ii + 2, jj),
-                    );
-                    let q_w = face_value(
-                        scheme,
-                        lim,
-                        a_w,
-                        l.u_at(u, ii - 2, jj),
-                        uw,
-                        uc,
-                        l.u_at(u, ii + 1, jj),
-                    );
-                    let a_n = half * (v[k] + v[k + 1]);
-                    let a_s = half * (v[k - s] + v[k - s + 1]);
-                    let q_n = face_value(
-                        scheme,
-                        lim,
-                        a_n,
-                        l.u_at(u, ii, jj - 1),
-                        uc,
-                        un,
-                        l.u_at(u, ii, jj + 2),
-                    );
-                    let q_s = face_value(
-                        scheme,
-                        lim,
-                        a_s,
-                        l.u_at(u, ii, jj - 2),
-                        us,
-                        uc,
-                        l.u_at(u, ii, jj + 1),
-                    );
-                    let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
-                    let diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
-                    let h = diff - conv;
+                    let (ii, k) = (i as isize, l.at(i, j));
+                    let (uc, ue, uw) = (u[k], u[k + 1], u[k - 1]);
+                    let a = [
+                        half * (uc + ue),
+                        half * (uw + uc),
+                        half * (v[k] + v[k + 1]),
+                        half * (v[k - s] + v[k - s + 1]),
+                    ];
+                    let far = |di, dj| l.u_at(u, ii + di, jj + dj);
+                    let h = m.rhs([uc, ue, uw, u[k + s], u[k - s]], far, a);
                     frow[i] = uc + dt * (w_new * h + w_old * hrow[i]);
                     hrow[i] = h;
                 }
@@ -244,56 +210,16 @@ impl<T: Real> Projection<T> {
                 }
                 let jj = j as isize;
                 for i in 1..=l.nx {
-                    let ii = i as isize;
-                    let k = l.at(i, j);
-                    let vc = v[k];
-                    let ve = v[k + 1];
-                    let vw = v[k - 1];
-                    let vn = v[k + s];
-                    let vs = v[k - s];
-                    let a_n = half * (vc + vn);
-                    let a_s = half * (vs + vc);
-                    let q_n = face_value(
-                        scheme,
-                        lim,
-                        a_n,
-                        l.v_at(v, ii, jj - 1),
-                        vc,
-                        vn,
-                        l.v_at(v, ii, jj + 2),
-                    );
-                    let q_s = face_value(
-                        scheme,
-                        lim,
-                        a_s,
-                        l.v_at(v, ii, jj - 2),
-                        vs,
-                        vc,
-                        l.v_at(v, ii, jj + 1),
-                    );
-                    let a_e = half * (u[k] + u[k + s]);
-                    let a_w = half * (u[k - 1] + u[k - 1 + s]);
-                    let q_e = face_value(
-                        scheme,
-                        lim,
-                        a_e,
-                        l.v_at(v, ii - 1, jj),
-                        vc,
-                        ve,
-                        l.v_at(v, ii + 2, jj),
-                    );
-                    let q_w = face_value(
-                        scheme,
-                        lim,
-                        a_w,
-                        l.v_at(v, ii - 2, jj),
-                        vw,
-                        vc,
-                        l.v_at(v, ii + 1, jj),
-                    );
-                    let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
-                    let diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
-                    let h = diff - conv;
+                    let (ii, k) = (i as isize, l.at(i, j));
+                    let (vc, vn, vs) = (v[k], v[k + s], v[k - s]);
+                    let a = [
+                        half * (u[k] + u[k + s]),
+                        half * (u[k - 1] + u[k - 1 + s]),
+                        half * (vc + vn),
+                        half * (vs + vc),
+                    ];
+                    let far = |di, dj| l.v_at(v, ii + di, jj + dj);
+                    let h = m.rhs([vc, v[k + 1], v[k - 1], vn, vs], far, a);
                     grow[i] = vc + dt * (w_new * h + w_old * hrow[i]);
                     hrow[i] = h;
                 }
