@@ -54,12 +54,7 @@ fn renders_png_and_video() {
     if flowlab::export::video::ffmpeg_available("ffmpeg") {
         assert!(std::fs::metadata(&video).unwrap().len() > 0);
     } else {
-        assert!(
-            video
-                .with_extension("frames")
-                .join("frame_00005.png")
-                .exists()
-        );
+        assert!(video.with_extension("frames").join("frame_00005.png").exists());
     }
     let bad = Cli::try_parse_from([
         "render",

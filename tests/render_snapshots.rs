@@ -37,11 +37,7 @@ fn check(name: &str, actual: &RgbaImage) {
             )
         })
         .to_rgba8();
-    assert_eq!(
-        expected.dimensions(),
-        actual.dimensions(),
-        "{name}: size differs"
-    );
+    assert_eq!(expected.dimensions(), actual.dimensions(), "{name}: size differs");
     let different = expected
         .pixels()
         .zip(actual.pixels())
@@ -70,11 +66,7 @@ fn cavity_solver() -> Box<dyn Solver> {
     s
 }
 
-fn render(
-    h: &mut flowlab::render::headless::Headless,
-    s: &dyn Solver,
-    v: &ViewSettings,
-) -> RgbaImage {
+fn render(h: &mut flowlab::render::headless::Headless, s: &dyn Solver, v: &ViewSettings) -> RgbaImage {
     let mut frame = FrameData::default();
     view::gather(s, v, &mut Scratch::default(), &mut frame).expect("fields exist");
     h.render(&frame, 480, 360, None).unwrap()
@@ -88,10 +80,7 @@ fn cavity_views_match_references() {
     let s = cavity_solver();
 
     let mut v = ViewSettings::for_field("vorticity");
-    v.range = flowlab::render::view::Range::Fixed {
-        min: -5.0,
-        max: 5.0,
-    };
+    v.range = flowlab::render::view::Range::Fixed { min: -5.0, max: 5.0 };
     v.contours.enabled = true;
     v.contours.levels = 14;
     v.contours.field = Some("stream_function".into());

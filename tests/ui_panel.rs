@@ -83,11 +83,7 @@ fn grid_size_waits_for_reset() {
     let mut h = harness(state);
     h.get_by_label("grid.nx").set_value_accesskit(24.0);
     h.run();
-    assert_eq!(
-        h.state().solver.info().grid.n[0],
-        16,
-        "applies on reset only"
-    );
+    assert_eq!(h.state().solver.info().grid.n[0], 16, "applies on reset only");
     assert_eq!(h.state().pending_value("grid.nx"), Some("24"));
     h.get_by_label("Reset").click();
     h.run();

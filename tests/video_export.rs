@@ -52,12 +52,7 @@ fn mp4_through_ffmpeg_is_playable() {
         "ffprobe failed: {}",
         String::from_utf8_lossy(&probe.stderr)
     );
-    for line in [
-        "codec_name=h264",
-        "width=64",
-        "height=48",
-        "nb_read_frames=12",
-    ] {
+    for line in ["codec_name=h264", "width=64", "height=48", "nb_read_frames=12"] {
         assert!(
             out.lines().any(|l| l == line),
             "ffprobe says:\n{out}\nexpected {line}"
@@ -68,14 +63,9 @@ fn mp4_through_ffmpeg_is_playable() {
 #[test]
 fn missing_ffmpeg_is_reported_and_png_sequence_works() {
     let dir = tmp("video_fallback");
-    let err = VideoWriter::ffmpeg(
-        "flowlab-test-no-such-ffmpeg",
-        &dir.join("out.mp4"),
-        [32, 32],
-        10,
-    )
-    .err()
-    .expect("a missing program is an error");
+    let err = VideoWriter::ffmpeg("flowlab-test-no-such-ffmpeg", &dir.join("out.mp4"), [32, 32], 10)
+        .err()
+        .expect("a missing program is an error");
     assert_eq!(
         err,
         VideoError::FfmpegMissing {

@@ -85,9 +85,7 @@ fn main() {
         }
     }
     result.expect("the app runs and exits cleanly");
-    let img = image::open(&shot)
-        .expect("the screenshot exists")
-        .to_rgba8();
+    let img = image::open(&shot).expect("the screenshot exists").to_rgba8();
     assert!(
         img.width() >= 640 && img.height() >= 400,
         "window-sized screenshot"

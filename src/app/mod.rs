@@ -46,10 +46,7 @@ pub fn run(args: Args) -> Result<(), String> {
 
 /// As [`run`]; `any_thread` lets the event loop run off the main thread (tests, X11/Wayland).
 pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
-    let path = args
-        .case
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_CASE));
+    let path = args.case.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_CASE));
     let mut case = Case::load(&path).map_err(|e| e.to_string())?;
     for s in &args.set {
         case.set_assignment(s).map_err(|e| e.to_string())?;
@@ -280,8 +277,7 @@ impl App {
     fn finish(&mut self, event_loop: &ActiveEventLoop) {
         if let Some(w) = self.window.as_mut() {
             if let Some(path) = self.args.screenshot.clone() {
-                match capture(w, &mut self.state, true, None).and_then(|img| png::save(&img, &path))
-                {
+                match capture(w, &mut self.state, true, None).and_then(|img| png::save(&img, &path)) {
                     Ok(()) => println!("wrote {}", path.display()),
                     Err(e) => self.error = Some(format!("screenshot failed: {e}")),
                 }
@@ -377,9 +373,7 @@ impl App {
                     let path = state.export_dir.join(stamp);
                     let (with_ui, size) = (state.screenshot_with_ui, state.screenshot_size);
                     state.message = Some(
-                        match capture(w, state, with_ui, size)
-                            .and_then(|img| png::save(&img, &path))
-                        {
+                        match capture(w, state, with_ui, size).and_then(|img| png::save(&img, &path)) {
                             Ok(()) => format!("saved {}", path.display()),
                             Err(e) => format!("screenshot failed: {e}"),
                         },
@@ -425,12 +419,10 @@ fn present_frame(
     let mut encoder = w
         .gpu
         .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("frame"),
-        });
-    let extra =
-        w.egui_renderer
-            .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, jobs, screen);
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+    let extra = w
+        .egui_renderer
+        .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, jobs, screen);
     {
         let mut pass = encoder
             .begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -455,21 +447,12 @@ fn present_frame(
             pass.set_viewport(c[0], c[1], c[2], c[3], 0.0, 1.0);
             pass.set_scissor_rect(c[0] as u32, c[1] as u32, c[2] as u32, c[3] as u32);
             w.scene.paint(&mut pass);
-            pass.set_viewport(
-                0.0,
-                0.0,
-                w.config.width as f32,
-                w.config.height as f32,
-                0.0,
-                1.0,
-            );
+            pass.set_viewport(0.0, 0.0, w.config.width as f32, w.config.height as f32, 0.0, 1.0);
             pass.set_scissor_rect(0, 0, w.config.width, w.config.height);
         }
         w.egui_renderer.render(&mut pass, jobs, screen);
     }
-    w.gpu
-        .queue
-        .submit(extra.into_iter().chain([encoder.finish()]));
+    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
     w.window.pre_present_notify();
     w.gpu.queue.present(texture);
 }
@@ -494,16 +477,13 @@ fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &
         if scroll != 0.0 {
             if let Some(p) = response.hover_pos() {
                 let px = w.canvas_pixel(p, ppp);
-                w.camera
-                    .zoom_at(px, (scroll * 0.005).exp(), viewport, extent);
+                w.camera.zoom_at(px, (scroll * 0.005).exp(), viewport, extent);
             }
         }
     }
     let rake_mode = matches!(state.view.streamlines.seeding, Seeding::Rake { .. });
     if response.drag_started() {
-        w.drag_start = response
-            .interact_pointer_pos()
-            .map(|p| w.canvas_pixel(p, ppp));
+        w.drag_start = response.interact_pointer_pos().map(|p| w.canvas_pixel(p, ppp));
     }
     if response.dragged() {
         if rake_mode && response.dragged_by(egui::PointerButton::Primary) {
@@ -512,12 +492,7 @@ fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &
                 let b = w
                     .camera
                     .screen_to_world(w.canvas_pixel(now, ppp), viewport, extent);
-                if let Seeding::Rake {
-                    a: ra,
-                    b: rb,
-                    count,
-                } = &mut state.view.streamlines.seeding
-                {
+                if let Seeding::Rake { a: ra, b: rb, count } = &mut state.view.streamlines.seeding {
                     *ra = [a.x as f64, a.y as f64];
                     *rb = [b.x as f64, b.y as f64];
                     if *count == 0 {
@@ -546,9 +521,8 @@ fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &
             .map(|(k, v)| format!("{k} = {v:.4}"))
             .collect::<Vec<_>>()
             .join("\n");
-        response
-            .clone()
-            .on_hover_text_at_pointer(format!("({:.4}, {:.4})\n{text}", p[0], p[1]));
+        let at = state.point_label(p);
+        response.clone().on_hover_text_at_pointer(format!("{at}\n{text}"));
     }
 }
 
@@ -574,13 +548,7 @@ fn gather(state: &mut AppState, w: &mut WindowState) -> bool {
         )
         .is_some()
     } else {
-        view::gather(
-            state.solver.as_ref(),
-            &state.view,
-            &mut w.scratch,
-            &mut w.frame,
-        )
-        .is_some()
+        view::gather(state.solver.as_ref(), &state.view, &mut w.scratch, &mut w.frame).is_some()
     };
     if ok {
         state.shown_range = w.frame.range;
@@ -674,9 +642,7 @@ fn capture(
             w.capture_egui.render(&mut pass, &jobs, &screen);
         }
     }
-    w.gpu
-        .queue
-        .submit(extra.into_iter().chain([encoder.finish()]));
+    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
     w.last_jobs = jobs;
     target.read(&w.gpu.device, &w.gpu.queue)
 }

@@ -61,6 +61,18 @@ pub struct GridSpec {
     /// Lower-left corner, one value per dimension (default: zeros).
     #[serde(default)]
     pub origin: Vec<f64>,
+    /// Solid (reflective) boxes inside the domain, `[[grid.solid]]` (compressible 2D
+    /// MUSCL-Hancock): a cell whose centre lies in `[min, max]` is solid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub solid: Vec<SolidBox>,
+}
+
+/// Axis-aligned solid box, corners in case units (one value per dimension).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SolidBox {
+    pub min: Vec<f64>,
+    pub max: Vec<f64>,
 }
 
 fn one() -> usize {
@@ -205,6 +217,90 @@ pub enum Initial {
     Rest,
     /// Uniform velocity everywhere (incompressible).
     Uniform { velocity: Vec<f64> },
+    /// Uniform gas state (compressible): density, velocity (one component per dimension),
+    /// pressure.
+    UniformGas {
+        density: f64,
+        velocity: Vec<f64>,
+        pressure: f64,
+    },
+    /// Riemann problem (compressible): `left` for `x_axis < x0`, `right` beyond; states are
+    /// `[rho, u, p]` in 1D and `[rho, u, v, p]` in 2D.
+    Riemann {
+        left: Vec<f64>,
+        right: Vec<f64>,
+        x0: f64,
+        #[serde(default)]
+        axis: Axis,
+    },
+    /// Three constant states `[rho, u, p]` separated at `x1 < x2` (Woodward-Colella blast).
+    Blast {
+        left: Vec<f64>,
+        middle: Vec<f64>,
+        right: Vec<f64>,
+        x1: f64,
+        x2: f64,
+    },
+    /// Four constant states `[rho, u, v, p]` in the quadrants around `center` (Lax & Liu 1998).
+    Quadrant {
+        center: Vec<f64>,
+        ne: Vec<f64>,
+        nw: Vec<f64>,
+        sw: Vec<f64>,
+        se: Vec<f64>,
+    },
+    /// Shock meeting an entropy wave (Shu & Osher 1989): `left = [rho, u, p]` for `x < x0`,
+    /// `rho = 1 + amplitude sin(wavenumber x), u = 0, p = 1` beyond.
+    ShuOsher {
+        left: Vec<f64>,
+        x0: f64,
+        amplitude: f64,
+        wavenumber: f64,
+    },
+    /// Cylinder of `inside = [rho, p]` with radius `radius` around `center`, `outside` elsewhere,
+    /// gas at rest (Toro 2009, sec. 17.1).
+    CylindricalExplosion {
+        center: Vec<f64>,
+        radius: f64,
+        inside: Vec<f64>,
+        outside: Vec<f64>,
+    },
+    /// Smooth periodic density wave advected at uniform `velocity` and pressure `pressure`:
+    /// `rho = rho0 + amplitude sin(2 pi (k . (x - origin) / L))`, `k = waves` (whole periods
+    /// per domain length along each axis).
+    DensityWave {
+        rho0: f64,
+        amplitude: f64,
+        velocity: Vec<f64>,
+        pressure: f64,
+        waves: Vec<f64>,
+    },
+}
+
+/// Coordinate axis of a planar initial condition.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    #[default]
+    X,
+    Y,
+}
+
+impl Initial {
+    /// Case-file spelling of the variant.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Initial::Rest => "rest",
+            Initial::Uniform { .. } => "uniform",
+            Initial::UniformGas { .. } => "uniform_gas",
+            Initial::Riemann { .. } => "riemann",
+            Initial::Blast { .. } => "blast",
+            Initial::Quadrant { .. } => "quadrant",
+            Initial::ShuOsher { .. } => "shu_osher",
+            Initial::CylindricalExplosion { .. } => "cylindrical_explosion",
+            Initial::DensityWave { .. } => "density_wave",
+        }
+    }
 }
 
 /// `[solver]`: method and numerical choices. Families fill in their own defaults.
@@ -226,6 +322,53 @@ pub struct SolverSettings {
     pub max_iterations: Option<usize>,
     /// Over-relaxation factor of red-black SOR (default: the optimum for the grid).
     pub sor_omega: Option<f64>,
+    /// Riemann solver of the compressible finite-volume schemes.
+    pub riemann: Option<RiemannSolver>,
+    /// Limit MUSCL slopes on characteristic instead of primitive variables.
+    pub characteristic_limiting: Option<bool>,
+    /// Exponent of the CE/SE alpha-weighted derivative (Chang, Wang & Chow 1999).
+    pub alpha: Option<f64>,
+}
+
+/// Approximate or exact Riemann solver (compressible finite-volume schemes).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum RiemannSolver {
+    /// Exact, iterative (Toro 2009, ch. 4).
+    Exact,
+    /// Harten-Lax-van Leer-Contact (Toro, Spruce & Speares 1994).
+    Hllc,
+    /// Roe (1981) with the Harten-Hyman (1983) entropy fix.
+    Roe,
+    /// Roe without entropy fix (admits expansion shocks; for teaching).
+    RoeNoFix,
+    /// Harten-Lax-van Leer (1983) with Einfeldt (1988) wave speeds.
+    Hll,
+    /// Rusanov (1961) / local Lax-Friedrichs.
+    Rusanov,
+}
+
+impl RiemannSolver {
+    pub const ALL: [RiemannSolver; 6] = [
+        RiemannSolver::Exact,
+        RiemannSolver::Hllc,
+        RiemannSolver::Roe,
+        RiemannSolver::RoeNoFix,
+        RiemannSolver::Hll,
+        RiemannSolver::Rusanov,
+    ];
+
+    /// Case-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            RiemannSolver::Exact => "exact",
+            RiemannSolver::Hllc => "hllc",
+            RiemannSolver::Roe => "roe",
+            RiemannSolver::RoeNoFix => "roe_no_fix",
+            RiemannSolver::Hll => "hll",
+            RiemannSolver::Rusanov => "rusanov",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -233,6 +376,21 @@ pub struct SolverSettings {
 pub enum Method {
     /// Chorin projection (fractional step) on a staggered grid.
     Projection,
+    /// Finite-volume MUSCL-Hancock with a Riemann solver (compressible).
+    MusclHancock,
+    /// Space-time conservation element and solution element scheme (Chang 1995; compressible).
+    Cese,
+}
+
+impl Method {
+    /// Case-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Projection => "projection",
+            Method::MusclHancock => "muscl_hancock",
+            Method::Cese => "cese",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

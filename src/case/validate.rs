@@ -108,7 +108,10 @@ fn check_boundaries(b: &Boundaries, dim: usize) -> Result<(), Invalid> {
                 ));
             }
             (Some(_), false) => {
-                return Err(Invalid::new(key, format!("a {dim}D case has no {} side", side.name())));
+                return Err(Invalid::new(
+                    key,
+                    format!("a {dim}D case has no {} side", side.name()),
+                ));
             }
             (Some(Boundary::Periodic), true)
                 if !matches!(b.get(side.opposite()), Some(Boundary::Periodic)) =>

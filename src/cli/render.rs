@@ -83,17 +83,10 @@ pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("--size {s}: expected WIDTHxHEIGHT, e.g. 1280x720"))?;
-    let p = |v: &str| {
-        v.trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=16384).contains(n))
-    };
+    let p = |v: &str| v.trim().parse::<u32>().ok().filter(|n| (1..=16384).contains(n));
     match (p(w), p(h)) {
         (Some(w), Some(h)) => Ok([w, h]),
-        _ => Err(format!(
-            "--size {s}: sizes must be whole numbers from 1 to 16384"
-        )),
+        _ => Err(format!("--size {s}: sizes must be whole numbers from 1 to 16384")),
     }
 }
 
@@ -116,12 +109,7 @@ pub fn view_settings(a: &Args) -> Result<ViewSettings, String> {
     }
     if let Some(r) = &a.range {
         match numbers(r, "--range")?.as_slice() {
-            [min, max] if max > min => {
-                v.range = Range::Fixed {
-                    min: *min,
-                    max: *max,
-                }
-            }
+            [min, max] if max > min => v.range = Range::Fixed { min: *min, max: *max },
             _ => return Err(format!("--range {r}: expected MIN,MAX with MIN < MAX")),
         }
     }
@@ -183,11 +171,7 @@ pub fn load_case(a: &Args) -> Result<Case, String> {
 }
 
 /// Steps `solver` `steps` times or to `t_end`.
-pub fn advance(
-    solver: &mut dyn Solver,
-    steps: Option<u64>,
-    t_end: Option<f64>,
-) -> Result<(), String> {
+pub fn advance(solver: &mut dyn Solver, steps: Option<u64>, t_end: Option<f64>) -> Result<(), String> {
     if let Some(n) = steps {
         for _ in 0..n {
             solver.step().map_err(|e| e.to_string())?;

@@ -1,4 +1,7 @@
-//! Exports of what the app shows: PNG images and videos (ffmpeg, or a PNG sequence).
+//! Writing results: VTK image data, CSV tables and the run summary (the headless runner and
+//! the app's data export use the same functions), PNG images and videos of the views.
 
+pub mod csv;
 pub mod png;
 pub mod video;
+pub mod vti;

@@ -69,12 +69,7 @@ pub fn fit(image: RgbaImage, size: [u32; 2]) -> RgbaImage {
 
 impl VideoWriter {
     /// Starts an MP4 through `program` (normally `ffmpeg`) at `fps` frames per second.
-    pub fn ffmpeg(
-        program: &str,
-        path: &Path,
-        size: [u32; 2],
-        fps: u32,
-    ) -> Result<VideoWriter, VideoError> {
+    pub fn ffmpeg(program: &str, path: &Path, size: [u32; 2], fps: u32) -> Result<VideoWriter, VideoError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| VideoError::Failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -159,9 +154,7 @@ impl VideoWriter {
         if let Some(tx) = &self.tx {
             match tx.try_send(fit(frame, self.size)) {
                 Ok(()) => {}
-                Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                    self.dropped += 1
-                }
+                Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => self.dropped += 1,
             }
         }
     }
@@ -169,8 +162,7 @@ impl VideoWriter {
     /// Queues a frame, waiting for room (headless export, where every frame counts).
     pub fn push(&mut self, frame: RgbaImage) -> Result<(), String> {
         let tx = self.tx.as_ref().ok_or("the video is finished")?;
-        tx.send(fit(frame, self.size))
-            .map_err(|_| self.finish_error())
+        tx.send(fit(frame, self.size)).map_err(|_| self.finish_error())
     }
 
     fn finish_error(&mut self) -> String {

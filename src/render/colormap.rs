@@ -65,9 +65,6 @@ mod tests {
         assert!(lut[0][2] > lut[0][0], "low end blue");
         assert!(lut[255][0] > lut[255][2], "high end red");
         let mid = Colormap::Diverging.color(0.5);
-        assert!(
-            mid.iter().take(3).all(|&c| c > 230),
-            "centre near white: {mid:?}"
-        );
+        assert!(mid.iter().take(3).all(|&c| c > 230), "centre near white: {mid:?}");
     }
 }

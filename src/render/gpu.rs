@@ -28,10 +28,7 @@ pub fn instance() -> wgpu::Instance {
 }
 
 /// Requests an adapter (compatible with `surface` when given) and a device on it.
-pub fn acquire(
-    instance: wgpu::Instance,
-    surface: Option<&wgpu::Surface<'_>>,
-) -> Result<Gpu, GpuError> {
+pub fn acquire(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) -> Result<Gpu, GpuError> {
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         force_fallback_adapter: false,

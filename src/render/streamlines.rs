@@ -96,12 +96,7 @@ pub struct Trace {
 }
 
 /// The unit tangent `sign * u / |u|`, or why there is none.
-fn direction(
-    f: &dyn VelocityField,
-    p: [f64; 2],
-    sign: f64,
-    min_speed: f64,
-) -> Result<[f64; 2], Stop> {
+fn direction(f: &dyn VelocityField, p: [f64; 2], sign: f64, min_speed: f64) -> Result<[f64; 2], Stop> {
     let v = f.velocity(p).ok_or(Stop::Wall)?;
     let s = v[0].hypot(v[1]);
     if !(s > min_speed) {
@@ -120,13 +115,7 @@ fn axpy(p: [f64; 2], h: f64, terms: &[(f64, [f64; 2])]) -> [f64; 2] {
 }
 
 /// One classical RK4 step of length `h`.
-fn rk4_step(
-    f: &dyn VelocityField,
-    p: [f64; 2],
-    h: f64,
-    sign: f64,
-    min_speed: f64,
-) -> Result<[f64; 2], Stop> {
+fn rk4_step(f: &dyn VelocityField, p: [f64; 2], h: f64, sign: f64, min_speed: f64) -> Result<[f64; 2], Stop> {
     let k1 = direction(f, p, sign, min_speed)?;
     let k2 = direction(f, axpy(p, h, &[(0.5, k1)]), sign, min_speed)?;
     let k3 = direction(f, axpy(p, h, &[(0.5, k2)]), sign, min_speed)?;
@@ -134,12 +123,7 @@ fn rk4_step(
     Ok(axpy(
         p,
         h,
-        &[
-            (1.0 / 6.0, k1),
-            (1.0 / 3.0, k2),
-            (1.0 / 3.0, k3),
-            (1.0 / 6.0, k4),
-        ],
+        &[(1.0 / 6.0, k1), (1.0 / 3.0, k2), (1.0 / 3.0, k3), (1.0 / 6.0, k4)],
     ))
 }
 
@@ -251,8 +235,9 @@ pub fn trace(
     while t.length < limits.max_length {
         let remaining = limits.max_length - t.length;
         let result = match integrator {
-            Integrator::Rk4 { step } => rk4_step(f, p, step.min(remaining), sign, limits.min_speed)
-                .map(|q| (q, step.min(remaining))),
+            Integrator::Rk4 { step } => {
+                rk4_step(f, p, step.min(remaining), sign, limits.min_speed).map(|q| (q, step.min(remaining)))
+            }
             Integrator::Rk45 { tolerance } => loop {
                 let hh = h.min(remaining).min(limits.max_step);
                 match dopri_step(f, p, hh, sign, limits.min_speed) {
@@ -351,12 +336,7 @@ pub fn segments(
         for sign in [1.0, -1.0] {
             let t = trace(f, seed, sign, integrator, limits);
             for w in t.points.windows(2) {
-                out.push([
-                    w[0][0] as f32,
-                    w[0][1] as f32,
-                    w[1][0] as f32,
-                    w[1][1] as f32,
-                ]);
+                out.push([w[0][0] as f32, w[0][1] as f32, w[1][0] as f32, w[1][1] as f32]);
             }
             if t.stop == Stop::Closed {
                 break;
@@ -420,10 +400,7 @@ mod tests {
         let run = |h: f64| {
             let mut l = limits(2.0 * PI * 0.5);
             l.scale = 1e-12;
-            end_error(
-                &trace(&Vortex, seed, 1.0, Integrator::Rk4 { step: h }, &l),
-                seed,
-            )
+            end_error(&trace(&Vortex, seed, 1.0, Integrator::Rk4 { step: h }, &l), seed)
         };
         let (e1, e2) = (run(0.05), run(0.025));
         let order = (e1 / e2).log2();
@@ -462,13 +439,7 @@ mod tests {
         // Steps no longer than a few closure distances, as the app sets them (two cells).
         let mut l = limits(100.0);
         l.max_step = 0.02;
-        let t = trace(
-            &Vortex,
-            [0.3, 0.0],
-            1.0,
-            Integrator::Rk45 { tolerance: 1e-6 },
-            &l,
-        );
+        let t = trace(&Vortex, [0.3, 0.0], 1.0, Integrator::Rk45 { tolerance: 1e-6 }, &l);
         assert_eq!(t.stop, Stop::Closed);
         assert!(
             (t.length - 2.0 * PI * 0.3).abs() < 0.01,

@@ -279,11 +279,7 @@ pub fn gather(
             let mut v = Vec::new();
             to_f32(&vel.u, &mut u);
             to_f32(&vel.v, &mut v);
-            let max_speed = u
-                .iter()
-                .zip(&v)
-                .map(|(a, b)| a.hypot(*b))
-                .fold(0.0f32, f32::max);
+            let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
             let ax = count.max(2);
             let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).max(2);
             let spacing = (out.extent[0] / ax as f64) as f32;

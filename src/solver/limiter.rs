@@ -117,9 +117,18 @@ mod tests {
                     assert_eq!(p, 0.0, "{lim:?} r={r}");
                 } else {
                     // TVD region: 0 <= psi <= min(2r, 2); second order: between minmod and superbee.
-                    assert!(p >= 0.0 && p <= (2.0 * r).min(2.0) + 1e-12, "{lim:?} r={r} psi={p}");
-                    assert!(p + 1e-12 >= Limiter::Minmod.psi(r), "{lim:?} below minmod at r={r}");
-                    assert!(p <= Limiter::Superbee.psi(r) + 1e-12, "{lim:?} above superbee at r={r}");
+                    assert!(
+                        p >= 0.0 && p <= (2.0 * r).min(2.0) + 1e-12,
+                        "{lim:?} r={r} psi={p}"
+                    );
+                    assert!(
+                        p + 1e-12 >= Limiter::Minmod.psi(r),
+                        "{lim:?} below minmod at r={r}"
+                    );
+                    assert!(
+                        p <= Limiter::Superbee.psi(r) + 1e-12,
+                        "{lim:?} above superbee at r={r}"
+                    );
                 }
             }
         }

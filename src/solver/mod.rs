@@ -2,12 +2,15 @@
 //! the benchmarks, the tests and the app: create from a case, step, read fields by name,
 //! change live settings, read residuals and diagnostics.
 
+pub mod compressible;
 pub mod grid;
 pub mod incompressible;
 pub mod limiter;
 pub mod real;
+pub mod stopping;
 
 pub use grid::Grid;
+pub use stopping::{Outcome, StopReason, StopRule, run_until};
 
 use crate::case::{CaseSpec, Invalid, Kind};
 use std::fmt;
@@ -25,6 +28,8 @@ pub trait Solver: Send {
     fn step(&mut self) -> Result<(), SolverError>;
     /// Size of the last step.
     fn dt(&self) -> f64;
+    /// Caps the size of the following steps (to land on an output time); `f64::INFINITY` lifts it.
+    fn set_dt_cap(&mut self, cap: f64);
     /// Residual-type numbers of the last step, by name (for progress, `residuals.csv`, plots).
     /// `steady_change`, when present, is the relative change of the solution per unit time.
     fn residuals(&self) -> &[(&'static str, f64)];
@@ -41,6 +46,11 @@ pub trait Solver: Send {
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid>;
     /// Family-specific results for `summary.json` (e.g. the primary vortex of a cavity).
     fn summary(&self) -> serde_json::Map<String, serde_json::Value>;
+    /// The exact solution of field `name` at cell centres at the current time, where one exists
+    /// (e.g. 1D Riemann initial data); layout as in [`Solver::field`].
+    fn exact_field(&self, _name: &str, _out: &mut Vec<f64>) -> Option<()> {
+        None
+    }
 }
 
 /// What a solver is.
@@ -57,11 +67,7 @@ pub struct SolverInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolverError {
     /// The solution blew up or became unphysical.
-    Diverged {
-        step: u64,
-        time: f64,
-        message: String,
-    },
+    Diverged { step: u64, time: f64, message: String },
 }
 
 impl fmt::Display for SolverError {
@@ -80,10 +86,7 @@ impl std::error::Error for SolverError {}
 pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
     match spec.case.kind {
         Kind::Incompressible => incompressible::Config::from_spec(spec).map(|_| ()),
-        Kind::Compressible => Err(Invalid::new(
-            "case.kind",
-            "compressible cases need the compressible solver family, which this build lacks",
-        )),
+        Kind::Compressible => compressible::Config::from_spec(spec).map(|_| ()),
     }
 }
 
@@ -91,6 +94,6 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     match spec.case.kind {
         Kind::Incompressible => incompressible::build(spec),
-        Kind::Compressible => check_case(spec).map(|_| unreachable!()),
+        Kind::Compressible => compressible::build(spec),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
-use crate::case::Kind;
+use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
 use crate::render::view::{Range, Seeding};
@@ -196,10 +196,7 @@ fn case_section(ui: &mut Ui, state: &mut AppState) {
                     .file_name()
                     .map(|n| n.to_string_lossy().to_string())
                     .unwrap_or_default();
-                if ui
-                    .selectable_label(current.as_ref() == Some(f), name)
-                    .clicked()
-                {
+                if ui.selectable_label(current.as_ref() == Some(f), name).clicked() {
                     open = Some(f.clone());
                 }
             }
@@ -325,9 +322,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
             let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
             choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
-            let ps = s
-                .pressure_solver
-                .map_or("multigrid".into(), |v| name_of(&v));
+            let ps = s.pressure_solver.map_or("multigrid".into(), |v| name_of(&v));
             choice(
                 ui,
                 state,
@@ -348,12 +343,47 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 0.01,
                 0.01..=1.0,
             );
-            let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
-            let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
-            choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
+            let method = s.method.unwrap_or(Method::MusclHancock);
+            if method == Method::Cese {
+                live_number(
+                    ui,
+                    state,
+                    "CE/SE alpha",
+                    "solver.alpha",
+                    s.alpha.unwrap_or(1.0),
+                    0.05,
+                    0.0..=10.0,
+                );
+            } else {
+                let rs = s.riemann.unwrap_or(RiemannSolver::Hllc).name();
+                let names: Vec<&str> = RiemannSolver::ALL.iter().map(|r| r.name()).collect();
+                choice(ui, state, "Riemann solver", "solver.riemann", rs, &names, false);
+                let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
+                let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
+                choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
+                let mut ch = s.characteristic_limiting.unwrap_or(false);
+                if ui.checkbox(&mut ch, "characteristic limiting").changed() {
+                    let _ = state.set("solver.characteristic_limiting", &ch.to_string());
+                }
+            }
         }
     }
     ui.label(RichText::new("applied on reset").weak());
+    if spec.case.kind == Kind::Compressible {
+        let method = state
+            .pending_value("solver.method")
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_else(|| s.method.unwrap_or(Method::MusclHancock).name().to_string());
+        choice(
+            ui,
+            state,
+            "method",
+            "solver.method",
+            &method,
+            &["muscl_hancock", "cese"],
+            true,
+        );
+    }
     let prec = state
         .pending_value("solver.precision")
         .map(|v| v.trim_matches('"').to_string())
@@ -376,9 +406,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
         ui.horizontal(|ui| {
             let l = ui.label(*key);
             let mut n = current;
-            let r = ui
-                .add(DragValue::new(&mut n).range(4..=4096))
-                .labelled_by(l.id);
+            let r = ui.add(DragValue::new(&mut n).range(4..=4096)).labelled_by(l.id);
             if r.changed() && n != current {
                 let _ = state.set_on_reset(key, &n.to_string());
             }
@@ -436,16 +464,8 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
     }
     ui.horizontal(|ui| {
         ui.checkbox(&mut v.contours.enabled, "contours");
-        named(
-            ui,
-            "levels",
-            DragValue::new(&mut v.contours.levels).range(1..=64),
-        );
-        let shown = v
-            .contours
-            .field
-            .clone()
-            .unwrap_or_else(|| "(shown field)".into());
+        named(ui, "levels", DragValue::new(&mut v.contours.levels).range(1..=64));
+        let shown = v.contours.field.clone().unwrap_or_else(|| "(shown field)".into());
         egui::ComboBox::from_label("of")
             .selected_text(shown)
             .show_ui(ui, |ui| {
@@ -491,9 +511,7 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 ui.horizontal(|ui| named(ui, "seeds per side", DragValue::new(n).range(1..=40)));
             }
             Seeding::Rake { count, .. } => {
-                ui.horizontal(|ui| {
-                    named(ui, "seeds on rake", DragValue::new(count).range(0..=200))
-                });
+                ui.horizontal(|ui| named(ui, "seeds on rake", DragValue::new(count).range(0..=200)));
             }
             Seeding::Points(p) => {
                 if ui.button(format!("clear {} seeds", p.len())).clicked() {
@@ -512,11 +530,9 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                     s.integrator = Integrator::Rk45 { tolerance: 1e-5 };
                 }
                 match &mut s.integrator {
-                    Integrator::Rk4 { step } => named(
-                        ui,
-                        "step",
-                        DragValue::new(step).speed(0.0005).range(1e-5..=1.0),
-                    ),
+                    Integrator::Rk4 { step } => {
+                        named(ui, "step", DragValue::new(step).speed(0.0005).range(1e-5..=1.0))
+                    }
                     Integrator::Rk45 { tolerance } => named(
                         ui,
                         "tolerance",
@@ -528,9 +544,7 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 named(
                     ui,
                     "max length (domains)",
-                    DragValue::new(&mut s.max_length)
-                        .speed(0.1)
-                        .range(0.1..=100.0),
+                    DragValue::new(&mut s.max_length).speed(0.1).range(0.1..=100.0),
                 )
             });
         }
@@ -578,6 +592,12 @@ fn export_section(ui: &mut Ui, state: &mut AppState) {
     if ui.button(video).clicked() {
         state.requests.push(Request::ToggleVideo);
     }
+    if ui.button("Export data (.vti)").clicked() {
+        state.message = Some(match state.export_vti() {
+            Ok(p) => format!("saved {}", p.display()),
+            Err(e) => e,
+        });
+    }
     ui.horizontal(|ui| {
         ui.label("folder");
         let mut d = state.export_dir.display().to_string();
@@ -622,7 +642,7 @@ fn stats_section(ui: &mut Ui, state: &mut AppState) {
             row(k, format!("{v:.3e}"));
         }
         if let Some(p) = state.probe.or(state.hover) {
-            row("probe", format!("({:.4}, {:.4})", p[0], p[1]));
+            row("probe", state.point_label(p));
             for (k, v) in state.probe_values(p) {
                 row(k, format!("{v:.5}"));
             }
@@ -635,7 +655,12 @@ pub fn color_bar(ui: &mut Ui, state: &AppState) {
     let v = &state.view;
     let [lo, hi] = state.shown_range;
     ui.horizontal(|ui| {
-        ui.label(format!("{}  {lo:.3e}", v.field));
+        let name = if state.solver.info().grid.dim == 1 {
+            "rho (x-t)"
+        } else {
+            v.field.as_str()
+        };
+        ui.label(format!("{name}  {lo:.3e}"));
         let (rect, _) = ui.allocate_exact_size(egui::vec2(220.0, 14.0), egui::Sense::hover());
         let painter = ui.painter();
         let steps = 64;
@@ -650,10 +675,7 @@ pub fn color_bar(ui: &mut Ui, state: &AppState) {
                 Color32::from_rgb(c[0], c[1], c[2]),
             );
         }
-        ui.label(format!(
-            "{hi:.3e}{}",
-            if v.log_scale { " (log)" } else { "" }
-        ));
+        ui.label(format!("{hi:.3e}{}", if v.log_scale { " (log)" } else { "" }));
     });
 }
 
@@ -678,15 +700,13 @@ fn centrelines(ui: &mut Ui, state: &AppState) {
     let u: Vec<[f64; 2]> = (0..n)
         .filter_map(|k| {
             let y = y0 + ly * k as f64 / (n - 1) as f64;
-            s.sample("u", [x0 + 0.5 * lx, y, 0.0])
-                .map(|u| [(y - y0) / ly, u])
+            s.sample("u", [x0 + 0.5 * lx, y, 0.0]).map(|u| [(y - y0) / ly, u])
         })
         .collect();
     let v: Vec<[f64; 2]> = (0..n)
         .filter_map(|k| {
             let x = x0 + lx * k as f64 / (n - 1) as f64;
-            s.sample("v", [x, y0 + 0.5 * ly, 0.0])
-                .map(|v| [(x - x0) / lx, v])
+            s.sample("v", [x, y0 + 0.5 * ly, 0.0]).map(|v| [(x - x0) / lx, v])
         })
         .collect();
     let ghia_u = reference::ghia_u().points(re);
@@ -746,6 +766,13 @@ fn profiles_1d(ui: &mut Ui, state: &AppState) {
                 continue;
             }
             let pts: Vec<[f64; 2]> = x.iter().zip(&vals).map(|(a, b)| [*a, *b]).collect();
+            let mut exact = Vec::new();
+            let exact = s.exact_field(name, &mut exact).map(|()| {
+                x.iter()
+                    .zip(&exact)
+                    .map(|(a, b)| [*a, *b])
+                    .collect::<Vec<[f64; 2]>>()
+            });
             Plot::new(format!("profile {name}"))
                 .height(160.0)
                 .legend(Legend::default())
@@ -753,6 +780,9 @@ fn profiles_1d(ui: &mut Ui, state: &AppState) {
                 .y_axis_label(*name)
                 .show(col, |p| {
                     p.line(Line::new(name.to_string(), PlotPoints::new(pts)));
+                    if let Some(e) = exact {
+                        p.line(Line::new("exact", PlotPoints::new(e)).color(Color32::from_gray(200)));
+                    }
                 });
         }
     });

@@ -32,11 +32,7 @@ impl Table {
         for line in lines {
             let cells: Vec<f64> = line
                 .split(',')
-                .map(|c| {
-                    c.trim()
-                        .parse::<f64>()
-                        .map_err(|e| format!("`{line}`: {e}"))
-                })
+                .map(|c| c.trim().parse::<f64>().map_err(|e| format!("`{line}`: {e}")))
                 .collect::<Result<_, _>>()?;
             if cells.len() != reynolds.len() + 2 {
                 return Err(format!(

@@ -258,13 +258,7 @@ impl AppState {
         match self.solver.step() {
             Ok(()) => {
                 self.record();
-                if let Some(t) = self
-                    .case
-                    .spec
-                    .stop
-                    .t_end
-                    .filter(|t| self.solver.time() >= *t)
-                {
+                if let Some(t) = self.case.spec.stop.t_end.filter(|t| self.solver.time() >= *t) {
                     self.playing = false;
                     self.message = Some(format!("reached stop.t_end = {t}"));
                     return false;
@@ -320,14 +314,7 @@ impl AppState {
                 self.xt.times.push(self.solver.time());
                 if self.xt.times.len() >= XT_ROWS {
                     let nx = self.xt.nx;
-                    let rows: Vec<f32> = self
-                        .xt
-                        .rows
-                        .chunks(nx)
-                        .step_by(2)
-                        .flatten()
-                        .copied()
-                        .collect();
+                    let rows: Vec<f32> = self.xt.rows.chunks(nx).step_by(2).flatten().copied().collect();
                     self.xt.rows = rows;
                     self.xt.times = self.xt.times.iter().step_by(2).copied().collect();
                     self.xt_stride *= 2;
@@ -369,6 +356,17 @@ impl AppState {
         Ok(path)
     }
 
+    /// Writes the current state's fields as VTK image data into the export folder.
+    pub fn export_vti(&mut self) -> Result<PathBuf, String> {
+        std::fs::create_dir_all(&self.export_dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.export_dir.display()))?;
+        let name = format!("{}_step{:08}.vti", self.case.spec.case.name, self.solver.steps());
+        let path = self.export_dir.join(name);
+        crate::export::vti::write_fields(self.solver.as_ref(), &path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
     /// Values of every field at a point (probe).
     pub fn probe_values(&self, p: [f64; 2]) -> Vec<(&'static str, f64)> {
         let point = [p[0], p[1], 0.0];
@@ -377,6 +375,15 @@ impl AppState {
             .iter()
             .filter_map(|&n| self.solver.sample(n, point).map(|v| (n, v)))
             .collect()
+    }
+
+    /// A point as text: `x = ..` for 1D cases (the x-t view's vertical axis is time), `(x, y)` otherwise.
+    pub fn point_label(&self, p: [f64; 2]) -> String {
+        if self.solver.info().grid.dim == 1 {
+            format!("x = {:.4}", p[0])
+        } else {
+            format!("({:.4}, {:.4})", p[0], p[1])
+        }
     }
 
     /// The point `p` lies in the domain.

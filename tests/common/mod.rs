@@ -1,9 +1,109 @@
-//! Shared test helpers: an inline lid-driven cavity case, GPU availability policy.
-
+//! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
 use flowlab::case::Case;
 use flowlab::render::headless::Headless;
+use flowlab::solver::{Solver, SolverError, StopRule, build, run_until};
+use std::path::PathBuf;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Loads `cases/<name>.toml` with `--set`-style overrides.
+pub fn case(name: &str, sets: &[&str]) -> Case {
+    let mut case = Case::load(&root().join("cases").join(format!("{name}.toml"))).expect("case loads");
+    for s in sets {
+        case.set_assignment(s).expect("override applies");
+    }
+    case
+}
+
+/// Rows of a reference CSV in `tests/data/` (lines starting with `#` are its source header).
+pub fn reference_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(root().join("tests/data").join(file)).expect("reference data");
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty());
+    let header = lines
+        .next()
+        .expect("header")
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.trim().parse().expect("number")).collect())
+        .collect();
+    (header, rows)
+}
+
+/// Builds the solver of a case given as TOML text.
+pub fn solver(text: &str) -> Box<dyn Solver> {
+    let case = Case::parse(text, "test").unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    build(&case.spec).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+/// Steps until `t_end`, landing on it exactly.
+pub fn run_to(s: &mut dyn Solver, t_end: f64) -> Result<(), SolverError> {
+    let rule = StopRule {
+        t_end: Some(t_end),
+        steps: Some(1_000_000),
+        steady_tol: None,
+    };
+    run_until(s, &rule, |_| {}).map(|_| ())
+}
+
+pub fn field(s: &dyn Solver, name: &str) -> Vec<f64> {
+    let mut v = Vec::new();
+    s.field(name, &mut v).expect("known field");
+    v
+}
+
+pub fn exact(s: &dyn Solver, name: &str) -> Vec<f64> {
+    let mut v = Vec::new();
+    s.exact_field(name, &mut v).expect("exact solution");
+    v
+}
+
+/// A 1D Riemann problem on `[origin, origin + length]`.
+pub fn riemann_1d(
+    nx: usize,
+    length: f64,
+    origin: f64,
+    left: [f64; 3],
+    right: [f64; 3],
+    x0: f64,
+    t_end: f64,
+    solver: &str,
+) -> String {
+    format!(
+        "[case]\nname = \"r\"\nkind = \"compressible\"\ndim = 1\n[grid]\nnx = {nx}\nextents = [{length}]\n\
+         origin = [{origin}]\n[boundary.left]\ntype = \"outflow\"\n[boundary.right]\ntype = \"outflow\"\n\
+         [initial]\ntype = \"riemann\"\nleft = {left:?}\nright = {right:?}\nx0 = {x0}\n[solver]\n{solver}\n\
+         [stop]\nt_end = {t_end}\n"
+    )
+}
+
+pub fn sod(nx: usize, solver: &str) -> String {
+    riemann_1d(nx, 1.0, 0.0, [1.0, 0.0, 1.0], [0.125, 0.0, 0.1], 0.5, 0.2, solver)
+}
+
+/// Least-squares slope of `-log(err)` against `log(n)`.
+pub fn order(ns: &[usize], errs: &[f64]) -> f64 {
+    let xs: Vec<f64> = ns.iter().map(|&n| (n as f64).ln()).collect();
+    let ys: Vec<f64> = errs.iter().map(|e| -e.ln()).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / xs.len() as f64,
+        ys.iter().sum::<f64>() / ys.len() as f64,
+    );
+    let num: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let den: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    num / den
+}
+
+pub fn l1(s: &dyn Solver, var: &str) -> f64 {
+    s.summary()["l1_error"][var].as_f64().expect("l1_error")
+}
 
 /// The lid-driven cavity at Reynolds number `re` on an `n x n` grid.
 pub fn cavity_toml(re: f64, n: usize) -> String {

@@ -14,17 +14,14 @@ use rayon::prelude::*;
 /// so the result is bitwise the same for any number of threads. `partial` is caller-owned
 /// scratch (one entry per row) so a solver step does not allocate.
 pub fn ordered_sum<T: Real>(partial: &mut [T], row: impl Fn(usize) -> T + Sync + Send) -> T {
-    partial
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(j, s)| *s = row(j));
+    partial.par_iter_mut().enumerate().for_each(|(j, s)| *s = row(j));
     partial.iter().fold(T::zero(), |acc, &x| acc + x)
 }
 
 /// Largest value of `row(j)` over rows (exact in any order).
 pub fn par_max<T: Real>(rows: usize, row: impl Fn(usize) -> T + Sync + Send) -> T {
-    (0..rows)
-        .into_par_iter()
-        .map(row)
-        .reduce(|| T::neg_infinity(), |a, b| if b > a || b.is_nan() { b } else { a })
+    (0..rows).into_par_iter().map(row).reduce(
+        || T::neg_infinity(),
+        |a, b| if b > a || b.is_nan() { b } else { a },
+    )
 }

@@ -3,8 +3,8 @@
 mod config;
 mod convection;
 mod derived;
-mod projection;
 pub mod pressure_poisson;
+mod projection;
 mod staggered;
 
 pub use config::Config;

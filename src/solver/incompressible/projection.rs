@@ -23,7 +23,15 @@ use crate::solver::{Solver, SolverError, SolverInfo};
 use rayon::prelude::*;
 
 /// Fields the projection solver produces, at cell centres.
-pub const FIELDS: &[&str] = &["u", "v", "speed", "p", "vorticity", "stream_function", "divergence"];
+pub const FIELDS: &[&str] = &[
+    "u",
+    "v",
+    "speed",
+    "p",
+    "vorticity",
+    "stream_function",
+    "divergence",
+];
 
 /// Growth beyond this multiple of the velocity scale counts as divergence.
 const BLOW_UP_FACTOR: f64 = 100.0;
@@ -49,6 +57,7 @@ pub struct Projection<T: Real> {
     steps: u64,
     dt: f64,
     dt_old: f64,
+    dt_cap: f64,
     has_history: bool,
     residuals: Vec<(&'static str, f64)>,
 }
@@ -87,6 +96,7 @@ impl<T: Real> Projection<T> {
             steps: 0,
             dt: 0.0,
             dt_old: 0.0,
+            dt_cap: f64::INFINITY,
             has_history: false,
             residuals: Vec::with_capacity(8),
         };
@@ -101,7 +111,9 @@ impl<T: Real> Projection<T> {
     fn max_speeds(&self) -> (f64, f64) {
         let (l, u, v) = (&self.l, &self.u, &self.v);
         let um = par_max(l.ny, |j| {
-            (0..=l.nx).map(|i| u[l.at(i, j + 1)].abs()).fold(T::zero(), T::max)
+            (0..=l.nx)
+                .map(|i| u[l.at(i, j + 1)].abs())
+                .fold(T::zero(), T::max)
         });
         let vm = par_max(l.ny + 1, |j| {
             (1..=l.nx).map(|i| v[l.at(i, j)].abs()).fold(T::zero(), T::max)
@@ -132,7 +144,7 @@ impl<T: Real> Projection<T> {
         if matches!(c.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
             dt = dt.min(stab * 2.0 * c.nu / (um * um + vm * vm));
         }
-        c.cfl * dt
+        (c.cfl * dt).min(self.dt_cap)
     }
 
     /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history.
@@ -176,12 +188,44 @@ impl<T: Real> Projection<T> {
                     let us = u[k - s];
                     let a_e = half * (uc + ue);
                     let a_w = half * (uw + uc);
-                    let q_e = face_value(scheme, lim, a_e, l.u_at(u, ii - 1, jj), uc, ue, l.u_at(u, ii + 2, jj));
-                    let q_w = face_value(scheme, lim, a_w, l.u_at(u, ii - 2, jj), uw, uc, l.u_at(u, ii + 1, jj));
+                    let q_e = face_value(
+                        scheme,
+                        lim,
+                        a_e,
+                        l.u_at(u, ii - 1, jj),
+                        uc,
+                        ue,
+                        l.u_at(u, ii + 2, jj),
+                    );
+                    let q_w = face_value(
+                        scheme,
+                        lim,
+                        a_w,
+                        l.u_at(u, ii - 2, jj),
+                        uw,
+                        uc,
+                        l.u_at(u, ii + 1, jj),
+                    );
                     let a_n = half * (v[k] + v[k + 1]);
                     let a_s = half * (v[k - s] + v[k - s + 1]);
-                    let q_n = face_value(scheme, lim, a_n, l.u_at(u, ii, jj - 1), uc, un, l.u_at(u, ii, jj + 2));
-                    let q_s = face_value(scheme, lim, a_s, l.u_at(u, ii, jj - 2), us, uc, l.u_at(u, ii, jj + 1));
+                    let q_n = face_value(
+                        scheme,
+                        lim,
+                        a_n,
+                        l.u_at(u, ii, jj - 1),
+                        uc,
+                        un,
+                        l.u_at(u, ii, jj + 2),
+                    );
+                    let q_s = face_value(
+                        scheme,
+                        lim,
+                        a_s,
+                        l.u_at(u, ii, jj - 2),
+                        us,
+                        uc,
+                        l.u_at(u, ii, jj + 1),
+                    );
                     let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
                     let diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
                     let h = diff - conv;
@@ -209,12 +253,44 @@ impl<T: Real> Projection<T> {
                     let vs = v[k - s];
                     let a_n = half * (vc + vn);
                     let a_s = half * (vs + vc);
-                    let q_n = face_value(scheme, lim, a_n, l.v_at(v, ii, jj - 1), vc, vn, l.v_at(v, ii, jj + 2));
-                    let q_s = face_value(scheme, lim, a_s, l.v_at(v, ii, jj - 2), vs, vc, l.v_at(v, ii, jj + 1));
+                    let q_n = face_value(
+                        scheme,
+                        lim,
+                        a_n,
+                        l.v_at(v, ii, jj - 1),
+                        vc,
+                        vn,
+                        l.v_at(v, ii, jj + 2),
+                    );
+                    let q_s = face_value(
+                        scheme,
+                        lim,
+                        a_s,
+                        l.v_at(v, ii, jj - 2),
+                        vs,
+                        vc,
+                        l.v_at(v, ii, jj + 1),
+                    );
                     let a_e = half * (u[k] + u[k + s]);
                     let a_w = half * (u[k - 1] + u[k - 1 + s]);
-                    let q_e = face_value(scheme, lim, a_e, l.v_at(v, ii - 1, jj), vc, ve, l.v_at(v, ii + 2, jj));
-                    let q_w = face_value(scheme, lim, a_w, l.v_at(v, ii - 2, jj), vw, vc, l.v_at(v, ii + 1, jj));
+                    let q_e = face_value(
+                        scheme,
+                        lim,
+                        a_e,
+                        l.v_at(v, ii - 1, jj),
+                        vc,
+                        ve,
+                        l.v_at(v, ii + 2, jj),
+                    );
+                    let q_w = face_value(
+                        scheme,
+                        lim,
+                        a_w,
+                        l.v_at(v, ii - 2, jj),
+                        vw,
+                        vc,
+                        l.v_at(v, ii + 1, jj),
+                    );
                     let conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
                     let diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
                     let h = diff - conv;
@@ -254,7 +330,10 @@ impl<T: Real> Projection<T> {
     /// `rhs = div(F, G) / dt` at cell centres.
     fn poisson_rhs(&mut self, dt: f64) {
         let l = self.l;
-        let (idx, idy) = (T::of(1.0 / self.cfg.grid.spacing[0]), T::of(1.0 / self.cfg.grid.spacing[1]));
+        let (idx, idy) = (
+            T::of(1.0 / self.cfg.grid.spacing[0]),
+            T::of(1.0 / self.cfg.grid.spacing[1]),
+        );
         let idt = T::of(1.0 / dt);
         let (f, g) = (&self.f, &self.g);
         self.rhs.par_chunks_mut(l.nx).enumerate().for_each(|(j0, row)| {
@@ -272,12 +351,21 @@ impl<T: Real> Projection<T> {
     fn correct(&mut self, dt: f64) -> (f64, f64) {
         let l = self.l;
         let (nx, ny) = (l.nx, l.ny);
-        let (dtdx, dtdy) = (T::of(dt / self.cfg.grid.spacing[0]), T::of(dt / self.cfg.grid.spacing[1]));
+        let (dtdx, dtdy) = (
+            T::of(dt / self.cfg.grid.spacing[0]),
+            T::of(dt / self.cfg.grid.spacing[1]),
+        );
         let two = T::of(2.0);
         let bc = &self.cfg.bc;
         let out = |b: &Boundary| matches!(b, Boundary::Outflow);
-        let (i_lo, i_hi) = (if out(&bc[0]) { 0 } else { 1 }, *l.u_unknowns_i().end() + out(&bc[1]) as usize);
-        let (j_lo, j_hi) = (if out(&bc[2]) { 0 } else { 1 }, *l.v_unknowns_j().end() + out(&bc[3]) as usize);
+        let (i_lo, i_hi) = (
+            if out(&bc[0]) { 0 } else { 1 },
+            *l.u_unknowns_i().end() + out(&bc[1]) as usize,
+        );
+        let (j_lo, j_hi) = (
+            if out(&bc[2]) { 0 } else { 1 },
+            *l.v_unknowns_j().end() + out(&bc[3]) as usize,
+        );
         let p = &self.p;
         // Pressure of cell (i, j) (1-based) or the boundary value across a face.
         let pc = |i: usize, j: usize| p[(j - 1) * nx + (i - 1)];
@@ -352,7 +440,9 @@ impl<T: Real> Projection<T> {
         let h = c.grid.spacing[0].max(c.grid.spacing[1]);
         let cell_re = scale * h / c.nu;
         let what = if m.is_finite() {
-            format!("the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}")
+            format!(
+                "the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}"
+            )
         } else {
             "the velocity is no longer finite (NaN or infinity)".to_string()
         };
@@ -392,6 +482,10 @@ impl<T: Real> Solver for Projection<T> {
         self.dt
     }
 
+    fn set_dt_cap(&mut self, cap: f64) {
+        self.dt_cap = cap;
+    }
+
     fn step(&mut self) -> Result<(), SolverError> {
         let (umax, vmax) = self.max_speeds();
         self.check_health(umax, vmax)?;
@@ -406,7 +500,11 @@ impl<T: Real> Solver for Projection<T> {
         self.has_history = true;
         self.time += dt;
         self.steps += 1;
-        let steady_change = if norm > 0.0 { (change / norm).sqrt() / dt } else { 0.0 };
+        let steady_change = if norm > 0.0 {
+            (change / norm).sqrt() / dt
+        } else {
+            0.0
+        };
         let (umax, vmax) = self.max_speeds();
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
@@ -446,7 +544,8 @@ impl<T: Real> Solver for Projection<T> {
                 "speed" => uc.hypot(vc),
                 "p" => self.p[(j - 1) * nx + i - 1].f64() * self.cfg.density,
                 "divergence" => {
-                    (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+                    (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
+                        + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
                 }
                 "vorticity" | "stream_function" => {
                     let c = corners.as_ref().expect("computed above");
@@ -474,10 +573,35 @@ impl<T: Real> Solver for Projection<T> {
         let (dx, dy) = (g.spacing[0], g.spacing[1]);
         let (x, y) = (point[0] - g.origin[0], point[1] - g.origin[1]);
         let (u, v) = (&self.u, &self.v);
-        let su = || bilinear(nx + 1, ny + 2, 0.0, -0.5 * dy, dx, dy, |i, j| u[l.at(i, j)].f64(), x, y);
-        let sv = || bilinear(nx + 2, ny + 1, -0.5 * dx, 0.0, dx, dy, |i, j| v[l.at(i, j)].f64(), x, y);
+        let su = || {
+            bilinear(
+                nx + 1,
+                ny + 2,
+                0.0,
+                -0.5 * dy,
+                dx,
+                dy,
+                |i, j| u[l.at(i, j)].f64(),
+                x,
+                y,
+            )
+        };
+        let sv = || {
+            bilinear(
+                nx + 2,
+                ny + 1,
+                -0.5 * dx,
+                0.0,
+                dx,
+                dy,
+                |i, j| v[l.at(i, j)].f64(),
+                x,
+                y,
+            )
+        };
         let centre = |f: &dyn Fn(usize, usize) -> f64| bilinear(nx, ny, 0.5 * dx, 0.5 * dy, dx, dy, f, x, y);
-        let corner = |c: Vec<f64>| bilinear(nx + 1, ny + 1, 0.0, 0.0, dx, dy, |i, j| c[j * (nx + 1) + i], x, y);
+        let corner =
+            |c: Vec<f64>| bilinear(nx + 1, ny + 1, 0.0, 0.0, dx, dy, |i, j| c[j * (nx + 1) + i], x, y);
         Some(match name {
             "u" => su(),
             "v" => sv(),
@@ -485,7 +609,8 @@ impl<T: Real> Solver for Projection<T> {
             "p" => centre(&|i, j| self.p[j * nx + i].f64() * self.cfg.density),
             "divergence" => centre(&|i, j| {
                 let (i, j) = (i + 1, j + 1);
-                (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+                (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
+                    + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
             }),
             "vorticity" => corner(derived::vorticity(&l, u, v, dx, dy)),
             "stream_function" => corner(derived::stream_function(&l, u, v, dx, dy)),

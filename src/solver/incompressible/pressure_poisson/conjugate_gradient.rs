@@ -86,8 +86,12 @@ pub fn solve<T: Real>(
             return (it, r_norm);
         }
         let alpha = gamma / dq;
-        p.par_iter_mut().zip(d.par_iter()).for_each(|(p, &d)| *p = *p + alpha * d);
-        r.par_iter_mut().zip(q.par_iter()).for_each(|(r, &q)| *r = *r - alpha * q);
+        p.par_iter_mut()
+            .zip(d.par_iter())
+            .for_each(|(p, &d)| *p = *p + alpha * d);
+        r.par_iter_mut()
+            .zip(q.par_iter())
+            .for_each(|(r, &q)| *r = *r - alpha * q);
         r_norm = dot(r, r, partial, nx).sqrt();
         if r_norm <= target || it == max {
             return (it, r_norm);
@@ -96,7 +100,9 @@ pub fn solve<T: Real>(
         let gamma_new = dot(r, w, partial, nx);
         let beta = gamma_new / gamma;
         gamma = gamma_new;
-        d.par_iter_mut().zip(w.par_iter()).for_each(|(d, &w)| *d = w + beta * *d);
+        d.par_iter_mut()
+            .zip(w.par_iter())
+            .for_each(|(d, &w)| *d = w + beta * *d);
     }
     (max, r_norm)
 }

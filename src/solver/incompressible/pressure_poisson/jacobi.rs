@@ -1,13 +1,22 @@
-//! Point Jacobi iteration `p_new = (sum_f c_f p_nb - b) / sum_f c_f` (Thibault & Senocak 2009).
+//! Point Jacobi iteration (Thibault & Senocak 2009), damped:
+//! `p_new = p + w ((sum_f c_f p_nb - b) / sum_f c_f - p)` with `w = 0.9`.
+//!
+//! The damping matters: with Neumann walls the undamped iteration matrix has the eigenvalue -1
+//! (the checkerboard mode, since the neighbour coefficients sum to the diagonal), so plain
+//! Jacobi never converges on a closed cavity; `w = 0.9` maps it to -0.8 and slows the smooth
+//! modes by only 10 %.
 
 use super::laplacian::Laplacian;
 use crate::backend::cpu::ordered_sum;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
+const WEIGHT: f64 = 0.9;
+
 /// One sweep `src -> dst`; returns `||b - L src||_2`, computed in the same pass.
 fn sweep<T: Real>(op: &Laplacian<T>, src: &[T], dst: &mut [T], b: &[T], partial: &mut [T]) -> T {
     let nx = op.nx;
+    let weight = T::of(WEIGHT);
     let dst_rows = crate::backend::cpu::DisjointWriter::new(dst);
     ordered_sum(partial, |j| {
         let mut r2 = T::zero();
@@ -17,7 +26,7 @@ fn sweep<T: Real>(op: &Laplacian<T>, src: &[T], dst: &mut [T], b: &[T], partial:
             let r = b[k] - (s - d * src[k]);
             r2 = r2 + r * r;
             // SAFETY: row j of dst is written by this closure call only.
-            unsafe { dst_rows.set(k, (s - b[k]) / d) };
+            unsafe { dst_rows.set(k, src[k] + weight * ((s - b[k]) / d - src[k])) };
         }
         r2
     })

@@ -88,7 +88,13 @@ impl<T: Real> Laplacian<T> {
         let here = row + i;
         face(i > 0, here.wrapping_sub(1), row + nx - 1, self.bc[0], self.idx2);
         face(i + 1 < nx, here + 1, row, self.bc[1], self.idx2);
-        face(j > 0, here.wrapping_sub(nx), (ny - 1) * nx + i, self.bc[2], self.idy2);
+        face(
+            j > 0,
+            here.wrapping_sub(nx),
+            (ny - 1) * nx + i,
+            self.bc[2],
+            self.idy2,
+        );
         face(j + 1 < ny, here + nx, i, self.bc[3], self.idy2);
         (s, d)
     }

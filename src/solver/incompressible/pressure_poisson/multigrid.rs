@@ -63,14 +63,7 @@ impl<T: Real> Multigrid<T> {
     }
 
     /// V-cycles until `||b - L p|| <= target`; returns (cycles, residual norm).
-    pub fn solve(
-        &mut self,
-        p: &mut [T],
-        b: &[T],
-        partial: &mut [T],
-        target: T,
-        max: usize,
-    ) -> (usize, T) {
+    pub fn solve(&mut self, p: &mut [T], b: &[T], partial: &mut [T], target: T, max: usize) -> (usize, T) {
         let op = self.levels[0].op;
         let mut r_norm = residual(&op, p, b, &mut self.levels[0].r, partial);
         let mut cycles = 0;
@@ -116,17 +109,19 @@ impl<T: Real> Multigrid<T> {
     fn coarse_solve(&mut self, x: &mut [T], b: &[T]) {
         let level = self.levels.last_mut().expect("at least one level");
         let op = level.op;
-        // The restricted residual of a compatible problem is compatible up to rounding.
-        level.b.copy_from_slice(b);
+        // The restricted residual of a compatible problem is compatible up to rounding; the
+        // coarsest level's `r` (unused there otherwise) holds the mean-free copy.
+        let rhs = &mut level.r;
+        rhs.copy_from_slice(b);
         if op.singular() {
-            remove_mean(&mut level.b, &mut level.partial, op.nx);
+            remove_mean(rhs, &mut level.partial, op.nx);
         }
-        let b_norm = dot(&level.b, &level.b, &mut level.partial, op.nx).sqrt();
+        let b_norm = dot(rhs, rhs, &mut level.partial, op.nx).sqrt();
         let target = b_norm * T::of(1e-6).max(T::epsilon() * T::of(100.0));
         conjugate_gradient::solve(
             &op,
             x,
-            &level.b,
+            rhs,
             &mut self.coarse_cg,
             &mut level.partial,
             Preconditioner::Identity,

@@ -3,7 +3,7 @@
 //! result does not depend on the number of threads.
 
 use super::laplacian::Laplacian;
-use super::residual_norm;
+use super::{remove_mean, residual_norm};
 use crate::backend::cpu::DisjointWriter;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -52,7 +52,9 @@ fn seam<T: Real>(op: &Laplacian<T>, i: usize, j: usize) -> bool {
 }
 
 /// Red-black SOR until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
-/// residual costs one more pass); returns (iterations, residual norm).
+/// residual costs one more pass); returns (iterations, residual norm). For a singular `L` the
+/// constant component, which SOR leaves undamped and lets drift, is removed at each check so
+/// rounding stays at the level of the solution, not of its drifting mean.
 pub fn sor_solve<T: Real>(
     op: &Laplacian<T>,
     p: &mut [T],
@@ -66,6 +68,9 @@ pub fn sor_solve<T: Real>(
     let mut it = 0;
     loop {
         if it % CHECK == 0 || it == max {
+            if op.singular() {
+                remove_mean(p, partial, op.nx);
+            }
             let r = residual_norm(op, p, b, partial);
             if r <= target || it == max {
                 return (it, r);

@@ -62,8 +62,12 @@ fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> 
     let op = Laplacian::<f64>::new(n, n, h, h, pr.bc);
     let mut solver = PoissonSolver::new(op, settings(kind, tol));
     let centre = |k: usize| ((k % n) as f64 + 0.5) * h;
-    let mut b: Vec<f64> = (0..n * n).map(|k| (pr.f)(centre(k), (k / n) as f64 * h + 0.5 * h)).collect();
-    let mut exact: Vec<f64> = (0..n * n).map(|k| (pr.p)(centre(k), (k / n) as f64 * h + 0.5 * h)).collect();
+    let mut b: Vec<f64> = (0..n * n)
+        .map(|k| (pr.f)(centre(k), (k / n) as f64 * h + 0.5 * h))
+        .collect();
+    let mut exact: Vec<f64> = (0..n * n)
+        .map(|k| (pr.p)(centre(k), (k / n) as f64 * h + 0.5 * h))
+        .collect();
     if op.singular() {
         let mut partial = vec![0.0; n];
         remove_mean(&mut exact, &mut partial, n);
@@ -71,7 +75,11 @@ fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> 
     // Start from a rough guess, not zeros, so each solver really iterates.
     let mut p: Vec<f64> = (0..n * n).map(|k| ((k * 7919) % 13) as f64 * 0.1).collect();
     let stats = solver.solve(&mut p, &mut b);
-    let err = p.iter().zip(&exact).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let err = p
+        .iter()
+        .zip(&exact)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     (err, stats)
 }
 
@@ -89,7 +97,10 @@ fn every_solver_converges_to_tolerance_with_second_order_error() {
             }
             for w in errs.windows(2) {
                 let order = (w[0] / w[1]).log2();
-                assert!(order > 1.8, "{name} {kind:?}: order {order:.2} from errors {errs:?}");
+                assert!(
+                    order > 1.8,
+                    "{name} {kind:?}: order {order:.2} from errors {errs:?}"
+                );
             }
         }
     }
@@ -123,13 +134,17 @@ fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
     }
 }
 
+/// Single precision limits the attainable residual: a red-black SOR sweep leaves a local defect
+/// of about `omega / (2 - omega)` times the rounding of `p` (measured on this 32^2 Neumann
+/// problem: floors of 4.7e-6, 1.5e-5 and 2.5e-5 for omega = 1, 1.5, 1.82), so 1e-4 is the
+/// tolerance an f32 run can ask of every solver.
 #[test]
 fn f32_solvers_reach_single_precision_tolerances() {
     for kind in KINDS {
         let n = 32;
         let h = 1.0 / n as f64;
         let op = Laplacian::<f32>::new(n, n, h, h, [FaceBc::Neumann; 4]);
-        let mut solver = PoissonSolver::new(op, settings(kind, 1e-5));
+        let mut solver = PoissonSolver::new(op, settings(kind, 1e-4));
         let mut b: Vec<f32> = (0..n * n)
             .map(|k| {
                 let (x, y) = (((k % n) as f64 + 0.5) * h, ((k / n) as f64 + 0.5) * h);

@@ -1,0 +1,238 @@
+//! `flowlab run`: a headless run of one case, writing fields, summary, residual history and line
+//! samples into an output folder.
+
+use crate::export::csv::{Line, ResidualLog, line_samples, profile};
+use crate::export::vti;
+use crate::solver::{self, Solver, StopReason, StopRule, run_until};
+use anyhow::{Context, bail};
+use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Case file (TOML), e.g. cases/lid_driven_cavity_re100.toml.
+    pub case: PathBuf,
+    /// Override a case key, validated like the file: --set grid.nx=256 --set physics.re=400.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Stop after N steps (overrides [stop] of the case).
+    #[arg(long, group = "stop")]
+    pub steps: Option<u64>,
+    /// Stop at simulated time T (the last step lands on it).
+    #[arg(long, group = "stop")]
+    pub t_end: Option<f64>,
+    /// Stop when the relative change of the solution per unit time falls below TOL.
+    #[arg(long, group = "stop")]
+    pub until_steady: Option<f64>,
+    /// Sample all fields along x0,y0,x1,y1,N into line_K.csv (repeatable).
+    #[arg(long = "line", value_name = "x0,y0,x1,y1,N")]
+    pub lines: Vec<Line>,
+    /// Compute backend (overrides solver.backend).
+    #[arg(long, value_parser = ["cpu", "auto"])]
+    pub backend: Option<String>,
+    /// Worker threads (0 = one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Output folder (created if needed).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Overwrite the results of an earlier run in the output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Files a run writes; an existing one is only replaced with `--force`.
+const OUTPUTS: &[&str] = &["fields.vti", "profile.csv", "summary.json", "residuals.csv"];
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut sets = args.sets.clone();
+    if let Some(b) = &args.backend {
+        sets.push(format!("solver.backend={b}"));
+    }
+    let case = super::load_case(&args.case, &sets)?;
+    let spec = &case.spec;
+    let rule = if args.steps.is_some() || args.t_end.is_some() || args.until_steady.is_some() {
+        StopRule {
+            steps: args.steps,
+            t_end: args.t_end,
+            steady_tol: args.until_steady,
+        }
+    } else {
+        StopRule {
+            steps: spec.stop.steps,
+            t_end: spec.stop.t_end,
+            steady_tol: spec.stop.steady_tol,
+        }
+    };
+    if rule.is_empty() {
+        bail!(
+            "{}: no stop criterion: give --steps, --t-end or --until-steady, or a [stop] section",
+            case.name
+        );
+    }
+    prepare_out_dir(&args.out, args.force, args.lines.len())?;
+    let pool = crate::backend::cpu::thread_pool(args.threads).context("cannot start the worker threads")?;
+    let mut solver = solver::build(spec).map_err(|e| {
+        crate::case::CaseError::new(
+            crate::case::Origin::File {
+                name: case.name.clone(),
+                line_col: None,
+            },
+            Some(e.key),
+            e.message,
+        )
+    })?;
+    let bar = progress_bar(args.quiet, &rule);
+    let mut log = ResidualLog::default();
+    let start = Instant::now();
+    let result = pool.install(|| {
+        run_until(solver.as_mut(), &rule, |s| {
+            log.record(s);
+            update_bar(&bar, s, &rule);
+        })
+    });
+    let wall = start.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    std::fs::write(args.out.join("residuals.csv"), log.to_csv())?;
+    let (reason, error) = match &result {
+        Ok(o) => (Some(o.reason), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let summary = summary(
+        &case,
+        solver.as_ref(),
+        wall,
+        pool.current_num_threads(),
+        reason,
+        error.as_deref(),
+    );
+    std::fs::write(
+        args.out.join("summary.json"),
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )?;
+    if let Err(e) = result {
+        bail!("{}: {e}", case.name);
+    }
+    let g = solver.info().grid;
+    if g.dim == 1 {
+        std::fs::write(args.out.join("profile.csv"), profile(solver.as_ref()))?;
+    } else {
+        vti::write_fields(solver.as_ref(), &args.out.join("fields.vti"))?;
+    }
+    for (k, line) in args.lines.iter().enumerate() {
+        std::fs::write(
+            args.out.join(format!("line_{k}.csv")),
+            line_samples(solver.as_ref(), line),
+        )?;
+    }
+    if !args.quiet {
+        eprintln!(
+            "{}: {} steps, t = {:.6}, {:.2} s wall, {:.1} Mcell-updates/s -> {}",
+            case.name,
+            solver.steps(),
+            solver.time(),
+            wall,
+            g.cells() as f64 * solver.steps() as f64 / wall / 1e6,
+            args.out.display()
+        );
+    }
+    Ok(())
+}
+
+fn prepare_out_dir(dir: &Path, force: bool, lines: usize) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+    if force {
+        return Ok(());
+    }
+    let line_files = (0..lines).map(|k| format!("line_{k}.csv"));
+    for name in OUTPUTS.iter().map(|s| s.to_string()).chain(line_files) {
+        if dir.join(&name).exists() {
+            bail!(
+                "{} already holds {name} from another run; choose another --out or pass --force to overwrite",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn progress_bar(quiet: bool, rule: &StopRule) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = match (rule.steps, rule.t_end) {
+        (Some(n), _) => ProgressBar::new(n),
+        (None, Some(_)) => ProgressBar::new(1000),
+        _ => ProgressBar::new_spinner(),
+    };
+    let style = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule) {
+    if s.steps() % 10 != 0 {
+        return;
+    }
+    match (rule.steps, rule.t_end) {
+        (Some(_), _) => bar.set_position(s.steps()),
+        (None, Some(t)) => bar.set_position((1000.0 * s.time() / t) as u64),
+        _ => {}
+    }
+    let res: Vec<String> = s
+        .residuals()
+        .iter()
+        .map(|(n, v)| format!("{n} {v:.3e}"))
+        .collect();
+    bar.set_message(format!(
+        "step {} t {:.5} dt {:.3e} {}",
+        s.steps(),
+        s.time(),
+        s.dt(),
+        res.join(" ")
+    ));
+}
+
+fn summary(
+    case: &crate::case::Case,
+    s: &dyn Solver,
+    wall: f64,
+    threads: usize,
+    reason: Option<StopReason>,
+    error: Option<&str>,
+) -> serde_json::Value {
+    let info = s.info();
+    let g = info.grid;
+    let residuals: serde_json::Map<String, serde_json::Value> = s
+        .residuals()
+        .iter()
+        .map(|(n, v)| (n.to_string(), (*v).into()))
+        .collect();
+    serde_json::json!({
+        "case": case.spec.case.name,
+        "case_file": case.path.as_ref().map(|p| p.display().to_string()),
+        "kind": info.kind,
+        "method": info.method,
+        "grid": { "dim": g.dim, "n": &g.n[..g.dim], "origin": &g.origin[..g.dim], "spacing": &g.spacing[..g.dim] },
+        "backend": info.backend,
+        "precision": info.precision,
+        "threads": threads,
+        "steps": s.steps(),
+        "time": s.time(),
+        "wall_seconds": wall,
+        "cell_updates_per_second": g.cells() as f64 * s.steps() as f64 / wall.max(1e-12),
+        "final_residuals": residuals,
+        "steady": reason == Some(StopReason::Steady),
+        "stop_reason": reason.map(|r| format!("{r:?}")),
+        "error": error,
+        "results": s.summary(),
+    })
+}

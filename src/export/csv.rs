@@ -1,0 +1,135 @@
+//! CSV tables: samples along a line, residual histories and 1D profiles.
+
+use crate::solver::Solver;
+use std::fmt::Write as _;
+
+/// A straight sampling line from `(x0, y0)` to `(x1, y1)` with `n >= 2` points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Line {
+    pub from: [f64; 2],
+    pub to: [f64; 2],
+    pub points: usize,
+}
+
+impl std::str::FromStr for Line {
+    type Err = String;
+
+    /// Parses `x0,y0,x1,y1,N`.
+    fn from_str(s: &str) -> Result<Line, String> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        if parts.len() != 5 {
+            return Err(format!("expected x0,y0,x1,y1,N (5 values), got `{s}`"));
+        }
+        let num = |k: usize| -> Result<f64, String> {
+            parts[k]
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("`{}` in `{s}` is not a finite number", parts[k]))
+        };
+        let points: usize = parts[4]
+            .parse()
+            .ok()
+            .filter(|&n: &usize| n >= 2)
+            .ok_or_else(|| format!("the point count `{}` in `{s}` must be an integer >= 2", parts[4]))?;
+        Ok(Line {
+            from: [num(0)?, num(1)?],
+            to: [num(2)?, num(3)?],
+            points,
+        })
+    }
+}
+
+/// `s,x,y,<field>...`: every field of the solver sampled (bilinear interpolation from where the
+/// discretisation stores it) at evenly spaced points; `s` is the distance from the start.
+pub fn line_samples(solver: &dyn Solver, line: &Line) -> String {
+    let names = solver.field_names();
+    let mut s = String::from("s,x,y");
+    for n in names {
+        let _ = write!(s, ",{n}");
+    }
+    s.push('\n');
+    let len = (line.to[0] - line.from[0]).hypot(line.to[1] - line.from[1]);
+    for k in 0..line.points {
+        let t = k as f64 / (line.points - 1) as f64;
+        let x = line.from[0] + t * (line.to[0] - line.from[0]);
+        let y = line.from[1] + t * (line.to[1] - line.from[1]);
+        let _ = write!(s, "{:.9e},{x:.9e},{y:.9e}", t * len);
+        for n in names {
+            let v = solver.sample(n, [x, y, 0.0]).unwrap_or(f64::NAN);
+            let _ = write!(s, ",{v:.9e}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Residual history: one row per step.
+#[derive(Clone, Debug, Default)]
+pub struct ResidualLog {
+    names: Vec<&'static str>,
+    text: String,
+}
+
+impl ResidualLog {
+    /// Appends the solver's current step, time, dt and residuals.
+    pub fn record(&mut self, solver: &dyn Solver) {
+        let res = solver.residuals();
+        if self.names.is_empty() {
+            self.names = res.iter().map(|(n, _)| *n).collect();
+        }
+        let _ = write!(
+            self.text,
+            "{},{:.12e},{:.6e}",
+            solver.steps(),
+            solver.time(),
+            solver.dt()
+        );
+        for name in &self.names {
+            let v = res.iter().find(|(n, _)| n == name).map_or(f64::NAN, |(_, v)| *v);
+            let _ = write!(self.text, ",{v:.6e}");
+        }
+        self.text.push('\n');
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from("step,time,dt");
+        for n in &self.names {
+            let _ = write!(s, ",{n}");
+        }
+        s.push('\n');
+        s + &self.text
+    }
+}
+
+/// 1D profile: `x`, every field at cell centres, then `exact_<field>` for each field with an
+/// exact solution (1D Riemann problems).
+pub fn profile(solver: &dyn Solver) -> String {
+    let g = solver.info().grid;
+    let names = solver.field_names();
+    let mut cols = Vec::new();
+    let mut header = String::from("x");
+    for n in names {
+        let mut v = Vec::new();
+        if solver.field(n, &mut v).is_some() {
+            let _ = write!(header, ",{n}");
+            cols.push(v);
+        }
+    }
+    for n in names {
+        let mut v = Vec::new();
+        if solver.exact_field(n, &mut v).is_some() {
+            let _ = write!(header, ",exact_{n}");
+            cols.push(v);
+        }
+    }
+    let mut s = header + "\n";
+    for i in 0..g.n[0] {
+        let _ = write!(s, "{:.9e}", g.centre(0, i));
+        for c in &cols {
+            let _ = write!(s, ",{:.9e}", c[i]);
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,260 @@
+//! The space-time conservation element and solution element (CE/SE) scheme of Chang (1995),
+//! with the alpha-weighted derivatives of Chang, Wang & Chow (1999) (the "a-alpha" scheme), in
+//! the rectangular-mesh form of Zhang, Yu & Chang (2002) used by Westers (2020) for 2D.
+//!
+//! Mesh: solution points at time `t^n` sit at cell centres, at `t^{n+1/2}` at cell corners
+//! (face centres in 1D), so one solver step of size `dt` is two half-steps of `dt/2`:
+//! centres -> corners -> centres. Each solution point `P` carries `u`, `u_x`, `u_y`
+//! (conserved variables and their gradients); inside its solution element the flow is the
+//! first-order Taylor expansion in `x`, `y`, `t` with `u_t = -(A u_x + B u_y)`,
+//! `f_t = A u_t`, `g_t = B u_t`, `f_y = A u_y`, `g_x = B u_x` (`A`, `B` the flux Jacobians).
+//!
+//! Marching (conservation over the box of `P` between the two time levels, `h_x`, `h_y` the cell
+//! sizes, old points `Q` at offsets `(s_x h_x/2, s_y h_y/2)`, `s = ±1`, `N = 2^dim` of them):
+//!
+//! `u_P = 1/N sum_Q [ u - s_x h_x/4 u_x - s_y h_y/4 u_y
+//!        - s_x dt/h_x (f + dt/4 f_t - s_y h_y/4 f_y) - s_y dt/h_y (g + dt/4 g_t - s_x h_x/4 g_x) ]_Q`
+//!
+//! (in 1D the `y` terms vanish and this is Chang's `u_j^n = (u_{j-1/2} + u_{j+1/2} + s_{j-1/2}
+//! - s_{j+1/2}) / 2`). Gradients at `P`: the old values are moved to the new time,
+//! `u'_Q = u_Q + dt/2 (u_t)_Q`; candidate gradients come from `P` and each pair of adjacent
+//! `Q` (1D: one `Q` each, `u_x^± = ±(u'_± - u_P) / (h_x/2)`; 2D: the four triangles of `P` and
+//! two neighbouring corners), and are combined per variable by the weighted average
+//! `W0 = sum_m w_m grad_m / sum_m w_m`, `w_m = prod_{l != m} |grad_l|^alpha`, which reduces to
+//! Chang's `(|u_x^-|^a u_x^+ + |u_x^+|^a u_x^-) / (|u_x^+|^a + |u_x^-|^a)` in 1D and to the plain
+//! average where all candidates vanish. Stable for per-axis Courant numbers
+//! `dt (|u_d| + c) / h_d <= 1`.
+
+use super::boundary;
+use super::config::Bc;
+use super::layout::Layout;
+use super::state::{Q, flux, from_local, primitive, to_local};
+use crate::solver::real::Real;
+use rayon::prelude::*;
+
+/// Ghost layers the scheme needs.
+pub const GHOSTS: usize = 1;
+
+const MIN_CHUNK: usize = 256;
+
+/// Value and gradients `[u, u_x, u_y]` at a solution point.
+type Point<T> = [Q<T>; 3];
+
+/// Flux Jacobian `A(U) v` along x, conserved variables.
+#[inline(always)]
+fn jac_x<T: Real>(g: T, q: Q<T>, v: Q<T>) -> Q<T> {
+    let (u, w) = (q[1] / q[0], q[2] / q[0]);
+    let gm = g - T::one();
+    let k = T::of(0.5) * gm * (u * u + w * w);
+    let h = g * q[3] / q[0] - k;
+    [
+        v[1],
+        (k - u * u) * v[0] + (T::of(3.0) - g) * u * v[1] - gm * w * v[2] + gm * v[3],
+        -u * w * v[0] + w * v[1] + u * v[2],
+        u * (k - h) * v[0] + (h - gm * u * u) * v[1] - gm * u * w * v[2] + g * u * v[3],
+    ]
+}
+
+/// Flux Jacobian along axis `d` applied to `v`.
+#[inline(always)]
+fn jac<T: Real>(g: T, d: usize, q: Q<T>, v: Q<T>) -> Q<T> {
+    from_local(d, jac_x(g, to_local(d, q), to_local(d, v)))
+}
+
+/// The alpha-weighted average of `m` candidate gradients, per variable.
+#[inline(always)]
+fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
+    let mut out = [[T::zero(); 4]; 2];
+    for k in 0..4 {
+        let mut theta = [T::zero(); 4];
+        for (c, t) in cand.iter().zip(theta.iter_mut()).take(m) {
+            *t = (c[0][k] * c[0][k] + c[1][k] * c[1][k]).sqrt();
+        }
+        let tmax = theta.iter().take(m).fold(T::zero(), |a, &b| a.max(b));
+        let mut wsum = T::zero();
+        let mut acc = [T::zero(); 2];
+        if tmax > T::zero() {
+            for i in 0..m {
+                let mut w = T::one();
+                for (l, t) in theta.iter().enumerate().take(m) {
+                    if l != i {
+                        w = w * (*t / tmax).powf(alpha);
+                    }
+                }
+                wsum = wsum + w;
+                acc[0] = acc[0] + w * cand[i][0][k];
+                acc[1] = acc[1] + w * cand[i][1][k];
+            }
+        }
+        if wsum > T::zero() {
+            out[0][k] = acc[0] / wsum;
+            out[1][k] = acc[1] / wsum;
+        } else {
+            let inv = T::one() / T::of(m as f64);
+            out[0][k] = cand.iter().take(m).fold(T::zero(), |a, c| a + c[0][k]) * inv;
+            out[1][k] = cand.iter().take(m).fold(T::zero(), |a, c| a + c[1][k]) * inv;
+        }
+    }
+    out
+}
+
+/// Constants of one half-step.
+#[derive(Clone, Copy)]
+struct Step<T> {
+    g: T,
+    alpha: T,
+    dim: usize,
+    dt: T,
+    h: [T; 2],
+}
+
+/// The new solution point from its `2^dim` old neighbours, `old[a + 2 b]` at offset signs
+/// `s = (2a - 1, 2b - 1)`.
+#[inline(always)]
+fn march<T: Real>(st: &Step<T>, old: [Point<T>; 4]) -> Point<T> {
+    let n = 1usize << st.dim;
+    let (g, dt, [hx, hy]) = (st.g, st.dt, st.h);
+    let quarter = T::of(0.25);
+    let mut sum = [T::zero(); 4];
+    let mut moved = [[T::zero(); 4]; 4];
+    for (m, [u, ux, uy]) in old.iter().copied().enumerate().take(n) {
+        let sx = if m & 1 == 1 { T::one() } else { -T::one() };
+        let w = primitive(g, u);
+        let f = from_local(0, flux(g, w));
+        let ax = jac(g, 0, u, ux);
+        let c: Q<T> = if st.dim == 2 {
+            let sy = if m & 2 == 2 { T::one() } else { -T::one() };
+            let gg = from_local(1, flux(g, to_local(1, w)));
+            let by = jac(g, 1, u, uy);
+            let ut: Q<T> = std::array::from_fn(|k| -(ax[k] + by[k]));
+            let (ft, gt) = (jac(g, 0, u, ut), jac(g, 1, u, ut));
+            let (fy, gx) = (jac(g, 0, u, uy), jac(g, 1, u, ux));
+            moved[m] = std::array::from_fn(|k| u[k] + T::of(0.5) * dt * ut[k]);
+            std::array::from_fn(|k| {
+                u[k] - sx * quarter * hx * ux[k]
+                    - sy * quarter * hy * uy[k]
+                    - sx * dt / hx * (f[k] + quarter * dt * ft[k] - sy * quarter * hy * fy[k])
+                    - sy * dt / hy * (gg[k] + quarter * dt * gt[k] - sx * quarter * hx * gx[k])
+            })
+        } else {
+            let ut: Q<T> = std::array::from_fn(|k| -ax[k]);
+            let ft = jac(g, 0, u, ut);
+            moved[m] = std::array::from_fn(|k| u[k] + T::of(0.5) * dt * ut[k]);
+            std::array::from_fn(|k| {
+                u[k] - sx * quarter * hx * ux[k] - sx * dt / hx * (f[k] + quarter * dt * ft[k])
+            })
+        };
+        for k in 0..4 {
+            sum[k] = sum[k] + c[k];
+        }
+    }
+    let inv = T::one() / T::of(n as f64);
+    let up: Q<T> = sum.map(|s| s * inv);
+    let mut cand = [[[T::zero(); 4]; 2]; 4];
+    let two = T::of(2.0);
+    if st.dim == 1 {
+        for (m, s) in [(0usize, -T::one()), (1, T::one())] {
+            cand[m][0] = std::array::from_fn(|k| s * (moved[m][k] - up[k]) * two / hx);
+        }
+    } else {
+        let v = &moved;
+        for k in 0..4 {
+            let mid = two * up[k];
+            // Pairs along x at s_y = -1, +1; pairs along y at s_x = -1, +1.
+            cand[0][0][k] = (v[1][k] - v[0][k]) / hx;
+            cand[0][1][k] = -(v[1][k] + v[0][k] - mid) / hy;
+            cand[1][0][k] = (v[3][k] - v[2][k]) / hx;
+            cand[1][1][k] = (v[3][k] + v[2][k] - mid) / hy;
+            cand[2][1][k] = (v[2][k] - v[0][k]) / hy;
+            cand[2][0][k] = -(v[2][k] + v[0][k] - mid) / hx;
+            cand[3][1][k] = (v[3][k] - v[1][k]) / hy;
+            cand[3][0][k] = (v[3][k] + v[1][k] - mid) / hx;
+        }
+    }
+    let [gx, gy] = weighted(st.alpha, &cand, if st.dim == 1 { 2 } else { 4 });
+    [up, gx, gy]
+}
+
+/// Gradients at the centres and the solution at the corners, allocated once.
+pub struct Cese<T> {
+    ux: Vec<Q<T>>,
+    uy: Vec<Q<T>>,
+    /// Corner points, `(nx + 1) * (ny + 1)` (2D) or `nx + 1` (1D), x fastest.
+    corners: Vec<Point<T>>,
+}
+
+impl<T: Real> Cese<T> {
+    pub fn new(l: &Layout) -> Self {
+        let corners = (l.n[0] + 1) * if l.dim == 2 { l.n[1] + 1 } else { 1 };
+        Self {
+            ux: vec![[T::zero(); 4]; l.len()],
+            uy: vec![[T::zero(); 4]; l.len()],
+            corners: vec![[[T::zero(); 4]; 3]; corners],
+        }
+    }
+
+    /// Advances the centre values `u` by `dt` (two half-steps); `h` are the cell sizes.
+    pub fn advance(
+        &mut self,
+        l: &Layout,
+        bc: &[Bc; 4],
+        gamma: T,
+        alpha: T,
+        u: &mut [Q<T>],
+        dt: f64,
+        h: [f64; 2],
+    ) {
+        let st = Step {
+            g: gamma,
+            alpha,
+            dim: l.dim,
+            dt: T::of(dt),
+            h: [T::of(h[0]), T::of(h[1])],
+        };
+        let n = 1usize << l.dim;
+        let cx = l.n[0] + 1;
+        boundary::fill(l, bc, gamma, u, Some([&mut self.ux, &mut self.uy]));
+        let (uu, ux, uy) = (&*u, &self.ux, &self.uy);
+        self.corners
+            .par_iter_mut()
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                let (ci, cj) = ((c % cx) as isize, (c / cx) as isize);
+                let old = std::array::from_fn(|m| {
+                    if m >= n {
+                        return [[T::zero(); 4]; 3];
+                    }
+                    let (a, b) = ((m & 1) as isize, ((m >> 1) & 1) as isize);
+                    let k = if l.dim == 2 {
+                        l.at(ci - 1 + a, cj - 1 + b)
+                    } else {
+                        l.at(ci - 1 + a, 0)
+                    };
+                    [uu[k], ux[k], uy[k]]
+                });
+                *out = march(&st, old);
+            });
+        let corners = &self.corners;
+        u.par_iter_mut()
+            .zip(self.ux.par_iter_mut())
+            .zip(self.uy.par_iter_mut())
+            .with_min_len(MIN_CHUNK)
+            .enumerate()
+            .for_each(|(k, ((v, gx), gy))| {
+                let c = l.ij(k);
+                if !l.within(c, 0) {
+                    return;
+                }
+                let (i, j) = (c[0] as usize, c[1] as usize);
+                let old = std::array::from_fn(|m| {
+                    if m >= n {
+                        return [[T::zero(); 4]; 3];
+                    }
+                    corners[(j + (m >> 1)) * cx + i + (m & 1)]
+                });
+                let [p, px, py] = march(&st, old);
+                (*v, *gx, *gy) = (p, px, py);
+            });
+    }
+}
