@@ -1,6 +1,8 @@
-//! The `flowlab` command line: `run` (headless runs) and `bench` (throughput).
+//! The `flowlab` command line: `run` (headless runs), `bench` (throughput) and `render`
+//! (offscreen images and videos).
 
 pub mod bench;
+pub mod render;
 pub mod run;
 
 use crate::case::Case;

@@ -1,5 +1,7 @@
-//! Writing results: VTK image data, CSV tables and the run summary. The headless runner and
-//! the app's data export use the same functions.
+//! Writing results: VTK image data, CSV tables and the run summary (the headless runner and
+//! the app's data export use the same functions), PNG images and videos of the views.
 
 pub mod csv;
+pub mod png;
+pub mod video;
 pub mod vti;

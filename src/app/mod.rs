@@ -1,0 +1,696 @@
+//! The interactive window: winit event loop, wgpu surface, egui (egui-winit + egui-wgpu) around
+//! the field view. Each frame: the solver advances by its budget ([`AppState::advance_frame`]),
+//! the shown fields are gathered and uploaded, the field view is drawn into the area the panels
+//! leave free, egui is drawn on top. Pan/zoom, probe, rake and click seeding act on that area.
+
+use crate::case::Case;
+use crate::export::{png, video};
+use crate::render::gpu::{self, Gpu};
+use crate::render::headless::BACKGROUND;
+use crate::render::offscreen::{self, Target};
+use crate::render::scene::SceneRenderer;
+use crate::render::view::{self, Camera, FrameData, Scratch, Seeding};
+use crate::ui::panel;
+use crate::ui::state::{AppState, Request};
+use glam::Vec2;
+use std::path::PathBuf;
+use std::sync::Arc;
+use winit::application::ApplicationHandler;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::window::{Window, WindowId};
+
+/// Open the interactive window on a case.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Args {
+    /// Case file (default: cases/lid_driven_cavity_re1000.toml).
+    pub case: Option<PathBuf>,
+    /// Override a case setting, e.g. `--set physics.re=400` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Quit after this many frames (smoke tests, scripted screenshots).
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Save a screenshot of the window (UI included) to this PNG when quitting.
+    #[arg(long)]
+    pub screenshot: Option<PathBuf>,
+}
+
+/// The case the app opens without arguments.
+pub const DEFAULT_CASE: &str = "cases/lid_driven_cavity_re1000.toml";
+
+/// Opens the window and runs until it is closed (or `--frames` are done).
+pub fn run(args: Args) -> Result<(), String> {
+    run_with(args, false)
+}
+
+/// As [`run`]; `any_thread` lets the event loop run off the main thread (tests, X11/Wayland).
+pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
+    let path = args.case.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_CASE));
+    let mut case = Case::load(&path).map_err(|e| e.to_string())?;
+    for s in &args.set {
+        case.set_assignment(s).map_err(|e| e.to_string())?;
+    }
+    let mut state = AppState::new(case)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        state.cases_dir = dir.to_path_buf();
+    }
+    let mut builder = EventLoop::builder();
+    if any_thread {
+        #[cfg(target_os = "linux")]
+        {
+            use winit::platform::wayland::EventLoopBuilderExtWayland;
+            use winit::platform::x11::EventLoopBuilderExtX11;
+            EventLoopBuilderExtX11::with_any_thread(&mut builder, true);
+            EventLoopBuilderExtWayland::with_any_thread(&mut builder, true);
+        }
+    }
+    let event_loop = builder.build().map_err(|e| {
+        format!("cannot open a window: {e} (is a display available? DISPLAY / WAYLAND_DISPLAY)")
+    })?;
+    let mut app = App {
+        state,
+        args,
+        window: None,
+        error: None,
+        frames: 0,
+    };
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| format!("the event loop failed: {e}"))?;
+    match app.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct App {
+    state: AppState,
+    args: Args,
+    window: Option<WindowState>,
+    error: Option<String>,
+    frames: u64,
+}
+
+/// Everything that exists once the window does.
+struct WindowState {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    gpu: Gpu,
+    scene: SceneRenderer,
+    /// Pipelines for offscreen captures (offscreen format may differ from the surface's).
+    capture_scene: SceneRenderer,
+    egui: egui_winit::State,
+    egui_renderer: egui_wgpu::Renderer,
+    capture_egui: egui_wgpu::Renderer,
+    camera: Camera,
+    frame: FrameData,
+    scratch: Scratch,
+    /// The field view's rectangle in physical pixels (x, y, w, h).
+    canvas: [f32; 4],
+    drag_start: Option<Vec2>,
+    video: Option<video::VideoWriter>,
+    /// The last frame's tessellated UI, for captures with the UI.
+    last_jobs: Vec<egui::ClippedPrimitive>,
+    last_ppp: f32,
+    last_domain: ([f64; 2], [f64; 2]),
+}
+
+impl WindowState {
+    fn new(event_loop: &ActiveEventLoop) -> Result<WindowState, String> {
+        let attrs = Window::default_attributes()
+            .with_title("FlowLab")
+            .with_inner_size(winit::dpi::LogicalSize::new(1280.0, 800.0));
+        let window = Arc::new(
+            event_loop
+                .create_window(attrs)
+                .map_err(|e| format!("cannot create the window: {e}"))?,
+        );
+        let instance = gpu::instance();
+        let surface = instance
+            .create_surface(window.clone())
+            .map_err(|e| format!("cannot create a drawing surface: {e}"))?;
+        let gpu = gpu::acquire(instance, Some(&surface)).map_err(|e| e.to_string())?;
+        let size = window.inner_size();
+        let caps = surface.get_capabilities(&gpu.adapter);
+        let format = caps
+            .formats
+            .iter()
+            .copied()
+            .find(|f| {
+                matches!(
+                    f,
+                    wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Rgba8Unorm
+                )
+            })
+            .or_else(|| caps.formats.first().copied())
+            .ok_or("the surface supports no texture format")?;
+        let mut config = surface
+            .get_default_config(&gpu.adapter, size.width.max(1), size.height.max(1))
+            .ok_or("the surface is not supported by the adapter")?;
+        config.format = format;
+        config.present_mode = wgpu::PresentMode::AutoVsync;
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
+        surface.configure(&gpu.device, &config);
+        let ctx = egui::Context::default();
+        let egui = egui_winit::State::new(
+            ctx,
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(gpu.device.limits().max_texture_dimension_2d as usize),
+        );
+        let egui_renderer =
+            egui_wgpu::Renderer::new(&gpu.device, format, egui_wgpu::RendererOptions::default());
+        let capture_egui = egui_wgpu::Renderer::new(
+            &gpu.device,
+            offscreen::FORMAT,
+            egui_wgpu::RendererOptions::default(),
+        );
+        Ok(WindowState {
+            scene: SceneRenderer::new(&gpu.device, format),
+            capture_scene: SceneRenderer::new(&gpu.device, offscreen::FORMAT),
+            window,
+            surface,
+            config,
+            gpu,
+            egui,
+            egui_renderer,
+            capture_egui,
+            camera: Camera::fit([0.0, 0.0], [1.0, 1.0]),
+            frame: FrameData::default(),
+            scratch: Scratch::default(),
+            canvas: [0.0, 0.0, 1.0, 1.0],
+            drag_start: None,
+            video: None,
+            last_jobs: Vec::new(),
+            last_ppp: 1.0,
+            last_domain: ([f64::NAN; 2], [f64::NAN; 2]),
+        })
+    }
+
+    fn resize(&mut self, w: u32, h: u32) {
+        if w > 0 && h > 0 {
+            self.config.width = w;
+            self.config.height = h;
+            self.surface.configure(&self.gpu.device, &self.config);
+        }
+    }
+
+    fn viewport(&self) -> Vec2 {
+        Vec2::new(self.canvas[2].max(1.0), self.canvas[3].max(1.0))
+    }
+
+    /// Pixel position (physical) inside the canvas, from an egui point.
+    fn canvas_pixel(&self, pos: egui::Pos2, ppp: f32) -> Vec2 {
+        Vec2::new(pos.x * ppp - self.canvas[0], pos.y * ppp - self.canvas[1])
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() {
+            return;
+        }
+        match WindowState::new(event_loop) {
+            Ok(w) => {
+                w.window.request_redraw();
+                self.window = Some(w);
+            }
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(w) = self.window.as_mut() else {
+            return;
+        };
+        let response = w.egui.on_window_event(&w.window, &event);
+        match event {
+            WindowEvent::CloseRequested => {
+                self.finish(event_loop);
+            }
+            WindowEvent::Resized(size) => {
+                w.resize(size.width, size.height);
+                w.window.request_redraw();
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.redraw() {
+                    self.error = Some(e);
+                    event_loop.exit();
+                    return;
+                }
+                self.frames += 1;
+                if self.args.frames.is_some_and(|n| self.frames >= n) {
+                    self.finish(event_loop);
+                }
+            }
+            _ => {
+                if response.repaint {
+                    w.window.request_redraw();
+                }
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(w) = &self.window {
+            if self.state.playing || self.args.frames.is_some() || w.video.is_some() {
+                event_loop.set_control_flow(ControlFlow::Poll);
+                w.window.request_redraw();
+            } else {
+                event_loop.set_control_flow(ControlFlow::Wait);
+            }
+        }
+    }
+}
+
+impl App {
+    /// Takes the requested screenshot, closes a running video and leaves the loop.
+    fn finish(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(w) = self.window.as_mut() {
+            if let Some(path) = self.args.screenshot.clone() {
+                match capture(w, &mut self.state, true, None).and_then(|img| png::save(&img, &path)) {
+                    Ok(()) => println!("wrote {}", path.display()),
+                    Err(e) => self.error = Some(format!("screenshot failed: {e}")),
+                }
+            }
+            if let Some(v) = w.video.take() {
+                if let Err(e) = v.finish() {
+                    self.error = Some(e);
+                }
+            }
+        }
+        event_loop.exit();
+    }
+
+    fn redraw(&mut self) -> Result<(), String> {
+        let state = &mut self.state;
+        let w = self.window.as_mut().expect("redraw needs the window");
+        state.advance_frame();
+        // egui pass: panels, then the canvas area is what is left.
+        let input = w.egui.take_egui_input(&w.window);
+        let ctx = w.egui.egui_ctx().clone();
+        let mut canvas_rect = egui::Rect::NOTHING;
+        let mut refit = false;
+        let mut output = ctx.run_ui(input, |ui| {
+            refit = panel::shortcuts(ui.ctx(), state);
+            egui::Panel::left("controls")
+                .resizable(true)
+                .default_size(320.0)
+                .show(ui, |ui| panel::controls(ui, state));
+            if state.show_plots {
+                egui::Panel::bottom("plots")
+                    .resizable(true)
+                    .default_size(260.0)
+                    .show(ui, |ui| panel::plots(ui, state));
+            }
+            egui::Panel::top("colour bar").show(ui, |ui| panel::color_bar(ui, state));
+            canvas_rect = ui.available_rect_before_wrap();
+            let response = ui.allocate_rect(canvas_rect, egui::Sense::click_and_drag());
+            interact(ui, &response, state, w);
+            if state.show_help {
+                egui::Window::new("Keyboard and mouse")
+                    .open(&mut state.show_help)
+                    .show(ui.ctx(), panel::help);
+            }
+        });
+        w.egui
+            .handle_platform_output(&w.window, output.platform_output.clone());
+        let ppp = output.pixels_per_point;
+        w.canvas = [
+            (canvas_rect.left() * ppp).max(0.0),
+            (canvas_rect.top() * ppp).max(0.0),
+            (canvas_rect.width() * ppp).max(1.0),
+            (canvas_rect.height() * ppp).max(1.0),
+        ];
+        // Field data for this frame (only the shown fields).
+        let has_frame = gather(state, w);
+        if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
+            w.camera = Camera::fit(w.frame.origin, w.frame.extent);
+            w.last_domain = (w.frame.origin, w.frame.extent);
+        }
+        let viewport = w.viewport();
+        let view = w.camera.world_to_clip(viewport, w.frame.extent);
+        if has_frame {
+            w.scene
+                .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
+        }
+        let jobs = ctx.tessellate(output.shapes, ppp);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [w.config.width, w.config.height],
+            pixels_per_point: ppp,
+        };
+        for (id, deltas) in &output.textures_delta.set {
+            for delta in deltas {
+                w.egui_renderer
+                    .update_texture(&w.gpu.device, &w.gpu.queue, *id, delta);
+                w.capture_egui
+                    .update_texture(&w.gpu.device, &w.gpu.queue, *id, delta);
+            }
+        }
+        present_frame(w, &jobs, &screen, has_frame);
+        w.last_jobs = jobs;
+        w.last_ppp = ppp;
+        for id in &output.textures_delta.free {
+            w.egui_renderer.free_texture(id);
+            w.capture_egui.free_texture(id);
+        }
+        output.textures_delta.clear();
+        // Requests that need the GPU.
+        let requests = std::mem::take(&mut state.requests);
+        for r in requests {
+            match r {
+                Request::Screenshot => {
+                    let stamp = format!("flowlab_step{:08}.png", state.solver.steps());
+                    let path = state.export_dir.join(stamp);
+                    let (with_ui, size) = (state.screenshot_with_ui, state.screenshot_size);
+                    state.message = Some(
+                        match capture(w, state, with_ui, size).and_then(|img| png::save(&img, &path)) {
+                            Ok(()) => format!("saved {}", path.display()),
+                            Err(e) => format!("screenshot failed: {e}"),
+                        },
+                    );
+                }
+                Request::ToggleVideo => toggle_video(w, state),
+            }
+        }
+        if let Some(v) = w.video.as_mut() {
+            if state.perf.frame_steps > 0 || !state.playing {
+                let size = v.size;
+                match capture(w, state, false, Some(size)) {
+                    Ok(img) => w.video.as_mut().expect("checked").offer(img),
+                    Err(e) => state.message = Some(format!("video frame failed: {e}")),
+                }
+            }
+        }
+        state.recording = w.video.is_some();
+        Ok(())
+    }
+}
+
+/// Draws the field view and the UI into the window's next surface texture and presents it
+/// (skipped when the surface is outdated, lost or occluded; it is reconfigured as needed).
+fn present_frame(
+    w: &mut WindowState,
+    jobs: &[egui::ClippedPrimitive],
+    screen: &egui_wgpu::ScreenDescriptor,
+    has_frame: bool,
+) {
+    let texture = match w.surface.get_current_texture() {
+        wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+        wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+            let (cw, ch) = (w.config.width, w.config.height);
+            w.resize(cw, ch);
+            return;
+        }
+        _ => return,
+    };
+    let target = texture
+        .texture
+        .create_view(&wgpu::TextureViewDescriptor::default());
+    let mut encoder = w
+        .gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+    let extra = w
+        .egui_renderer
+        .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, jobs, screen);
+    {
+        let mut pass = encoder
+            .begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("frame"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(BACKGROUND),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            })
+            .forget_lifetime();
+        if has_frame {
+            let c = clamp_canvas(w.canvas, w.config.width, w.config.height);
+            pass.set_viewport(c[0], c[1], c[2], c[3], 0.0, 1.0);
+            pass.set_scissor_rect(c[0] as u32, c[1] as u32, c[2] as u32, c[3] as u32);
+            w.scene.paint(&mut pass);
+            pass.set_viewport(0.0, 0.0, w.config.width as f32, w.config.height as f32, 0.0, 1.0);
+            pass.set_scissor_rect(0, 0, w.config.width, w.config.height);
+        }
+        w.egui_renderer.render(&mut pass, jobs, screen);
+    }
+    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
+    w.window.pre_present_notify();
+    w.gpu.queue.present(texture);
+}
+
+/// Pointer handling over the field view: pan, zoom, probe, rake drawing, click seeds.
+fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &mut WindowState) {
+    let ppp = ui.ctx().pixels_per_point();
+    let viewport = w.viewport();
+    let extent = w.frame.extent;
+    let to_world = |w: &WindowState, pos: egui::Pos2| {
+        let p = w
+            .camera
+            .screen_to_world(w.canvas_pixel(pos, ppp), viewport, extent);
+        [p.x as f64, p.y as f64]
+    };
+    state.hover = response
+        .hover_pos()
+        .map(|p| to_world(w, p))
+        .filter(|p| state.in_domain(*p));
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            if let Some(p) = response.hover_pos() {
+                let px = w.canvas_pixel(p, ppp);
+                w.camera.zoom_at(px, (scroll * 0.005).exp(), viewport, extent);
+            }
+        }
+    }
+    let rake_mode = matches!(state.view.streamlines.seeding, Seeding::Rake { .. });
+    if response.drag_started() {
+        w.drag_start = response.interact_pointer_pos().map(|p| w.canvas_pixel(p, ppp));
+    }
+    if response.dragged() {
+        if rake_mode && response.dragged_by(egui::PointerButton::Primary) {
+            if let (Some(start), Some(now)) = (w.drag_start, response.interact_pointer_pos()) {
+                let a = w.camera.screen_to_world(start, viewport, extent);
+                let b = w
+                    .camera
+                    .screen_to_world(w.canvas_pixel(now, ppp), viewport, extent);
+                if let Seeding::Rake { a: ra, b: rb, count } = &mut state.view.streamlines.seeding {
+                    *ra = [a.x as f64, a.y as f64];
+                    *rb = [b.x as f64, b.y as f64];
+                    if *count == 0 {
+                        *count = 16;
+                    }
+                }
+            }
+        } else {
+            let d = response.drag_delta() * ppp;
+            w.camera.pan(Vec2::new(d.x, d.y), viewport, extent);
+        }
+    }
+    if response.clicked() {
+        if let Some(p) = response.interact_pointer_pos().map(|p| to_world(w, p)) {
+            if let Seeding::Points(points) = &mut state.view.streamlines.seeding {
+                points.push(p);
+            } else {
+                state.probe = state.in_domain(p).then_some(p);
+            }
+        }
+    }
+    if let Some(p) = state.hover {
+        let values = state.probe_values(p);
+        let text = values
+            .iter()
+            .map(|(k, v)| format!("{k} = {v:.4}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let at = state.point_label(p);
+        response.clone().on_hover_text_at_pointer(format!("{at}\n{text}"));
+    }
+}
+
+/// Gathers the frame data for the current view; false if there is nothing to draw.
+fn gather(state: &mut AppState, w: &mut WindowState) -> bool {
+    let ok = if state.solver.info().grid.dim == 1 {
+        let g = state.solver.info().grid;
+        let t_end = state.xt.times.last().copied().unwrap_or(0.0);
+        let mut v = state.view.clone();
+        v.colormap = if v.colormap.is_diverging() {
+            crate::render::colormap::Colormap::Viridis
+        } else {
+            v.colormap
+        };
+        view::xt_frame(
+            state.xt.nx,
+            &state.xt.rows,
+            g.origin[0],
+            g.extent(0),
+            t_end,
+            &v,
+            &mut w.frame,
+        )
+        .is_some()
+    } else {
+        view::gather(state.solver.as_ref(), &state.view, &mut w.scratch, &mut w.frame).is_some()
+    };
+    if ok {
+        state.shown_range = w.frame.range;
+    }
+    ok
+}
+
+fn clamp_canvas(c: [f32; 4], width: u32, height: u32) -> [f32; 4] {
+    let x = c[0].min(width as f32 - 1.0).floor();
+    let y = c[1].min(height as f32 - 1.0).floor();
+    [
+        x,
+        y,
+        c[2].min(width as f32 - x).floor().max(1.0),
+        c[3].min(height as f32 - y).floor().max(1.0),
+    ]
+}
+
+/// Renders the current frame offscreen: with the UI of the last frame at window size, or the
+/// field view alone at `size` (default: the canvas size).
+fn capture(
+    w: &mut WindowState,
+    state: &mut AppState,
+    with_ui: bool,
+    size: Option<[u32; 2]>,
+) -> Result<image::RgbaImage, String> {
+    let has_frame = gather(state, w);
+    let (width, height, canvas) = if with_ui {
+        (
+            w.config.width,
+            w.config.height,
+            clamp_canvas(w.canvas, w.config.width, w.config.height),
+        )
+    } else {
+        let [cw, ch] = size.unwrap_or([w.canvas[2] as u32, w.canvas[3] as u32]);
+        (
+            cw.max(1),
+            ch.max(1),
+            [0.0, 0.0, cw.max(1) as f32, ch.max(1) as f32],
+        )
+    };
+    let target = Target::new(&w.gpu.device, width, height);
+    let viewport = Vec2::new(canvas[2], canvas[3]);
+    if has_frame {
+        let view = w.camera.world_to_clip(viewport, w.frame.extent);
+        w.capture_scene
+            .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
+    }
+    let mut encoder = w
+        .gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("capture"),
+        });
+    let jobs = std::mem::take(&mut w.last_jobs);
+    let screen = egui_wgpu::ScreenDescriptor {
+        size_in_pixels: [width, height],
+        pixels_per_point: w.last_ppp,
+    };
+    let extra = if with_ui {
+        w.capture_egui
+            .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, &jobs, &screen)
+    } else {
+        Vec::new()
+    };
+    {
+        let mut pass = encoder
+            .begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("capture"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target.view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(BACKGROUND),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            })
+            .forget_lifetime();
+        if has_frame {
+            pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
+            w.capture_scene.paint(&mut pass);
+            pass.set_viewport(0.0, 0.0, width as f32, height as f32, 0.0, 1.0);
+        }
+        if with_ui {
+            w.capture_egui.render(&mut pass, &jobs, &screen);
+        }
+    }
+    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
+    w.last_jobs = jobs;
+    target.read(&w.gpu.device, &w.gpu.queue)
+}
+
+fn toggle_video(w: &mut WindowState, state: &mut AppState) {
+    if let Some(v) = w.video.take() {
+        let sink = v.sink.clone();
+        let dropped = v.dropped;
+        state.message = Some(match v.finish() {
+            Ok(n) => match sink {
+                video::Sink::Ffmpeg { path, .. } => {
+                    format!("wrote {} ({n} frames, {dropped} dropped)", path.display())
+                }
+                video::Sink::PngSequence { dir } => {
+                    format!("wrote {n} PNG frames to {}", dir.display())
+                }
+            },
+            Err(e) => e,
+        });
+        return;
+    }
+    let size = video::even_size(w.canvas[2] as u32, w.canvas[3] as u32);
+    let stem = format!("flowlab_step{:08}", state.solver.steps());
+    let path = state.export_dir.join(format!("{stem}.mp4"));
+    w.video = match video::VideoWriter::ffmpeg("ffmpeg", &path, size, 30) {
+        Ok(v) => {
+            state.message = Some(format!("recording {}", path.display()));
+            Some(v)
+        }
+        Err(e @ video::VideoError::FfmpegMissing { .. }) => {
+            let dir = state.export_dir.join(stem);
+            match video::VideoWriter::png_sequence(&dir, size) {
+                Ok(v) => {
+                    state.message = Some(format!(
+                        "{e}; recording a PNG sequence to {} instead",
+                        dir.display()
+                    ));
+                    Some(v)
+                }
+                Err(e2) => {
+                    state.message = Some(format!("{e}; the PNG sequence failed too: {e2}"));
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            state.message = Some(e.to_string());
+            None
+        }
+    };
+}

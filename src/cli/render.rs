@@ -1,0 +1,259 @@
+//! `flowlab render`: runs a case headless and renders the field view offscreen with wgpu to a
+//! PNG, or to a video (ffmpeg, else a PNG sequence).
+
+use crate::case::Case;
+use crate::export::{png, video};
+use crate::render::colormap::Colormap;
+use crate::render::headless::Headless;
+use crate::render::streamlines::Integrator;
+use crate::render::view::{self, FrameData, Range, Scratch, Seeding, ViewSettings};
+use crate::solver::{self, Solver};
+use std::path::PathBuf;
+
+/// Render a case offscreen (no window) to a PNG or a video.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Case file (TOML).
+    pub case: PathBuf,
+    /// Override a case setting, e.g. `--set physics.re=400` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Steps to run before the (first) frame.
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Simulated time to run to before the (first) frame.
+    #[arg(long)]
+    pub t_end: Option<f64>,
+    /// Field to show (e.g. vorticity, speed, p, stream_function).
+    #[arg(long, default_value = "vorticity")]
+    pub view: String,
+    /// Colormap: viridis, cividis, turbo or diverging (default: suits the field).
+    #[arg(long)]
+    pub colormap: Option<String>,
+    /// Fixed colour range `MIN,MAX` (default: automatic).
+    #[arg(long, value_name = "MIN,MAX")]
+    pub range: Option<String>,
+    /// Logarithmic colour scale.
+    #[arg(long)]
+    pub log: bool,
+    /// Number of contour levels.
+    #[arg(long)]
+    pub contours: Option<u32>,
+    /// Field to contour (default: the shown field).
+    #[arg(long)]
+    pub contour_field: Option<String>,
+    /// Streamlines: `grid:N` (N x N seeds), `rake:X0,Y0,X1,Y1,N` or `points:X,Y;X,Y;...`.
+    #[arg(long)]
+    pub streamlines: Option<String>,
+    /// Streamline integrator: `rk45` (adaptive, `--tolerance`) or `rk4` (fixed `--step`).
+    #[arg(long, default_value = "rk45")]
+    pub integrator: String,
+    #[arg(long, default_value_t = 1e-5)]
+    pub tolerance: f64,
+    #[arg(long, default_value_t = 0.005)]
+    pub step: f64,
+    /// Velocity arrows, this many across.
+    #[arg(long)]
+    pub arrows: Option<u32>,
+    /// Image size `WIDTHxHEIGHT`.
+    #[arg(long, default_value = "1280x720")]
+    pub size: String,
+    /// Output PNG.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Output video (MP4 via ffmpeg; a PNG sequence folder next to it if ffmpeg is missing).
+    #[arg(long)]
+    pub video: Option<PathBuf>,
+    /// Video frames.
+    #[arg(long, default_value_t = 120)]
+    pub frames: u32,
+    /// Solver steps between video frames.
+    #[arg(long, default_value_t = 10)]
+    pub steps_per_frame: u64,
+    /// Video frame rate.
+    #[arg(long, default_value_t = 30)]
+    pub fps: u32,
+    /// ffmpeg program.
+    #[arg(long, default_value = "ffmpeg")]
+    pub ffmpeg: String,
+}
+
+/// Parses `WIDTHxHEIGHT`.
+pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("--size {s}: expected WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let p = |v: &str| v.trim().parse::<u32>().ok().filter(|n| (1..=16384).contains(n));
+    match (p(w), p(h)) {
+        (Some(w), Some(h)) => Ok([w, h]),
+        _ => Err(format!("--size {s}: sizes must be whole numbers from 1 to 16384")),
+    }
+}
+
+fn numbers(s: &str, what: &str) -> Result<Vec<f64>, String> {
+    s.split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{what}: `{v}` is not a number"))
+        })
+        .collect()
+}
+
+/// The view the arguments describe.
+pub fn view_settings(a: &Args) -> Result<ViewSettings, String> {
+    let mut v = ViewSettings::for_field(&a.view);
+    if let Some(c) = &a.colormap {
+        v.colormap = Colormap::from_name(c)
+            .ok_or_else(|| format!("--colormap {c}: use viridis, cividis, turbo or diverging"))?;
+    }
+    if let Some(r) = &a.range {
+        match numbers(r, "--range")?.as_slice() {
+            [min, max] if max > min => v.range = Range::Fixed { min: *min, max: *max },
+            _ => return Err(format!("--range {r}: expected MIN,MAX with MIN < MAX")),
+        }
+    }
+    v.log_scale = a.log;
+    if let Some(n) = a.contours {
+        v.contours.enabled = n > 0;
+        v.contours.levels = n;
+    }
+    v.contours.field.clone_from(&a.contour_field);
+    v.streamlines.integrator = match a.integrator.as_str() {
+        "rk45" => Integrator::Rk45 {
+            tolerance: a.tolerance,
+        },
+        "rk4" => Integrator::Rk4 { step: a.step },
+        other => return Err(format!("--integrator {other}: use rk4 or rk45")),
+    };
+    if let Some(s) = &a.streamlines {
+        let (kind, rest) = s.split_once(':').unwrap_or((s.as_str(), ""));
+        v.streamlines.seeding = match kind {
+            "grid" => Seeding::Grid {
+                n: rest
+                    .parse()
+                    .map_err(|_| format!("--streamlines {s}: expected grid:N"))?,
+            },
+            "rake" => match numbers(rest, "--streamlines rake")?.as_slice() {
+                [x0, y0, x1, y1, n] => Seeding::Rake {
+                    a: [*x0, *y0],
+                    b: [*x1, *y1],
+                    count: *n as usize,
+                },
+                _ => return Err(format!("--streamlines {s}: expected rake:X0,Y0,X1,Y1,N")),
+            },
+            "points" => Seeding::Points(
+                rest.split(';')
+                    .map(|p| match numbers(p, "--streamlines points")?.as_slice() {
+                        [x, y] => Ok([*x, *y]),
+                        _ => Err(format!("--streamlines {s}: expected points:X,Y;X,Y")),
+                    })
+                    .collect::<Result<_, String>>()?,
+            ),
+            _ => {
+                return Err(format!(
+                    "--streamlines {s}: use grid:N, rake:X0,Y0,X1,Y1,N or points:X,Y;..."
+                ));
+            }
+        };
+    }
+    v.arrows = a.arrows;
+    Ok(v)
+}
+
+/// Loads the case and applies the `--set` overrides.
+pub fn load_case(a: &Args) -> Result<Case, String> {
+    let mut case = Case::load(&a.case).map_err(|e| e.to_string())?;
+    for s in &a.set {
+        case.set_assignment(s).map_err(|e| e.to_string())?;
+    }
+    Ok(case)
+}
+
+/// Steps `solver` `steps` times or to `t_end`.
+pub fn advance(solver: &mut dyn Solver, steps: Option<u64>, t_end: Option<f64>) -> Result<(), String> {
+    if let Some(n) = steps {
+        for _ in 0..n {
+            solver.step().map_err(|e| e.to_string())?;
+        }
+    }
+    if let Some(t) = t_end {
+        while solver.time() < t {
+            solver.step().map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Gathers the view of `solver` into `frame`, or says why it cannot.
+pub fn frame_of(
+    solver: &dyn Solver,
+    view: &ViewSettings,
+    scratch: &mut Scratch,
+    frame: &mut FrameData,
+) -> Result<(), String> {
+    if solver.info().grid.dim != 2 {
+        return Err("flowlab render draws 2D cases; this case is not 2D".into());
+    }
+    view::gather(solver, view, scratch, frame).ok_or_else(|| {
+        format!(
+            "the solver has no field `{}` (it has: {})",
+            view.field,
+            solver.field_names().join(", ")
+        )
+    })
+}
+
+/// Runs the subcommand.
+pub fn run(a: &Args) -> Result<(), String> {
+    if a.out.is_none() && a.video.is_none() {
+        return Err("give --out FILE.png and/or --video FILE.mp4".into());
+    }
+    let [w, h] = parse_size(&a.size)?;
+    let view = view_settings(a)?;
+    let case = load_case(a)?;
+    let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
+    let mut headless = Headless::new().map_err(|e| e.to_string())?;
+    let mut scratch = Scratch::default();
+    let mut frame = FrameData::default();
+    advance(solver.as_mut(), a.steps, a.t_end)?;
+    if let Some(out) = &a.out {
+        frame_of(solver.as_ref(), &view, &mut scratch, &mut frame)?;
+        let img = headless.render(&frame, w, h, None)?;
+        png::save(&img, out)?;
+        println!(
+            "wrote {} ({w}x{h}, step {}, t = {:.5})",
+            out.display(),
+            solver.steps(),
+            solver.time()
+        );
+    }
+    if let Some(path) = &a.video {
+        let size = video::even_size(w, h);
+        let mut writer = match video::VideoWriter::ffmpeg(&a.ffmpeg, path, size, a.fps) {
+            Ok(wr) => wr,
+            Err(e @ video::VideoError::FfmpegMissing { .. }) => {
+                let dir = path.with_extension("frames");
+                eprintln!("{e}; writing a PNG sequence to {} instead", dir.display());
+                video::VideoWriter::png_sequence(&dir, size).map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        for k in 0..a.frames {
+            if k > 0 {
+                advance(solver.as_mut(), Some(a.steps_per_frame), None)?;
+            }
+            frame_of(solver.as_ref(), &view, &mut scratch, &mut frame)?;
+            writer.push(headless.render(&frame, size[0], size[1], None)?)?;
+        }
+        let sink = writer.sink.clone();
+        let n = writer.finish()?;
+        match sink {
+            video::Sink::Ffmpeg { path, .. } => println!("wrote {} ({n} frames)", path.display()),
+            video::Sink::PngSequence { dir } => {
+                println!("wrote {n} PNG frames to {}", dir.display())
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! Offscreen rendering of the field view without a window.
+
+use super::gpu::{self, Gpu, GpuError};
+use super::offscreen::{self, Target};
+use super::scene::SceneRenderer;
+use super::view::{Camera, FrameData};
+use glam::Vec2;
+use image::RgbaImage;
+
+/// Background behind the domain.
+pub const BACKGROUND: wgpu::Color = wgpu::Color {
+    r: 0.09,
+    g: 0.09,
+    b: 0.1,
+    a: 1.0,
+};
+
+/// A device with the field-view pipelines, rendering to images.
+pub struct Headless {
+    pub gpu: Gpu,
+    pub scene: SceneRenderer,
+}
+
+impl Headless {
+    pub fn new() -> Result<Headless, GpuError> {
+        let gpu = gpu::headless()?;
+        let scene = SceneRenderer::new(&gpu.device, offscreen::FORMAT);
+        Ok(Headless { gpu, scene })
+    }
+
+    /// Renders `frame` at `width x height` pixels, the whole domain in view (`camera` default).
+    pub fn render(
+        &mut self,
+        frame: &FrameData,
+        width: u32,
+        height: u32,
+        camera: Option<Camera>,
+    ) -> Result<RgbaImage, String> {
+        let target = Target::new(&self.gpu.device, width, height);
+        let viewport = Vec2::new(width as f32, height as f32);
+        let camera = camera.unwrap_or_else(|| Camera::fit(frame.origin, frame.extent));
+        let view = camera.world_to_clip(viewport, frame.extent);
+        self.scene
+            .prepare(&self.gpu.device, &self.gpu.queue, frame, view, viewport);
+        let mut encoder = self
+            .gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("headless"),
+            });
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("field view"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &target.view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(BACKGROUND),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.scene.paint(&mut pass);
+        }
+        self.gpu.queue.submit([encoder.finish()]);
+        target.read(&self.gpu.device, &self.gpu.queue)
+    }
+}

@@ -1,0 +1,10 @@
+//! GPU rendering of the 2D field view (wgpu): colormapped field, contours, arrows, streamlines,
+//! offscreen targets with readback, and the headless renderer used by `flowlab render`.
+
+pub mod colormap;
+pub mod gpu;
+pub mod headless;
+pub mod offscreen;
+pub mod scene;
+pub mod streamlines;
+pub mod view;

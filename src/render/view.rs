@@ -1,0 +1,387 @@
+//! What the field view shows (field, colormap, range, overlays), the pan/zoom camera, and the
+//! per-frame gathering of the shown fields into the f32 arrays the GPU pipelines consume.
+
+use super::colormap::Colormap;
+use super::streamlines::{self, GridVelocity, Integrator, Limits};
+use crate::solver::Solver;
+use glam::{Mat4, Vec2, Vec3};
+
+/// Colour range of the field view.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Range {
+    /// From the data of each frame (symmetric about zero for the diverging colormap).
+    Auto,
+    Fixed {
+        min: f64,
+        max: f64,
+    },
+}
+
+/// Contour lines of the shown field or of another one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contours {
+    pub enabled: bool,
+    /// Number of iso-levels, evenly spaced inside the field's range.
+    pub levels: u32,
+    /// Field to contour; `None` contours the shown field.
+    pub field: Option<String>,
+}
+
+/// Where streamlines start.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Seeding {
+    Off,
+    /// Centres of an `n * n` lattice over the domain.
+    Grid {
+        n: usize,
+    },
+    /// `count` seeds on the segment the user drew.
+    Rake {
+        a: [f64; 2],
+        b: [f64; 2],
+        count: usize,
+    },
+    /// Where the user clicked.
+    Points(Vec<[f64; 2]>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Streamlines {
+    pub seeding: Seeding,
+    pub integrator: Integrator,
+    /// Length limit of each trace, in multiples of the domain's larger extent.
+    pub max_length: f64,
+}
+
+/// Everything the 2D view draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewSettings {
+    pub field: String,
+    pub colormap: Colormap,
+    pub range: Range,
+    pub log_scale: bool,
+    pub contours: Contours,
+    pub streamlines: Streamlines,
+    /// Velocity arrows, this many across the domain's width.
+    pub arrows: Option<u32>,
+}
+
+impl ViewSettings {
+    /// The view of `field` with the colormap that suits it (diverging for vorticity).
+    pub fn for_field(field: &str) -> ViewSettings {
+        ViewSettings {
+            field: field.to_string(),
+            colormap: default_colormap(field),
+            range: Range::Auto,
+            log_scale: false,
+            contours: Contours {
+                enabled: false,
+                levels: 12,
+                field: None,
+            },
+            streamlines: Streamlines {
+                seeding: Seeding::Off,
+                integrator: Integrator::Rk45 { tolerance: 1e-5 },
+                max_length: 4.0,
+            },
+            arrows: None,
+        }
+    }
+}
+
+/// Diverging for signed fields centred on zero (vorticity), viridis otherwise.
+pub fn default_colormap(field: &str) -> Colormap {
+    match field {
+        "vorticity" => Colormap::Diverging,
+        _ => Colormap::Viridis,
+    }
+}
+
+/// Pan/zoom state: the world point at the viewport centre and a zoom factor relative to the view
+/// that fits the whole domain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    pub center: Vec2,
+    pub zoom: f32,
+}
+
+impl Camera {
+    /// The view of the whole rectangle `origin + [0, extent]`.
+    pub fn fit(origin: [f64; 2], extent: [f64; 2]) -> Camera {
+        Camera {
+            center: Vec2::new(
+                (origin[0] + 0.5 * extent[0]) as f32,
+                (origin[1] + 0.5 * extent[1]) as f32,
+            ),
+            zoom: 1.0,
+        }
+    }
+
+    /// Pixels per world unit in a viewport of `viewport` pixels showing `extent` at zoom 1 with a margin.
+    pub fn pixels_per_unit(&self, viewport: Vec2, extent: [f64; 2]) -> f32 {
+        let fit = (viewport.x / extent[0] as f32).min(viewport.y / extent[1] as f32) * 0.94;
+        fit * self.zoom
+    }
+
+    /// World -> clip-space transform (y up) for a viewport of `viewport` pixels.
+    pub fn world_to_clip(&self, viewport: Vec2, extent: [f64; 2]) -> Mat4 {
+        let s = self.pixels_per_unit(viewport, extent);
+        Mat4::from_scale(Vec3::new(2.0 * s / viewport.x, 2.0 * s / viewport.y, 1.0))
+            * Mat4::from_translation(Vec3::new(-self.center.x, -self.center.y, 0.0))
+    }
+
+    /// The world point under a pixel position measured from the viewport's top-left corner.
+    pub fn screen_to_world(&self, pixel: Vec2, viewport: Vec2, extent: [f64; 2]) -> Vec2 {
+        let s = self.pixels_per_unit(viewport, extent);
+        let d = pixel - 0.5 * viewport;
+        self.center + Vec2::new(d.x, -d.y) / s
+    }
+
+    /// Moves the view by a pixel drag.
+    pub fn pan(&mut self, delta_pixels: Vec2, viewport: Vec2, extent: [f64; 2]) {
+        let s = self.pixels_per_unit(viewport, extent);
+        self.center -= Vec2::new(delta_pixels.x, -delta_pixels.y) / s;
+    }
+
+    /// Zooms by `factor` keeping the world point under `pixel` fixed.
+    pub fn zoom_at(&mut self, pixel: Vec2, factor: f32, viewport: Vec2, extent: [f64; 2]) {
+        let before = self.screen_to_world(pixel, viewport, extent);
+        self.zoom = (self.zoom * factor).clamp(0.05, 200.0);
+        let after = self.screen_to_world(pixel, viewport, extent);
+        self.center += before - after;
+    }
+}
+
+/// The arrays and numbers one frame of the 2D view is drawn from.
+#[derive(Clone, Debug, Default)]
+pub struct FrameData {
+    /// Cells of the shown array.
+    pub n: [usize; 2],
+    pub origin: [f64; 2],
+    pub extent: [f64; 2],
+    /// The shown field at cell centres, `x` fastest.
+    pub field: Vec<f32>,
+    /// Colour range; with the log scale `lo > 0` is the smallest magnitude resolved.
+    pub range: [f32; 2],
+    pub log_scale: bool,
+    pub diverging: bool,
+    pub colormap: Option<Colormap>,
+    /// Contoured field (same layout as `field`), its level count and range.
+    pub contour: Option<(Vec<f32>, u32, [f32; 2])>,
+    /// Cell-centred velocity for arrows.
+    pub velocity: Option<(Vec<f32>, Vec<f32>)>,
+    /// Arrow lattice and world length per unit speed.
+    pub arrows: Option<([u32; 2], f32)>,
+    /// Streamline segments `(x0, y0, x1, y1)` in world coordinates.
+    pub segments: Vec<[f32; 4]>,
+}
+
+/// The colour range of `data` under `range` (see [`FrameData::range`]).
+pub fn color_range(data: &[f32], range: Range, log_scale: bool, diverging: bool) -> [f32; 2] {
+    let (mut lo, mut hi) = match range {
+        Range::Fixed { min, max } => (min as f32, max as f32),
+        Range::Auto => {
+            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+            for &v in data.iter().filter(|v| v.is_finite()) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            if lo > hi { (0.0, 1.0) } else { (lo, hi) }
+        }
+    };
+    if log_scale {
+        let top = if matches!(range, Range::Auto) {
+            lo.abs().max(hi.abs())
+        } else {
+            hi.abs().max(lo.abs())
+        };
+        let smallest = match range {
+            Range::Fixed { min, .. } if min > 0.0 => min as f32,
+            _ => data
+                .iter()
+                .map(|v| v.abs())
+                .filter(|v| *v > 0.0)
+                .fold(f32::INFINITY, f32::min),
+        };
+        let top = if top > 0.0 { top } else { 1.0 };
+        return [smallest.clamp(top * 1e-6, top * 0.999), top];
+    }
+    if diverging {
+        let m = lo.abs().max(hi.abs());
+        (lo, hi) = (-m, m);
+    }
+    if !(hi > lo) {
+        let pad = lo.abs().max(1e-12) * 1e-3;
+        (lo, hi) = (lo - pad, hi + pad);
+    }
+    [lo, hi]
+}
+
+/// Reusable buffers for [`gather`].
+#[derive(Default)]
+pub struct Scratch {
+    values: Vec<f64>,
+    velocity: GridVelocity,
+}
+
+/// Reads the fields the view needs from `solver` (only those), maps ranges, and traces the
+/// streamlines. Returns `None` if the solver does not know the shown field or is not 2D.
+pub fn gather(
+    solver: &dyn Solver,
+    view: &ViewSettings,
+    scratch: &mut Scratch,
+    out: &mut FrameData,
+) -> Option<()> {
+    let g = solver.info().grid;
+    if g.dim != 2 {
+        return None;
+    }
+    out.n = [g.n[0], g.n[1]];
+    out.origin = [g.origin[0], g.origin[1]];
+    out.extent = [g.extent(0), g.extent(1)];
+    solver.field(&view.field, &mut scratch.values)?;
+    to_f32(&scratch.values, &mut out.field);
+    out.colormap = Some(view.colormap);
+    out.log_scale = view.log_scale;
+    out.diverging = view.colormap.is_diverging();
+    out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
+    out.contour = None;
+    if view.contours.enabled && view.contours.levels > 0 {
+        let mut c = Vec::new();
+        let name = view.contours.field.as_deref().unwrap_or(&view.field);
+        if name == view.field {
+            c.clone_from(&out.field);
+        } else if solver.field(name, &mut scratch.values).is_some() {
+            to_f32(&scratch.values, &mut c);
+        }
+        if !c.is_empty() {
+            let r = if name == view.field && !view.log_scale {
+                out.range
+            } else {
+                color_range(&c, Range::Auto, false, false)
+            };
+            out.contour = Some((c, view.contours.levels, r));
+        }
+    }
+    let need_velocity = view.arrows.is_some() || view.streamlines.seeding != Seeding::Off;
+    out.velocity = None;
+    out.arrows = None;
+    out.segments.clear();
+    if need_velocity {
+        let vel = &mut scratch.velocity;
+        vel.n = out.n;
+        vel.origin = out.origin;
+        vel.spacing = [g.spacing[0], g.spacing[1]];
+        solver.field("u", &mut vel.u)?;
+        solver.field("v", &mut vel.v)?;
+        if let Some(count) = view.arrows {
+            let mut u = Vec::new();
+            let mut v = Vec::new();
+            to_f32(&vel.u, &mut u);
+            to_f32(&vel.v, &mut v);
+            let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
+            let ax = count.max(2);
+            let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).max(2);
+            let spacing = (out.extent[0] / ax as f64) as f32;
+            let scale = if max_speed > 0.0 {
+                0.9 * spacing / max_speed
+            } else {
+                0.0
+            };
+            out.velocity = Some((u, v));
+            out.arrows = Some(([ax, ay], scale));
+        }
+        let s = &view.streamlines;
+        let seeds = match &s.seeding {
+            Seeding::Off => Vec::new(),
+            Seeding::Grid { n } => streamlines::grid_seeds(out.origin, out.extent, *n, *n),
+            Seeding::Rake { a, b, count } => streamlines::rake_seeds(*a, *b, *count),
+            Seeding::Points(p) => p.clone(),
+        };
+        if !seeds.is_empty() {
+            let h = g.spacing[0].min(g.spacing[1]);
+            let max_speed = vel
+                .u
+                .iter()
+                .zip(&vel.v)
+                .map(|(a, b)| a.hypot(*b))
+                .fold(0.0f64, f64::max);
+            let limits = Limits {
+                max_length: s.max_length * out.extent[0].max(out.extent[1]),
+                min_speed: 1e-4 * max_speed.max(1e-300),
+                scale: 0.5 * h,
+                max_step: 2.0 * h,
+            };
+            streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
+        }
+    }
+    Some(())
+}
+
+/// The x-t diagram of a 1D run as a 2D frame: `rows` of `nx` values, x across, time upwards
+/// from 0 to `t_end`, drawn square (the time axis is scaled to the domain length).
+pub fn xt_frame(
+    nx: usize,
+    rows: &[f32],
+    x0: f64,
+    length: f64,
+    t_end: f64,
+    view: &ViewSettings,
+    out: &mut FrameData,
+) -> Option<()> {
+    if nx == 0 || rows.len() < 2 * nx || !(t_end > 0.0) {
+        return None;
+    }
+    out.n = [nx, rows.len() / nx];
+    out.origin = [x0, 0.0];
+    out.extent = [length, length];
+    out.field.clear();
+    out.field.extend_from_slice(&rows[..out.n[0] * out.n[1]]);
+    out.colormap = Some(view.colormap);
+    out.log_scale = view.log_scale;
+    out.diverging = view.colormap.is_diverging();
+    out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
+    out.contour = None;
+    out.velocity = None;
+    out.arrows = None;
+    out.segments.clear();
+    Some(())
+}
+
+fn to_f32(src: &[f64], dst: &mut Vec<f32>) {
+    dst.clear();
+    dst.extend(src.iter().map(|&v| v as f32));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_round_trips_and_zooms_about_the_cursor() {
+        let ext = [1.0, 1.0];
+        let vp = Vec2::new(800.0, 600.0);
+        let mut c = Camera::fit([0.0, 0.0], ext);
+        let centre = c.screen_to_world(0.5 * vp, vp, ext);
+        assert!((centre - Vec2::new(0.5, 0.5)).length() < 1e-6);
+        let p = Vec2::new(100.0, 200.0);
+        let w = c.screen_to_world(p, vp, ext);
+        let clip = c.world_to_clip(vp, ext) * w.extend(0.0).extend(1.0);
+        let back = Vec2::new((clip.x + 1.0) * 0.5 * vp.x, (1.0 - clip.y) * 0.5 * vp.y);
+        assert!((back - p).length() < 1e-3);
+        c.zoom_at(p, 2.0, vp, ext);
+        assert!((c.screen_to_world(p, vp, ext) - w).length() < 1e-5);
+    }
+
+    #[test]
+    fn ranges() {
+        let d = [-1.0f32, 0.5, 2.0];
+        assert_eq!(color_range(&d, Range::Auto, false, false), [-1.0, 2.0]);
+        assert_eq!(color_range(&d, Range::Auto, false, true), [-2.0, 2.0]);
+        assert_eq!(
+            color_range(&d, Range::Fixed { min: 0.0, max: 3.0 }, false, false),
+            [0.0, 3.0]
+        );
+        assert_eq!(color_range(&d, Range::Auto, true, false), [0.5, 2.0]);
+    }
+}

@@ -1,0 +1,400 @@
+//! The app's state without any GPU: the case and its solver, run control with budgeted stepping,
+//! live settings (through [`Case::set`] then [`Solver::update`]) and reset-only settings, the
+//! histories behind the plots, and the view settings.
+
+use crate::case::{Case, Kind};
+use crate::render::view::{self, ViewSettings};
+use crate::solver::{self, Solver};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How many solver steps each frame takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepsPerFrame {
+    Fixed(u32),
+    /// As many as fit in this much time per frame (keeps the frame rate at 30 fps or more).
+    Auto {
+        budget: Duration,
+    },
+}
+
+/// A request the window side carries out (needs the GPU or the file system).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    Screenshot,
+    ToggleVideo,
+}
+
+/// Step rate and cell-update rate, smoothed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Perf {
+    pub steps_per_second: f64,
+    pub cell_updates_per_second: f64,
+    pub frame_steps: u64,
+}
+
+/// Space-time history of a 1D case's density (x-t diagram), one row per recorded step.
+#[derive(Clone, Debug, Default)]
+pub struct XtHistory {
+    pub nx: usize,
+    pub rows: Vec<f32>,
+    pub times: Vec<f64>,
+}
+
+/// Rows kept in the x-t diagram; older halves are thinned out beyond this.
+const XT_ROWS: usize = 512;
+/// Residual history entries kept; thinned by two beyond this.
+const HISTORY: usize = 4096;
+
+pub struct AppState {
+    pub case: Case,
+    pub solver: Box<dyn Solver>,
+    pub playing: bool,
+    pub steps_per_frame: StepsPerFrame,
+    pub view: ViewSettings,
+    /// Reset-only settings (`key`, `value`) waiting for the next reset.
+    pub pending: Vec<(String, String)>,
+    /// The last settings message (rejected values), shown in the panel.
+    pub message: Option<String>,
+    /// Why the run stopped (a diverged solver); cleared by reset.
+    pub failure: Option<String>,
+    /// `(step, time, residuals)` per recorded step.
+    pub history: Vec<(u64, f64, Vec<(&'static str, f64)>)>,
+    history_stride: u64,
+    pub xt: XtHistory,
+    xt_stride: u64,
+    pub perf: Perf,
+    /// Pinned probe point (world coordinates) and the point under the cursor.
+    pub probe: Option<[f64; 2]>,
+    pub hover: Option<[f64; 2]>,
+    /// Colour range of the last drawn frame (for the colour bar).
+    pub shown_range: [f32; 2],
+    pub requests: Vec<Request>,
+    /// Folder the case picker lists.
+    pub cases_dir: PathBuf,
+    /// Screenshot options: include the panels, and an explicit size for view-only shots.
+    pub screenshot_with_ui: bool,
+    pub screenshot_size: Option<[u32; 2]>,
+    pub export_dir: PathBuf,
+    /// Whether a video is being recorded (set by the window side).
+    pub recording: bool,
+    pub show_help: bool,
+    pub show_plots: bool,
+    /// Where "Save case" writes.
+    pub save_path: String,
+}
+
+impl AppState {
+    /// Builds the solver of `case`.
+    pub fn new(case: Case) -> Result<AppState, String> {
+        let solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
+        let field = if solver.field_names().contains(&"vorticity") {
+            "vorticity"
+        } else if solver.field_names().contains(&"rho") {
+            "rho"
+        } else {
+            solver.field_names().first().copied().unwrap_or("u")
+        };
+        let mut view = ViewSettings::for_field(field);
+        if solver.field_names().contains(&"stream_function") {
+            view.contours.field = Some("stream_function".into());
+        }
+        let save_path = match &case.path {
+            Some(p) => p.with_extension("saved.toml").display().to_string(),
+            None => "case.toml".into(),
+        };
+        let mut s = AppState {
+            case,
+            solver,
+            playing: true,
+            steps_per_frame: StepsPerFrame::Auto {
+                budget: Duration::from_millis(20),
+            },
+            view,
+            pending: Vec::new(),
+            message: None,
+            failure: None,
+            history: Vec::new(),
+            history_stride: 1,
+            xt: XtHistory::default(),
+            xt_stride: 1,
+            perf: Perf::default(),
+            probe: None,
+            hover: None,
+            shown_range: [0.0, 1.0],
+            requests: Vec::new(),
+            cases_dir: PathBuf::from("cases"),
+            screenshot_with_ui: true,
+            screenshot_size: None,
+            export_dir: PathBuf::from("flowlab-export"),
+            recording: false,
+            show_help: false,
+            show_plots: true,
+            save_path,
+        };
+        s.record();
+        Ok(s)
+    }
+
+    /// Loads and opens another case file.
+    pub fn open(&mut self, path: &Path) -> Result<(), String> {
+        let case = Case::load(path).map_err(|e| e.to_string())?;
+        let mut next = AppState::new(case)?;
+        next.cases_dir.clone_from(&self.cases_dir);
+        next.export_dir.clone_from(&self.export_dir);
+        next.steps_per_frame = self.steps_per_frame;
+        *self = next;
+        Ok(())
+    }
+
+    /// Applies a live setting: [`Case::set`] validates it, then the solver takes the new spec.
+    /// On any error nothing changes and the reason is returned (and kept in `message`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let before = self.case.clone();
+        let result = self
+            .case
+            .set(key, value)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                self.solver
+                    .update(&self.case.spec)
+                    .map_err(|e| format!("{}: {}", e.key, e.message))
+            });
+        if let Err(e) = &result {
+            self.case = before;
+            self.message = Some(e.clone());
+        } else {
+            self.message = None;
+        }
+        result
+    }
+
+    /// Queues a setting that needs a new solver (grid, precision); validated now, applied by
+    /// [`AppState::reset`].
+    pub fn set_on_reset(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let mut probe = self.case.clone();
+        for (k, v) in &self.pending {
+            probe.set(k, v).map_err(|e| e.to_string())?;
+        }
+        if let Err(e) = probe.set(key, value) {
+            self.message = Some(e.to_string());
+            return Err(e.to_string());
+        }
+        self.pending.retain(|(k, _)| k != key);
+        self.pending.push((key.to_string(), value.to_string()));
+        self.message = None;
+        Ok(())
+    }
+
+    /// The value a reset-only setting will have (pending or current).
+    pub fn pending_value(&self, key: &str) -> Option<&str> {
+        self.pending
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Rebuilds the solver from the case (with the pending settings) at its initial state.
+    pub fn reset(&mut self) -> Result<(), String> {
+        let mut case = self.case.clone();
+        for (k, v) in &self.pending {
+            case.set(k, v).map_err(|e| e.to_string())?;
+        }
+        let solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
+        self.case = case;
+        self.solver = solver;
+        self.pending.clear();
+        self.failure = None;
+        self.message = None;
+        self.history.clear();
+        self.history_stride = 1;
+        self.xt = XtHistory::default();
+        self.xt_stride = 1;
+        self.record();
+        Ok(())
+    }
+
+    /// Advances one frame's worth of steps if playing (see [`StepsPerFrame`]).
+    pub fn advance_frame(&mut self) {
+        if !self.playing || self.failure.is_some() {
+            self.perf.frame_steps = 0;
+            return;
+        }
+        let start = Instant::now();
+        let mut n = 0u64;
+        match self.steps_per_frame {
+            StepsPerFrame::Fixed(k) => {
+                for _ in 0..k {
+                    if !self.step_once() {
+                        break;
+                    }
+                    n += 1;
+                }
+            }
+            StepsPerFrame::Auto { budget } => {
+                while start.elapsed() < budget {
+                    if !self.step_once() {
+                        break;
+                    }
+                    n += 1;
+                }
+            }
+        }
+        self.note_rate(n, start.elapsed());
+    }
+
+    /// One step (the "single step" button); returns false if the solver failed.
+    pub fn single_step(&mut self) -> bool {
+        if self.failure.is_some() {
+            return false;
+        }
+        let start = Instant::now();
+        let ok = self.step_once();
+        self.note_rate(1, start.elapsed());
+        ok
+    }
+
+    fn step_once(&mut self) -> bool {
+        match self.solver.step() {
+            Ok(()) => {
+                self.record();
+                if let Some(t) = self.case.spec.stop.t_end.filter(|t| self.solver.time() >= *t) {
+                    self.playing = false;
+                    self.message = Some(format!("reached stop.t_end = {t}"));
+                    return false;
+                }
+                true
+            }
+            Err(e) => {
+                self.playing = false;
+                self.failure = Some(e.to_string());
+                false
+            }
+        }
+    }
+
+    fn note_rate(&mut self, steps: u64, took: Duration) {
+        self.perf.frame_steps = steps;
+        if steps == 0 || took.is_zero() {
+            return;
+        }
+        let rate = steps as f64 / took.as_secs_f64();
+        let cells = self.solver.info().grid.cells() as f64;
+        let a = 0.2;
+        let p = &mut self.perf;
+        p.steps_per_second = if p.steps_per_second == 0.0 {
+            rate
+        } else {
+            (1.0 - a) * p.steps_per_second + a * rate
+        };
+        p.cell_updates_per_second = p.steps_per_second * cells;
+    }
+
+    /// Appends the current residuals (and, for 1D cases, a density row) to the histories.
+    fn record(&mut self) {
+        let step = self.solver.steps();
+        if step % self.history_stride == 0 {
+            self.history
+                .push((step, self.solver.time(), self.solver.residuals().to_vec()));
+            if self.history.len() >= HISTORY {
+                self.history = self.history.iter().step_by(2).cloned().collect();
+                self.history_stride *= 2;
+            }
+        }
+        if self.solver.info().grid.dim == 1 && step % self.xt_stride == 0 {
+            let mut rho = Vec::new();
+            let name = if self.solver.field_names().contains(&"rho") {
+                "rho"
+            } else {
+                self.solver.field_names()[0]
+            };
+            if self.solver.field(name, &mut rho).is_some() {
+                self.xt.nx = rho.len();
+                self.xt.rows.extend(rho.iter().map(|&v| v as f32));
+                self.xt.times.push(self.solver.time());
+                if self.xt.times.len() >= XT_ROWS {
+                    let nx = self.xt.nx;
+                    let rows: Vec<f32> = self.xt.rows.chunks(nx).step_by(2).flatten().copied().collect();
+                    self.xt.rows = rows;
+                    self.xt.times = self.xt.times.iter().step_by(2).copied().collect();
+                    self.xt_stride *= 2;
+                }
+            }
+        }
+    }
+
+    /// Whether the case is a lid-driven cavity (walls all round, only the top one moving).
+    pub fn is_cavity(&self) -> bool {
+        use crate::case::Boundary;
+        let b = &self.case.spec.boundary;
+        let still = |s: &Option<Boundary>| matches!(s, Some(Boundary::Wall { velocity }) if *velocity == 0.0);
+        self.case.spec.case.kind == Kind::Incompressible
+            && still(&b.left)
+            && still(&b.right)
+            && still(&b.bottom)
+            && matches!(b.top, Some(Boundary::Wall { velocity }) if velocity != 0.0)
+    }
+
+    /// The `.toml` files in the case folder, sorted.
+    pub fn case_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.cases_dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+
+    /// Writes the case with every changed setting to `save_path`.
+    pub fn save_case(&mut self) -> Result<PathBuf, String> {
+        let path = PathBuf::from(&self.save_path);
+        std::fs::write(&path, self.case.to_toml())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Writes the current state's fields as VTK image data into the export folder.
+    pub fn export_vti(&mut self) -> Result<PathBuf, String> {
+        std::fs::create_dir_all(&self.export_dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.export_dir.display()))?;
+        let name = format!("{}_step{:08}.vti", self.case.spec.case.name, self.solver.steps());
+        let path = self.export_dir.join(name);
+        crate::export::vti::write_fields(self.solver.as_ref(), &path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Values of every field at a point (probe).
+    pub fn probe_values(&self, p: [f64; 2]) -> Vec<(&'static str, f64)> {
+        let point = [p[0], p[1], 0.0];
+        self.solver
+            .field_names()
+            .iter()
+            .filter_map(|&n| self.solver.sample(n, point).map(|v| (n, v)))
+            .collect()
+    }
+
+    /// A point as text: `x = ..` for 1D cases (the x-t view's vertical axis is time), `(x, y)` otherwise.
+    pub fn point_label(&self, p: [f64; 2]) -> String {
+        if self.solver.info().grid.dim == 1 {
+            format!("x = {:.4}", p[0])
+        } else {
+            format!("({:.4}, {:.4})", p[0], p[1])
+        }
+    }
+
+    /// The point `p` lies in the domain.
+    pub fn in_domain(&self, p: [f64; 2]) -> bool {
+        let g = self.solver.info().grid;
+        (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
+    }
+
+    /// Switches the shown field and picks the colormap that suits it.
+    pub fn show_field(&mut self, field: &str) {
+        self.view.field = field.to_string();
+        self.view.colormap = view::default_colormap(field);
+    }
+}

@@ -1,0 +1,98 @@
+//! Offscreen renders of the cavity compared with committed reference images
+//! (`tests/snapshots/*.png`, tolerant per-pixel comparison). `FLOWLAB_UPDATE_SNAPSHOTS=1`
+//! rewrites the references.
+
+mod common;
+
+use flowlab::render::streamlines::Integrator;
+use flowlab::render::view::{self, FrameData, Scratch, Seeding, ViewSettings};
+use flowlab::solver::{self, Solver};
+use image::RgbaImage;
+use std::path::PathBuf;
+
+/// A channel differing by more than this counts as a different pixel.
+const CHANNEL_TOLERANCE: i16 = 24;
+/// Share of different pixels allowed.
+const PIXEL_TOLERANCE: f64 = 0.005;
+
+fn snapshot_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.png"))
+}
+
+fn check(name: &str, actual: &RgbaImage) {
+    let path = snapshot_path(name);
+    let update = std::env::var("FLOWLAB_UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
+    if update {
+        actual.save(&path).unwrap();
+        eprintln!("updated {}", path.display());
+        return;
+    }
+    let expected = image::open(&path)
+        .unwrap_or_else(|e| {
+            panic!(
+                "missing reference {} ({e}); run with FLOWLAB_UPDATE_SNAPSHOTS=1",
+                path.display()
+            )
+        })
+        .to_rgba8();
+    assert_eq!(expected.dimensions(), actual.dimensions(), "{name}: size differs");
+    let different = expected
+        .pixels()
+        .zip(actual.pixels())
+        .filter(|(a, b)| (0..4).any(|c| (a[c] as i16 - b[c] as i16).abs() > CHANNEL_TOLERANCE))
+        .count();
+    let share = different as f64 / (expected.width() * expected.height()) as f64;
+    if share > PIXEL_TOLERANCE {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.actual.png"));
+        actual.save(&out).unwrap();
+        panic!(
+            "{name}: {:.2}% of pixels differ from {} (actual image: {})",
+            100.0 * share,
+            path.display(),
+            out.display()
+        );
+    }
+}
+
+/// The cavity at Re 100 on 48x48 cells, run to t = 6.
+fn cavity_solver() -> Box<dyn Solver> {
+    let case = common::cavity(100.0, 48);
+    let mut s = solver::build(&case.spec).unwrap();
+    while s.time() < 6.0 {
+        s.step().unwrap();
+    }
+    s
+}
+
+fn render(h: &mut flowlab::render::headless::Headless, s: &dyn Solver, v: &ViewSettings) -> RgbaImage {
+    let mut frame = FrameData::default();
+    view::gather(s, v, &mut Scratch::default(), &mut frame).expect("fields exist");
+    h.render(&frame, 480, 360, None).unwrap()
+}
+
+#[test]
+fn cavity_views_match_references() {
+    let Some(mut h) = common::headless_or_skip("cavity_views_match_references") else {
+        return;
+    };
+    let s = cavity_solver();
+
+    let mut v = ViewSettings::for_field("vorticity");
+    v.range = flowlab::render::view::Range::Fixed { min: -5.0, max: 5.0 };
+    v.contours.enabled = true;
+    v.contours.levels = 14;
+    v.contours.field = Some("stream_function".into());
+    check("cavity_vorticity_contours", &render(&mut h, s.as_ref(), &v));
+
+    let mut v = ViewSettings::for_field("speed");
+    v.streamlines.seeding = Seeding::Grid { n: 6 };
+    v.streamlines.integrator = Integrator::Rk45 { tolerance: 1e-5 };
+    check("cavity_speed_streamlines", &render(&mut h, s.as_ref(), &v));
+
+    let mut v = ViewSettings::for_field("p");
+    v.colormap = flowlab::render::colormap::Colormap::Turbo;
+    v.arrows = Some(16);
+    check("cavity_pressure_arrows", &render(&mut h, s.as_ref(), &v));
+}
