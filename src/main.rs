@@ -1,4 +1,5 @@
-//! `flowlab`: run cases headless, benchmark the solvers.
+//! `flowlab`: the interactive app (`flowlab [CASE]`), headless runs, offscreen rendering and
+//! benchmarks.
 
 use clap::{Parser, Subcommand};
 use flowlab::cli;
@@ -20,13 +21,18 @@ enum Command {
     Run(cli::run::Args),
     /// Measure solver throughput (million cell updates per second).
     Bench(cli::bench::Args),
+    /// Render a case offscreen (no window) to a PNG image or a video.
+    Render(cli::render::Args),
 }
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let result = match Cli::parse().command {
-        Command::Run(a) => cli::run::run(a),
-        Command::Bench(a) => cli::bench::run(a),
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Run(a)) => cli::run::run(a),
+        Some(Command::Bench(a)) => cli::bench::run(a),
+        Some(Command::Render(a)) => cli::render::run(&a).map_err(anyhow::Error::msg),
+        None => flowlab::app::run(cli.app).map_err(anyhow::Error::msg),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
