@@ -4,9 +4,15 @@
 //! Each configuration starts the Re = 1000 cavity from rest, takes `warmup` steps (so the
 //! pressure solves are warm-started, as in a real run), then times steps for at least
 //! `seconds` (and at least one step).
+//!
+//! With `--backend cuda` the same table is measured on the GPU (the thread counts do not apply),
+//! preceded by the device-to-device copy bandwidth (the ceiling) and each main kernel's time
+//! (CUDA events), bytes moved by the model of
+//! [`crate::solver::incompressible::CudaProjection::kernel_timings`], GB/s and fraction of the
+//! ceiling.
 
 use crate::case::Case;
-use crate::solver;
+use crate::solver::{self, Solver as _};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -36,6 +42,15 @@ pub struct Args {
     /// Precision (f64 or f32).
     #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
     pub precision: String,
+    /// Compute backend.
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "cuda"])]
+    pub backend: String,
+    /// Relative tolerance of the pressure solve (default: the case's, 1e-6 in f64, 1e-4 in f32).
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+    /// Timed launches per kernel (cuda).
+    #[arg(long, default_value_t = 50)]
+    pub kernel_reps: usize,
 }
 
 /// One measured configuration.
@@ -52,6 +67,14 @@ pub struct Measurement {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.backend == "cuda" {
+        kernels(&args)?;
+    }
+    let threads = if args.backend == "cuda" {
+        vec![0]
+    } else {
+        args.threads.clone()
+    };
     let mut rows = Vec::new();
     println!(
         "| grid | pressure solver | threads | steps | ms/step | Mcell-updates/s | pressure its/step | converged |"
@@ -59,7 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("|---|---|---|---|---|---|---|---|");
     for &n in &args.sizes {
         for name in &args.solvers {
-            for &t in &args.threads {
+            for &t in &threads {
                 let m = measure(&args, n, name, t)?;
                 println!(
                     "| {n}^2 | {} | {} | {} | {:.2} | {:.1} | {:.1} | {} |",
@@ -104,8 +127,12 @@ fn measure(args: &Args, n: usize, solver_name: &str, threads: usize) -> anyhow::
         format!("solver.pressure_solver=\"{solver_name}\""),
         format!("solver.max_iterations={}", args.max_iterations),
         format!("solver.precision=\"{}\"", args.precision),
+        format!("solver.backend=\"{}\"", args.backend),
     ] {
         case.set_assignment(&s)?;
+    }
+    if let Some(tol) = args.tolerance {
+        case.set_assignment(&format!("solver.tolerance={tol}"))?;
     }
     let pool = crate::backend::cpu::thread_pool(threads)?;
     let mut s = solver::build(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
@@ -139,4 +166,61 @@ fn measure(args: &Args, n: usize, solver_name: &str, threads: usize) -> anyhow::
             converged_every_step: converged,
         })
     })
+}
+
+/// The copy-bandwidth ceiling and the per-kernel table of the CUDA backend.
+fn kernels(args: &Args) -> anyhow::Result<()> {
+    use crate::backend::cuda;
+    use crate::solver::incompressible::{Config, CudaProjection};
+    let info = cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+    println!(
+        "device: {} (sm_{}{}, {:.1} GiB), driver {}.{}",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.total_memory as f64 / (1u64 << 30) as f64,
+        info.driver_version / 1000,
+        info.driver_version % 1000 / 10
+    );
+    let gpu = cuda::Gpu::new()?;
+    let ceiling = cuda::copy_bandwidth(&gpu, 1 << 30, 20)?;
+    println!("device-to-device copy (1 GiB, read + write): {ceiling:.0} GB/s\n");
+    println!("| grid | precision | kernel | us/launch | MB moved (model) | GB/s | of copy |");
+    println!("|---|---|---|---|---|---|---|");
+    for &n in &args.sizes {
+        let mut case = Case::parse(CAVITY, "bench cavity")?;
+        for s in [
+            format!("grid.nx={n}"),
+            format!("grid.ny={n}"),
+            format!("solver.precision=\"{}\"", args.precision),
+        ] {
+            case.set_assignment(&s)?;
+        }
+        let cfg = Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        let rows = if args.precision == "f32" {
+            let mut s = CudaProjection::<f32>::new(cfg)?;
+            for _ in 0..3 {
+                s.step()?;
+            }
+            s.kernel_timings(args.kernel_reps)?
+        } else {
+            let mut s = CudaProjection::<f64>::new(cfg)?;
+            for _ in 0..3 {
+                s.step()?;
+            }
+            s.kernel_timings(args.kernel_reps)?
+        };
+        for (name, ms, bytes) in rows {
+            let gbs = bytes / (ms * 1e-3) / 1e9;
+            println!(
+                "| {n}^2 | {} | {name} | {:.1} | {:.1} | {gbs:.0} | {:.0} % |",
+                args.precision,
+                ms * 1e3,
+                bytes / 1e6,
+                100.0 * gbs / ceiling
+            );
+        }
+    }
+    println!();
+    Ok(())
 }
