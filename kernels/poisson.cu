@@ -163,14 +163,16 @@ extern "C" __global__ void finalize_bnorm(const real* __restrict__ partial, int 
 }
 
 // One block: sc[SC_RNORM] = sqrt(sum(partial)); converged (or `it >= max`) sets the done flag
-// and records `it` as the iteration count.
+// and records `it` as the iteration count. `until_not_greater` = 1 stops unless r > target (the
+// multigrid loop's test, which a NaN residual ends), 0 stops when r <= target (Jacobi, SOR, PCG).
 extern "C" __global__ void finalize_check(const real* __restrict__ partial, int nb, real* __restrict__ sc,
-                                          int* __restrict__ ctrl, int it, int max) {
+                                          int* __restrict__ ctrl, int it, int max, int until_not_greater) {
     GUARD(ctrl)
     const real r = sqrt(sum_partials(partial, nb));
     if (thread_linear() == 0) {
         sc[SC_RNORM] = r;
-        if (r <= sc[SC_TARGET] || it >= max) {
+        const bool converged = until_not_greater ? !(r > sc[SC_TARGET]) : r <= sc[SC_TARGET];
+        if (converged || it >= max) {
             ctrl[CTRL_DONE] = 1;
             ctrl[CTRL_ITERS] = it;
         }

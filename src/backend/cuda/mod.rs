@@ -309,7 +309,11 @@ impl Gpu {
     }
 
     /// Launches `f` on the stream.
-    pub fn launch(
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list (count, order, sizes), and every pointer
+    /// must address device memory of the extent the kernel touches for this grid.
+    pub unsafe fn launch(
         &self,
         f: sys::CUfunction,
         grid: (u32, u32, u32),
@@ -526,18 +530,21 @@ pub fn copy_bandwidth(gpu: &Arc<Gpu>, bytes: usize, reps: usize) -> Result<f64, 
     let n = bytes / 4;
     let src = gpu.alloc_zeros::<f32>(n)?;
     let dst = gpu.alloc_zeros::<f32>(n)?;
-    let blocks = (n as u64).div_ceil(256).min(1 << 20) as u32;
-    let args = Args::new().p(&src).p(&dst).l(n as i64);
-    gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args)?;
+    let n4 = n / 4;
+    let blocks = (n4 as u64).div_ceil(256).min(132 * 16) as u32;
+    let args = Args::new().p(&src).p(&dst).l(n4 as i64);
+    // SAFETY: `copy(const float4*, float4*, long long)`; both buffers hold n4 float4 values.
+    unsafe { gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args) }?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let (a, b) = (gpu.event()?, gpu.event()?);
         a.record()?;
-        gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args)?;
+        // SAFETY: as above.
+        unsafe { gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args) }?;
         b.record()?;
         times.push(a.elapsed_ms(&b)? as f64);
     }
     times.sort_by(f64::total_cmp);
     let ms = times[times.len() / 2];
-    Ok(2.0 * (n * 4) as f64 / (ms * 1e-3) / 1e9)
+    Ok(2.0 * (n4 * 16) as f64 / (ms * 1e-3) / 1e9)
 }

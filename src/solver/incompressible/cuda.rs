@@ -338,7 +338,9 @@ impl<T: Real> CudaProjection<T> {
         a: Args,
     ) -> Result<(), CudaError> {
         let f = self.mp.function(name)?;
-        self.gpu.launch(f, grid, block, &a)
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
     }
 
     fn kq(
@@ -349,7 +351,9 @@ impl<T: Real> CudaProjection<T> {
         a: Args,
     ) -> Result<(), CudaError> {
         let f = self.mq.function(name)?;
-        self.gpu.launch(f, grid, block, &a)
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
     }
 
     /// Max speeds (and, after a correction, the change sums) into `sc`, read back with the
@@ -628,6 +632,16 @@ impl<T: Real> CudaProjection<T> {
     }
 
     fn finalize_check(&self, nb: usize, it: usize, max: usize) -> Result<(), CudaError> {
+        self.finalize_check_mode(nb, it, max, false)
+    }
+
+    fn finalize_check_mode(
+        &self,
+        nb: usize,
+        it: usize,
+        max: usize,
+        until_not_greater: bool,
+    ) -> Result<(), CudaError> {
         self.kq(
             "finalize_check",
             (1, 1, 1),
@@ -638,7 +652,8 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.sc)
                 .p(&self.ctrl)
                 .i(it.min(i32::MAX as usize) as i64)
-                .i(max.min(i32::MAX as usize) as i64),
+                .i(max.min(i32::MAX as usize) as i64)
+                .i(until_not_greater as i64),
         )
     }
 
@@ -863,7 +878,7 @@ impl<T: Real> CudaProjection<T> {
                 let mut cycles = 0;
                 loop {
                     self.residual(&op, p, rhs, r0, true, ctrl)?;
-                    self.finalize_check(nb2, cycles, max)?;
+                    self.finalize_check_mode(nb2, cycles, max, true)?;
                     if self.read_ctrl()?[CTRL_DONE] != 0 {
                         break;
                     }
@@ -892,10 +907,12 @@ impl<T: Real> CudaProjection<T> {
         let op = levels[k].op;
         if k + 1 == levels.len() {
             let tol = T::of(1e-6).max(T::epsilon() * T::of(100.0));
+            // One block; few threads for the tiny coarsest grids (the solve is latency-bound).
+            let threads = (op.len() as u32).div_ceil(32).clamp(1, 8) * 32;
             return self.kq(
                 "coarse_cg",
                 (1, 1, 1),
-                (256, 1, 1),
+                (threads, 1, 1),
                 Args::new()
                     .l(x as i64)
                     .l(b as i64)
