@@ -4,15 +4,20 @@
 use clap::{Parser, Subcommand};
 use flowlab::cli;
 
+/// With no subcommand, `flowlab [CASE]` opens the interactive window.
 #[derive(Parser, Debug)]
 #[command(
     name = "flowlab",
     version,
     about = "Interactive real-time flow simulation and visualisation"
 )]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// With no subcommand: open the interactive window on a case.
+    #[command(flatten)]
+    app: flowlab::app::Args,
 }
 
 #[derive(Subcommand, Debug)]
@@ -27,12 +32,12 @@ enum Command {
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let cli = Cli::parse();
-    let result = match cli.command {
+    let args = Cli::parse();
+    let result = match args.command {
         Some(Command::Run(a)) => cli::run::run(a),
         Some(Command::Bench(a)) => cli::bench::run(a),
         Some(Command::Render(a)) => cli::render::run(&a).map_err(anyhow::Error::msg),
-        None => flowlab::app::run(cli.app).map_err(anyhow::Error::msg),
+        None => flowlab::app::run(args.app).map_err(anyhow::Error::msg),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

@@ -400,6 +400,8 @@ pub enum BackendChoice {
     Auto,
     /// Multi-threaded CPU reference backend (rayon).
     Cpu,
+    /// NVIDIA GPU (CUDA driver + NVRTC, loaded at run time).
+    Cuda,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

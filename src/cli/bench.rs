@@ -7,10 +7,17 @@
 //!
 //! Each configuration starts from the case's initial state, takes `warmup` untimed steps (so the
 //! pressure solves are warm-started as in a real run), then times steps for at least `seconds`
-//! (and at least one step).
+//! (and at least one step). The cavity's pressure tolerance is 1e-6 in f64 and 1e-4 in f32 unless
+//! `--tolerance` says otherwise.
+//!
+//! With `--backend cuda` the incompressible table is measured on the GPU (thread counts do not
+//! apply), preceded by the device-to-device copy bandwidth (the ceiling) and each main kernel's
+//! time (CUDA events), bytes moved by the model of
+//! [`crate::solver::incompressible::CudaProjection::kernel_timings`], GB/s and fraction of the
+//! ceiling. The compressible family runs on the CPU only.
 
 use crate::case::Case;
-use crate::solver;
+use crate::solver::{self, Solver as _};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -53,6 +60,15 @@ pub struct Args {
     /// Precision (f64 or f32).
     #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
     pub precision: String,
+    /// Compute backend.
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "cuda"])]
+    pub backend: String,
+    /// Relative tolerance of the pressure solve (default 1e-6 in f64, 1e-4 in f32).
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+    /// Timed launches per kernel (cuda).
+    #[arg(long, default_value_t = 50)]
+    pub kernel_reps: usize,
 }
 
 /// One configuration to measure: a case text and its overrides.
@@ -74,6 +90,11 @@ struct Measurement {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let cuda = args.backend == "cuda";
+    if cuda {
+        kernels(&args)?;
+    }
+    let threads = if cuda { vec![0] } else { args.threads.clone() };
     let configs = configs(&args);
     println!(
         "| case | cells | threads | steps | ms/step | Mcell-updates/s | pressure its/step | converged |"
@@ -82,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut speedups = String::new();
     for c in &configs {
         let mut one = None;
-        for &t in &args.threads {
+        for &t in &threads {
             let m = measure(&args, c, t)?;
             let (its, conv) = match m.pressure {
                 Some((its, ok)) => (format!("{its:.1}"), if ok { "yes" } else { "no (cap)" }),
@@ -121,6 +142,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 fn configs(args: &Args) -> Vec<Config> {
     let precision = format!("solver.precision={}", args.precision);
+    let tolerance = args
+        .tolerance
+        .unwrap_or(if args.precision == "f32" { 1e-4 } else { 1e-6 });
     let mut v = Vec::new();
     if args.family != "compressible" {
         for &n in &args.sizes {
@@ -134,13 +158,15 @@ fn configs(args: &Args) -> Vec<Config> {
                         format!("grid.ny={n}"),
                         format!("solver.pressure_solver={ps}"),
                         format!("solver.max_iterations={}", args.max_iterations),
+                        format!("solver.tolerance={tolerance}"),
                         precision.clone(),
+                        format!("solver.backend={}", args.backend),
                     ],
                 });
             }
         }
     }
-    if args.family != "incompressible" {
+    if args.family != "incompressible" && args.backend == "cpu" {
         // (scheme, 1D case, 2D case): the MUSCL cases use HLLC + van Leer, the CE/SE ones alpha = 2.
         let muscl = ["solver.riemann=hllc", "solver.limiter=van_leer"];
         let schemes = [
@@ -210,4 +236,65 @@ fn measure(args: &Args, c: &Config, threads: usize) -> anyhow::Result<Measuremen
             pressure: incompressible.then(|| (its / steps as f64, converged)),
         })
     })
+}
+
+/// The copy-bandwidth ceiling and the per-kernel table of the CUDA backend.
+fn kernels(args: &Args) -> anyhow::Result<()> {
+    use crate::backend::cuda;
+    use crate::solver::incompressible::{Config, CudaProjection};
+    let info = cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
+    println!(
+        "device: {} (sm_{}{}, {:.1} GiB), driver {}.{}",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.total_memory as f64 / (1u64 << 30) as f64,
+        info.driver_version / 1000,
+        info.driver_version % 1000 / 10
+    );
+    let gpu = cuda::Gpu::new()?;
+    let ceiling = cuda::copy_bandwidth(&gpu, 1 << 30, 20)?;
+    println!("device-to-device copy (1 GiB, read + write): {ceiling:.0} GB/s\n");
+    println!("| grid | precision | kernel | us/launch | MB moved (model) | GB/s | of copy |");
+    println!("|---|---|---|---|---|---|---|");
+    for &n in &args.sizes {
+        let mut case = Case::parse(CAVITY, "bench cavity")?;
+        for s in [
+            format!("grid.nx={n}"),
+            format!("grid.ny={n}"),
+            format!("solver.precision=\"{}\"", args.precision),
+            format!(
+                "solver.tolerance={}",
+                if args.precision == "f32" { 1e-4 } else { 1e-6 }
+            ),
+        ] {
+            case.set_assignment(&s)?;
+        }
+        let cfg = Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        let rows = if args.precision == "f32" {
+            let mut s = CudaProjection::<f32>::new(cfg)?;
+            for _ in 0..3 {
+                s.step()?;
+            }
+            s.kernel_timings(args.kernel_reps)?
+        } else {
+            let mut s = CudaProjection::<f64>::new(cfg)?;
+            for _ in 0..3 {
+                s.step()?;
+            }
+            s.kernel_timings(args.kernel_reps)?
+        };
+        for (name, ms, bytes) in rows {
+            let gbs = bytes / (ms * 1e-3) / 1e9;
+            println!(
+                "| {n}^2 | {} | {name} | {:.1} | {:.1} | {gbs:.0} | {:.0} % |",
+                args.precision,
+                ms * 1e3,
+                bytes / 1e6,
+                100.0 * gbs / ceiling
+            );
+        }
+    }
+    println!();
+    Ok(())
 }

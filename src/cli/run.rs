@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long = "line", value_name = "x0,y0,x1,y1,N")]
     pub lines: Vec<Line>,
     /// Compute backend (overrides solver.backend).
-    #[arg(long, value_parser = ["cpu", "auto"])]
+    #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
     pub backend: Option<String>,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]

@@ -12,7 +12,7 @@ pub mod stopping;
 pub use grid::Grid;
 pub use stopping::{Outcome, StopReason, StopRule, run_until};
 
-use crate::case::{CaseSpec, Invalid, Kind};
+use crate::case::{BackendChoice, CaseSpec, Invalid, Kind};
 use std::fmt;
 
 /// A solver that advances one case in time.
@@ -68,6 +68,8 @@ pub struct SolverInfo {
 pub enum SolverError {
     /// The solution blew up or became unphysical.
     Diverged { step: u64, time: f64, message: String },
+    /// The compute device failed (out of memory, a kernel fault, a lost device).
+    Device { step: u64, time: f64, message: String },
 }
 
 impl fmt::Display for SolverError {
@@ -75,6 +77,12 @@ impl fmt::Display for SolverError {
         match self {
             SolverError::Diverged { step, time, message } => {
                 write!(f, "the run diverged at step {step} (t = {time:.6}): {message}")
+            }
+            SolverError::Device { step, time, message } => {
+                write!(
+                    f,
+                    "the CUDA device failed at step {step} (t = {time:.6}): {message}"
+                )
             }
         }
     }
@@ -90,10 +98,46 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
     }
 }
 
-/// Builds the solver a case asks for.
+/// Builds the solver a case asks for, on the backend of `solver.backend`:
+/// - `cpu` (the default when the key is absent): the CPU reference solvers;
+/// - `cuda`: the GPU solver, or an error naming `solver.backend` when no usable device, driver
+///   or NVRTC is present, or the key of a setting the CUDA backend does not have;
+/// - `auto`: the GPU solver where a device is usable and the case's family runs there, else the
+///   CPU solvers (with one warning per process when the device is missing).
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
-    match spec.case.kind {
+    let cpu = |spec: &CaseSpec| match spec.case.kind {
         Kind::Incompressible => incompressible::build(spec),
         Kind::Compressible => compressible::build(spec),
+    };
+    match spec.solver.backend.unwrap_or(BackendChoice::Cpu) {
+        BackendChoice::Cpu => cpu(spec),
+        BackendChoice::Cuda => match spec.case.kind {
+            Kind::Incompressible => {
+                crate::backend::cuda::probe().map_err(|e| {
+                    Invalid::new(
+                        "solver.backend",
+                        format!("cuda was asked for, but {e}; use backend = \"cpu\" or \"auto\""),
+                    )
+                })?;
+                incompressible::build_cuda(spec)
+            }
+            Kind::Compressible => {
+                compressible::Config::from_spec(spec)?;
+                Err(Invalid::new(
+                    "solver.backend",
+                    "compressible cases (MUSCL-Hancock, CE/SE) are not available on the CUDA \
+                     backend yet; use backend = \"cpu\" or \"auto\"",
+                ))
+            }
+        },
+        BackendChoice::Auto => match (spec.case.kind, crate::backend::cuda::probe()) {
+            (Kind::Incompressible, Ok(_)) => incompressible::build_cuda(spec),
+            (Kind::Incompressible, Err(e)) => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| log::warn!("backend = auto: {e}; running on the CPU backend"));
+                cpu(spec)
+            }
+            (Kind::Compressible, _) => cpu(spec),
+        },
     }
 }

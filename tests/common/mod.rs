@@ -6,8 +6,12 @@ use flowlab::render::headless::Headless;
 use flowlab::solver::{Solver, SolverError, StopRule, build, run_until};
 use std::path::PathBuf;
 
+/// The crate root: `FLOWLAB_ROOT` when set (test binaries run from a copy of the repository,
+/// e.g. on a GPU machine), else the directory the tests were compiled in.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("FLOWLAB_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Loads `cases/<name>.toml` with `--set`-style overrides.

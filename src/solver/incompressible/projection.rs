@@ -108,6 +108,12 @@ impl<T: Real> Projection<T> {
         &self.cfg
     }
 
+    /// Velocity (ghosted) and kinematic pressure arrays, for a backend that keeps the state on a
+    /// device and mirrors it here to reuse the field, sampling and summary code.
+    pub(crate) fn state_mut(&mut self) -> (&mut [T], &mut [T], &mut [T]) {
+        (&mut self.u, &mut self.v, &mut self.p)
+    }
+
     fn max_speeds(&self) -> (f64, f64) {
         let (l, u, v) = (&self.l, &self.u, &self.v);
         let um = par_max(l.ny, |j| {

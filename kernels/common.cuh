@@ -1,0 +1,133 @@
+// Shared definitions of the flowlab CUDA kernels. Every kernel file is compiled twice by NVRTC,
+// with -DREAL=float and -DREAL=double, and --fmad=false so that element-wise arithmetic rounds
+// exactly like the CPU reference (no fused multiply-add contraction).
+//
+// Index conventions (as on the CPU): staggered velocity arrays are (nx + 2) x (ny + 2) with one
+// ghost layer, index j * (nx + 2) + i; cell-centred pressure arrays are nx x ny, index
+// j * nx + i (0-based). Reductions are deterministic: every block writes one partial result
+// (block index order) and a single-block finalize kernel combines the partials in a fixed order.
+#pragma once
+
+#ifndef REAL
+#error "compile with -DREAL=float or -DREAL=double"
+#endif
+typedef REAL real;
+
+// Slots of the device scalar block `sc` (REAL) and of the control block `ctrl` (int).
+#define SC_TARGET 0
+#define SC_BNORM 1
+#define SC_RNORM 2
+#define SC_MEAN 3
+#define SC_GAMMA 4
+#define SC_ALPHA 5
+#define SC_BETA 6
+#define SC_UMAX 8
+#define SC_VMAX 9
+#define SC_CHANGE 10
+#define SC_NORM 11
+#define SC_LEN 16
+
+#define CTRL_DONE 0
+#define CTRL_ITERS 1
+#define CTRL_ZERO 2
+#define CTRL_LEN 4
+
+// A kernel given a control block returns at once when the solve it belongs to has converged.
+#define GUARD(ctrl) \
+    if ((ctrl) != 0 && (ctrl)[CTRL_DONE] != 0) return;
+
+__device__ __forceinline__ int block_linear() { return blockIdx.y * gridDim.x + blockIdx.x; }
+__device__ __forceinline__ int thread_linear() { return threadIdx.y * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
+
+// Sum over the block (fixed order: warp shuffles, then warp 0); valid in thread 0.
+// Every thread of the block must call it.
+__device__ __forceinline__ real block_sum(real v) {
+    __shared__ real warp_part[32];
+    const int t = thread_linear();
+    const int lane = t & 31, w = t >> 5;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if (lane == 0) warp_part[w] = v;
+    __syncthreads();
+    const int nw = (block_threads() + 31) >> 5;
+    if (w == 0) {
+        v = lane < nw ? warp_part[lane] : (real)0;
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    }
+    __syncthreads();
+    return v;
+}
+
+// Maximum over the block (order-independent); valid in thread 0. NaNs are skipped (fmax), as
+// the CPU's fold with f64::max does.
+__device__ __forceinline__ real block_max(real v) {
+    __shared__ real warp_part[32];
+    const int t = thread_linear();
+    const int lane = t & 31, w = t >> 5;
+    for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
+    if (lane == 0) warp_part[w] = v;
+    __syncthreads();
+    const int nw = (block_threads() + 31) >> 5;
+    if (w == 0) {
+        v = lane < nw ? warp_part[lane] : (real)0;
+        for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
+    }
+    __syncthreads();
+    return v;
+}
+
+// Sum of partial[0..n) by one block (thread t adds t, t + T, ...; then block_sum).
+__device__ __forceinline__ real sum_partials(const real* partial, int n) {
+    real s = 0;
+    for (int k = thread_linear(); k < n; k += block_threads()) s += partial[k];
+    return block_sum(s);
+}
+
+__device__ __forceinline__ real max_partials(const real* partial, int n) {
+    real s = 0;
+    for (int k = thread_linear(); k < n; k += block_threads()) s = fmax(s, partial[k]);
+    return block_max(s);
+}
+
+// Boundary kinds of the velocity conditions (bck[side], sides left, right, bottom, top).
+#define BC_WALL 0
+#define BC_INFLOW 1
+#define BC_OUTFLOW 2
+#define BC_SYMMETRY 3
+#define BC_PERIODIC 4
+
+// Pressure face conditions, packed two bits per side in `pbc` (left, right, bottom, top).
+#define P_NEUMANN 0
+#define P_DIRICHLET 1
+#define P_PERIODIC 2
+__device__ __forceinline__ int pside(int pbc, int side) { return (pbc >> (2 * side)) & 3; }
+
+// Five-point Laplacian row (i, j): L p = s - d * p_ij (see laplacian.rs; same operation order).
+__device__ __forceinline__ void stencil(const real* p, int i, int j, int nx, int ny, int pbc,
+                                        real idx2, real idy2, real* s_out, real* d_out) {
+    const int row = j * nx;
+    if (i > 0 && i + 1 < nx && j > 0 && j + 1 < ny) {
+        *s_out = (p[row + i - 1] + p[row + i + 1]) * idx2 + (p[row - nx + i] + p[row + nx + i]) * idy2;
+        *d_out = (idx2 + idy2) * (real)2.0;
+        return;
+    }
+    real s = 0, d = 0;
+    const int here = row + i;
+#define FACE(inside, nb, wrap, bc, c)          \
+    if (inside) {                              \
+        s = s + (c) * p[nb];                   \
+        d = d + (c);                           \
+    } else if ((bc) == P_DIRICHLET) {          \
+        d = d + (c) * (real)2.0;               \
+    } else if ((bc) == P_PERIODIC) {           \
+        s = s + (c) * p[wrap];                 \
+        d = d + (c);                           \
+    }
+    FACE(i > 0, here - 1, row + nx - 1, pside(pbc, 0), idx2)
+    FACE(i + 1 < nx, here + 1, row, pside(pbc, 1), idx2)
+    FACE(j > 0, here - nx, (ny - 1) * nx + i, pside(pbc, 2), idy2)
+    FACE(j + 1 < ny, here + nx, i, pside(pbc, 3), idy2)
+#undef FACE
+    *s_out = s;
+    *d_out = d;
+}

@@ -1,0 +1,404 @@
+// Pressure Poisson kernels (pressure_poisson/*.rs on the GPU): damped Jacobi, red-black SOR /
+// Gauss-Seidel colour sweeps, residuals, multigrid transfers, the single-block coarse-grid CG,
+// PCG vector updates, and the scalar finalize kernels that keep the convergence logic on the
+// device. `ctrl` (int) and `sc` (REAL) are the control and scalar blocks (common.cuh); a kernel
+// given a non-null `ctrl` returns at once once ctrl[CTRL_DONE] is set, so the host can enqueue
+// several iterations and read the flag only every few.
+#include "common.cuh"
+
+#define JACOBI_WEIGHT ((real)0.9)
+
+// Damped Jacobi sweep src -> dst; partial[block] = block sum of (b - L src)^2.
+extern "C" __global__ void jacobi_sweep(const real* __restrict__ src, real* __restrict__ dst,
+                                        const real* __restrict__ b, real* __restrict__ partial,
+                                        const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
+                                        real idy2) {
+    GUARD(ctrl)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    real r2 = 0;
+    if (i < nx && j < ny) {
+        const int k = j * nx + i;
+        real s, d;
+        stencil(src, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+        const real x = src[k];
+        const real r = b[k] - (s - d * x);
+        r2 = r * r;
+        dst[k] = x + JACOBI_WEIGHT * ((s - b[k]) / d - x);
+    }
+    const real t = block_sum(r2);
+    if (thread_linear() == 0) partial[block_linear()] = t;
+}
+
+// Whether cell (i, j) touches a periodic seam across which cells of one colour meet (odd
+// periodic sizes); those cells are updated by colour_seam in order, as on the CPU.
+__device__ __forceinline__ bool seam(int i, int j, int nx, int ny, int pbc) {
+    return ((nx & 1) && pside(pbc, 0) == P_PERIODIC && (i == 0 || i + 1 == nx)) ||
+           ((ny & 1) && pside(pbc, 2) == P_PERIODIC && (j == 0 || j + 1 == ny));
+}
+
+// Red-black colour sweep: cells with (i + j) % 2 == colour get
+// x <- x + omega ((sum_f c_f x_nb - b) / sum_f c_f - x). The grid covers (nx/2 + 1) x ny threads.
+extern "C" __global__ void colour_sweep(real* __restrict__ x, const real* __restrict__ b,
+                                        const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
+                                        real idy2, int colour, real omega) {
+    GUARD(ctrl)
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int i = 2 * (blockIdx.x * blockDim.x + threadIdx.x) + ((colour + j) & 1);
+    if (i >= nx || j >= ny || seam(i, j, nx, ny, pbc)) return;
+    const int k = j * nx + i;
+    real s, d;
+    stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+    const real old = x[k];
+    x[k] = old + omega * ((s - b[k]) / d - old);
+}
+
+// The seam cells of one colour, in row order, by one thread (odd periodic sizes only).
+extern "C" __global__ void colour_seam(real* __restrict__ x, const real* __restrict__ b,
+                                       const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
+                                       real idy2, int colour, real omega) {
+    GUARD(ctrl)
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    for (int j = 0; j < ny; ++j) {
+        for (int i = (colour + j) % 2; i < nx; i += 2) {
+            if (!seam(i, j, nx, ny, pbc)) continue;
+            const int k = j * nx + i;
+            real s, d;
+            stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+            x[k] = x[k] + omega * ((s - b[k]) / d - x[k]);
+        }
+    }
+}
+
+// r = b - L x (r may be null: norm only); partial[block] = block sum of r^2 when partial != null.
+extern "C" __global__ void residual(const real* __restrict__ x, const real* __restrict__ b, real* __restrict__ r,
+                                    real* __restrict__ partial, const int* __restrict__ ctrl, int nx, int ny,
+                                    int pbc, real idx2, real idy2) {
+    GUARD(ctrl)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    real r2 = 0;
+    if (i < nx && j < ny) {
+        const int k = j * nx + i;
+        real s, d;
+        stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+        const real rr = b[k] - (s - d * x[k]);
+        if (r) r[k] = rr;
+        r2 = rr * rr;
+    }
+    if (partial) {
+        const real t = block_sum(r2);
+        if (thread_linear() == 0) partial[block_linear()] = t;
+    }
+}
+
+// q = L d; partial[block] = block sum of d . q (PCG).
+extern "C" __global__ void apply_dot(const real* __restrict__ d, real* __restrict__ q, real* __restrict__ partial,
+                                     const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2, real idy2) {
+    GUARD(ctrl)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    real dq = 0;
+    if (i < nx && j < ny) {
+        const int k = j * nx + i;
+        real s, c;
+        stencil(d, i, j, nx, ny, pbc, idx2, idy2, &s, &c);
+        const real qq = s - c * d[k];
+        q[k] = qq;
+        dq = d[k] * qq;
+    }
+    const real t = block_sum(dq);
+    if (thread_linear() == 0) partial[block_linear()] = t;
+}
+
+// partial[block] = block sum of a . b over n values (1D grid).
+extern "C" __global__ void dot_partial(const real* __restrict__ a, const real* __restrict__ b,
+                                       real* __restrict__ partial, const int* __restrict__ ctrl, int n) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const real v = k < n ? a[k] * b[k] : (real)0;
+    const real t = block_sum(v);
+    if (thread_linear() == 0) partial[blockIdx.x] = t;
+}
+
+// partial[block] = block sum of x over n values.
+extern "C" __global__ void sum_partial(const real* __restrict__ x, real* __restrict__ partial,
+                                       const int* __restrict__ ctrl, int n) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    const real t = block_sum(k < n ? x[k] : (real)0);
+    if (thread_linear() == 0) partial[blockIdx.x] = t;
+}
+
+// x -= sc[SC_MEAN].
+extern "C" __global__ void subtract_mean(real* __restrict__ x, const real* __restrict__ sc,
+                                         const int* __restrict__ ctrl, int n) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) x[k] = x[k] - sc[SC_MEAN];
+}
+
+// One block: sc[SC_MEAN] = sum(partial) / n.
+extern "C" __global__ void finalize_mean(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                         const int* __restrict__ ctrl, real n) {
+    GUARD(ctrl)
+    const real s = sum_partials(partial, nb);
+    if (thread_linear() == 0) sc[SC_MEAN] = s / n;
+}
+
+// One block, start of a solve: ||b|| from the partials, the target tol ||b||, the control block
+// reset; a zero right-hand side ends the solve at once with p = 0 (ctrl[CTRL_ZERO]).
+extern "C" __global__ void finalize_bnorm(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                          int* __restrict__ ctrl, real tol) {
+    const real bn = sqrt(sum_partials(partial, nb));
+    if (thread_linear() == 0) {
+        sc[SC_BNORM] = bn;
+        sc[SC_TARGET] = tol * bn;
+        sc[SC_RNORM] = 0;
+        const int zero = bn == (real)0;
+        ctrl[CTRL_DONE] = zero;
+        ctrl[CTRL_ITERS] = 0;
+        ctrl[CTRL_ZERO] = zero;
+    }
+}
+
+// One block: sc[SC_RNORM] = sqrt(sum(partial)); converged (or `it >= max`) sets the done flag
+// and records `it` as the iteration count. `until_not_greater` = 1 stops unless r > target (the
+// multigrid loop's test, which a NaN residual ends), 0 stops when r <= target (Jacobi, SOR, PCG).
+extern "C" __global__ void finalize_check(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                          int* __restrict__ ctrl, int it, int max, int until_not_greater) {
+    GUARD(ctrl)
+    const real r = sqrt(sum_partials(partial, nb));
+    if (thread_linear() == 0) {
+        sc[SC_RNORM] = r;
+        const bool converged = until_not_greater ? !(r > sc[SC_TARGET]) : r <= sc[SC_TARGET];
+        if (converged || it >= max) {
+            ctrl[CTRL_DONE] = 1;
+            ctrl[CTRL_ITERS] = it;
+        }
+    }
+}
+
+// One block (PCG): dq = sum(partial); a zero or non-finite dq stops at iteration `it`,
+// else sc[SC_ALPHA] = gamma / dq.
+extern "C" __global__ void finalize_alpha(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                          int* __restrict__ ctrl, int it) {
+    GUARD(ctrl)
+    const real dq = sum_partials(partial, nb);
+    if (thread_linear() == 0) {
+        if (dq == (real)0 || !isfinite(dq)) {
+            ctrl[CTRL_DONE] = 1;
+            ctrl[CTRL_ITERS] = it;
+        } else {
+            sc[SC_ALPHA] = sc[SC_GAMMA] / dq;
+        }
+    }
+}
+
+// One block (PCG): first = 1: gamma = r.w; else beta = r.w / gamma, gamma = r.w.
+extern "C" __global__ void finalize_gamma(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                          const int* __restrict__ ctrl, int first) {
+    GUARD(ctrl)
+    const real g = sum_partials(partial, nb);
+    if (thread_linear() == 0) {
+        if (!first) sc[SC_BETA] = g / sc[SC_GAMMA];
+        sc[SC_GAMMA] = g;
+    }
+}
+
+// PCG: p += alpha d, r -= alpha q; partial[block] = block sum of r^2.
+extern "C" __global__ void pcg_axpy(real* __restrict__ p, real* __restrict__ r, const real* __restrict__ d,
+                                    const real* __restrict__ q, const real* __restrict__ sc,
+                                    real* __restrict__ partial, const int* __restrict__ ctrl, int n) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    real r2 = 0;
+    if (k < n) {
+        const real alpha = sc[SC_ALPHA];
+        p[k] = p[k] + alpha * d[k];
+        const real rr = r[k] - alpha * q[k];
+        r[k] = rr;
+        r2 = rr * rr;
+    }
+    const real t = block_sum(r2);
+    if (thread_linear() == 0) partial[blockIdx.x] = t;
+}
+
+// PCG: d = w + beta d (first = 0), or d = w (first = 1).
+extern "C" __global__ void pcg_direction(real* __restrict__ d, const real* __restrict__ w,
+                                         const real* __restrict__ sc, const int* __restrict__ ctrl, int n,
+                                         int first) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) d[k] = first ? w[k] : w[k] + sc[SC_BETA] * d[k];
+}
+
+// x = 0 where ctrl[CTRL_ZERO] is set (zero right-hand side), else nothing.
+extern "C" __global__ void zero_if_flag(real* __restrict__ x, const int* __restrict__ ctrl, int n) {
+    if (ctrl[CTRL_ZERO] == 0) return;
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) x[k] = 0;
+}
+
+// Multigrid restriction: coarse b = mean of the four children of the fine residual.
+extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int cnx,
+                                         int cny) {
+    const int ic = blockIdx.x * blockDim.x + threadIdx.x;
+    const int jc = blockIdx.y * blockDim.y + threadIdx.y;
+    if (ic >= cnx || jc >= cny) return;
+    const int k = 2 * jc * fnx + 2 * ic;
+    b[jc * cnx + ic] = (r[k] + r[k + 1] + r[k + fnx] + r[k + fnx + 1]) * (real)0.25;
+}
+
+// Coarse value with one ghost cell from the homogeneous conditions (laplacian.rs ghosted).
+__device__ __forceinline__ real ghosted(const real* e, int i, int j, int nx, int ny, int pbc) {
+    real sign = 1;
+    int ii = i, jj = j;
+    if (i < 0) {
+        const int c = pside(pbc, 0);
+        if (c == P_PERIODIC) ii = nx - 1;
+        else {
+            if (c == P_DIRICHLET) sign = -sign;
+            ii = 0;
+        }
+    } else if (i >= nx) {
+        const int c = pside(pbc, 1);
+        if (c == P_PERIODIC) ii = 0;
+        else {
+            if (c == P_DIRICHLET) sign = -sign;
+            ii = nx - 1;
+        }
+    }
+    if (j < 0) {
+        const int c = pside(pbc, 2);
+        if (c == P_PERIODIC) jj = ny - 1;
+        else {
+            if (c == P_DIRICHLET) sign = -sign;
+            jj = 0;
+        }
+    } else if (j >= ny) {
+        const int c = pside(pbc, 3);
+        if (c == P_PERIODIC) jj = 0;
+        else {
+            if (c == P_DIRICHLET) sign = -sign;
+            jj = ny - 1;
+        }
+    }
+    return sign * e[jj * nx + ii];
+}
+
+// Multigrid prolongation: x += bilinear (9-3-3-1) interpolation of the coarse correction e.
+extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restrict__ x, int cnx, int cny,
+                                       int fnx, int fny, int pbc) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= fnx || j >= fny) return;
+    const int ic = i / 2, jc = j / 2;
+    const int si = (i % 2 == 0) ? -1 : 1, sj = (j % 2 == 0) ? -1 : 1;
+    const real w9 = (real)(9.0 / 16.0), w3 = (real)(3.0 / 16.0), w1 = (real)(1.0 / 16.0);
+    const real v = w9 * ghosted(e, ic, jc, cnx, cny, pbc) +
+                   w3 * (ghosted(e, ic + si, jc, cnx, cny, pbc) + ghosted(e, ic, jc + sj, cnx, cny, pbc)) +
+                   w1 * ghosted(e, ic + si, jc + sj, cnx, cny, pbc);
+    const int k = j * fnx + i;
+    x[k] = x[k] + v;
+}
+
+// Coarsest multigrid level, one block: rhs = b (mean removed when singular), then unpreconditioned
+// CG on L x = rhs from the given x to ||r|| <= tol ||rhs|| or 4 n iterations
+// (multigrid.rs coarse_solve + conjugate_gradient.rs with the identity preconditioner).
+extern "C" __global__ void coarse_cg(real* __restrict__ x, const real* __restrict__ b, real* __restrict__ rhs,
+                                     real* __restrict__ r, real* __restrict__ w, real* __restrict__ d,
+                                     real* __restrict__ q, int nx, int ny, int pbc, real idx2, real idy2,
+                                     int singular, real tol) {
+    __shared__ real bc_val;
+    const int n = nx * ny;
+    const int t0 = thread_linear(), nt = block_threads();
+    for (int k = t0; k < n; k += nt) rhs[k] = b[k];
+    __syncthreads();
+    if (singular) {
+        real s = 0;
+        for (int k = t0; k < n; k += nt) s += rhs[k];
+        s = block_sum(s);
+        if (t0 == 0) bc_val = s / (real)n;
+        __syncthreads();
+        const real mean = bc_val;
+        for (int k = t0; k < n; k += nt) rhs[k] = rhs[k] - mean;
+        __syncthreads();
+    }
+    real acc = 0;
+    for (int k = t0; k < n; k += nt) acc += rhs[k] * rhs[k];
+    acc = block_sum(acc);
+    if (t0 == 0) bc_val = sqrt(acc);
+    __syncthreads();
+    const real target = bc_val * tol;
+    // r = rhs - L x
+    acc = 0;
+    for (int k = t0; k < n; k += nt) {
+        real s, c;
+        stencil(x, k % nx, k / nx, nx, ny, pbc, idx2, idy2, &s, &c);
+        const real rr = rhs[k] - (s - c * x[k]);
+        r[k] = rr;
+        acc += rr * rr;
+    }
+    acc = block_sum(acc);
+    if (t0 == 0) bc_val = sqrt(acc);
+    __syncthreads();
+    if (bc_val <= target) return;
+    acc = 0;
+    for (int k = t0; k < n; k += nt) {
+        w[k] = -r[k];
+        d[k] = w[k];
+        acc += r[k] * w[k];
+    }
+    acc = block_sum(acc);
+    if (t0 == 0) bc_val = acc;
+    __syncthreads();
+    real gamma = bc_val;
+    const int max = 4 * n;
+    for (int it = 1; it <= max; ++it) {
+        __syncthreads();
+        acc = 0;
+        for (int k = t0; k < n; k += nt) {
+            real s, c;
+            stencil(d, k % nx, k / nx, nx, ny, pbc, idx2, idy2, &s, &c);
+            const real qq = s - c * d[k];
+            q[k] = qq;
+            acc += d[k] * qq;
+        }
+        acc = block_sum(acc);
+        if (t0 == 0) bc_val = acc;
+        __syncthreads();
+        const real dq = bc_val;
+        if (dq == (real)0 || !isfinite(dq)) return;
+        const real alpha = gamma / dq;
+        acc = 0;
+        for (int k = t0; k < n; k += nt) {
+            x[k] = x[k] + alpha * d[k];
+            const real rr = r[k] - alpha * q[k];
+            r[k] = rr;
+            acc += rr * rr;
+        }
+        acc = block_sum(acc);
+        if (t0 == 0) bc_val = sqrt(acc);
+        __syncthreads();
+        if (bc_val <= target || it == max) return;
+        acc = 0;
+        for (int k = t0; k < n; k += nt) {
+            w[k] = -r[k];
+            acc += r[k] * w[k];
+        }
+        acc = block_sum(acc);
+        if (t0 == 0) bc_val = acc;
+        __syncthreads();
+        const real beta = bc_val / gamma;
+        gamma = bc_val;
+        for (int k = t0; k < n; k += nt) d[k] = w[k] + beta * d[k];
+    }
+}
+
+// x = 0 (guarded; the PCG preconditioner starts from zero).
+extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict__ ctrl, int n) {
+    GUARD(ctrl)
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) x[k] = 0;
+}

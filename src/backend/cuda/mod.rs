@@ -1,0 +1,550 @@
+//! The CUDA backend: device probe, context and stream, run-time compilation of the kernels in
+//! `kernels/*.cu` by NVRTC with a module cache, device buffers, pinned staging buffers for field
+//! readback, kernel launches and events.
+//!
+//! The driver (`libcuda`) and NVRTC (`libnvrtc`) are loaded at run time (cudarc's
+//! `dynamic-loading`), so the binary runs on machines without them; [`probe`] checks for both
+//! libraries and a device before anything else in cudarc is touched (cudarc panics on a missing
+//! library otherwise). NVRTC is looked up under the names cudarc tries: `libnvrtc.so`,
+//! `libnvrtc.so.12`, `libnvrtc.so.11`, ... on `LD_LIBRARY_PATH` and the system paths.
+//!
+//! Kernels: each file `kernels/<set>.cu` includes `kernels/common.cuh`; both are embedded with
+//! `include_str!` and compiled at first use for the device's compute capability
+//! (`--gpu-architecture=compute_XY`, PTX that the driver loads for `sm_XY`), once with
+//! `-DREAL=float` and once with `-DREAL=double`, always with `--fmad=false` so element-wise
+//! arithmetic rounds exactly like the CPU reference. The PTX is cached per
+//! (kernel set, precision, architecture) for the life of the process.
+//!
+//! Every driver call returns a [`CudaError`]; the solvers turn it into a
+//! [`crate::solver::SolverError`] (an out-of-memory or launch failure never panics).
+
+use cudarc::driver::result as drv;
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The shared header every kernel file includes.
+pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
+
+/// A kernel file (one NVRTC compilation unit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelSet {
+    /// `kernels/projection.cu`: predictor, boundaries, right-hand side, correction, reductions.
+    Projection,
+    /// `kernels/poisson.cu`: the pressure solvers.
+    Poisson,
+    /// `kernels/bench.cu`: the copy kernel of the bandwidth ceiling.
+    Bench,
+}
+
+impl KernelSet {
+    pub const ALL: [KernelSet; 3] = [KernelSet::Projection, KernelSet::Poisson, KernelSet::Bench];
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            KernelSet::Projection => "projection.cu",
+            KernelSet::Poisson => "poisson.cu",
+            KernelSet::Bench => "bench.cu",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            KernelSet::Projection => include_str!("../../../kernels/projection.cu"),
+            KernelSet::Poisson => include_str!("../../../kernels/poisson.cu"),
+            KernelSet::Bench => include_str!("../../../kernels/bench.cu"),
+        }
+    }
+
+    /// The compilation unit: the file with `#include "common.cuh"` replaced by the header.
+    pub fn full_source(self) -> String {
+        self.source().replace("#include \"common.cuh\"", COMMON_HEADER)
+    }
+}
+
+/// A CUDA failure, with the call that failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaError(pub String);
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CudaError {}
+
+impl From<drv::DriverError> for CudaError {
+    fn from(e: drv::DriverError) -> Self {
+        let what = e
+            .error_string()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        CudaError(format!("CUDA driver error {:?} ({what})", e.0))
+    }
+}
+
+/// What [`probe`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    pub total_memory: usize,
+    /// Driver version as `cuDriverGetVersion` reports it (e.g. 13000 for CUDA 13.0).
+    pub driver_version: i32,
+    pub device_count: i32,
+}
+
+/// Whether the NVRTC library can be loaded (checked without touching any other cudarc call).
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to dlopen the library under cudarc's candidate names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Whether the driver library can be loaded.
+pub fn driver_available() -> bool {
+    // SAFETY: as above.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Probes once per process for the driver library, NVRTC and a device (ordinal 0). `Err` says
+/// what is missing, in words fit for a log line or an error message.
+pub fn probe() -> Result<&'static DeviceInfo, String> {
+    static PROBE: OnceLock<Result<DeviceInfo, String>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            if !driver_available() {
+                return Err("the CUDA driver library (libcuda.so) was not found".into());
+            }
+            if !nvrtc_available() {
+                return Err(
+                    "the NVRTC library (libnvrtc.so or libnvrtc.so.12) was not found on \
+                            LD_LIBRARY_PATH"
+                        .into(),
+                );
+            }
+            let info = (|| -> Result<DeviceInfo, CudaError> {
+                drv::init()?;
+                let count = drv::device::get_count()?;
+                if count < 1 {
+                    return Err(CudaError("no CUDA device is present".into()));
+                }
+                let dev = drv::device::get(0)?;
+                let attr = |a| unsafe { drv::device::get_attribute(dev, a) };
+                let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+                let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+                let total_memory = unsafe { drv::device::total_mem(dev) }?;
+                let mut driver_version = 0;
+                unsafe { sys::cuDriverGetVersion(&mut driver_version) }.result()?;
+                Ok(DeviceInfo {
+                    name: drv::device::get_name(dev)?,
+                    compute_capability: (major, minor),
+                    total_memory,
+                    driver_version,
+                    device_count: count,
+                })
+            })();
+            info.map_err(|e| format!("no usable CUDA device: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| e.clone())
+}
+
+/// Compiles a kernel set to PTX with NVRTC for `precision` ("f32" or "f64") and the compute
+/// capability `arch` (major, minor). Cached per (set, precision, arch). This is the code path
+/// the solvers use; the kernel-compilation test calls it without a device.
+pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<Arc<String>, CudaError> {
+    type Key = (KernelSet, String, (i32, i32));
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<String>>>> = OnceLock::new();
+    let key = (set, precision.to_string(), arch);
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(p) = cache.lock().expect("cache lock").get(&key) {
+        return Ok(p.clone());
+    }
+    if !nvrtc_available() {
+        return Err(CudaError(
+            "the NVRTC library (libnvrtc.so or libnvrtc.so.12) was not found on LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let real = match precision {
+        "f32" => "float",
+        "f64" => "double",
+        other => return Err(CudaError(format!("unknown precision {other}"))),
+    };
+    let opts = cudarc::nvrtc::CompileOptions {
+        fmad: Some(false),
+        options: vec![
+            format!("-DREAL={real}"),
+            format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
+            "--std=c++17".into(),
+            "-lineinfo".into(),
+        ],
+        name: Some(set.file_name().into()),
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(set.full_source(), opts).map_err(|e| {
+        CudaError(format!(
+            "NVRTC could not compile {} ({precision}): {e:?}",
+            set.file_name()
+        ))
+    })?;
+    let ptx = Arc::new(ptx.to_src());
+    cache.lock().expect("cache lock").insert(key, ptx.clone());
+    Ok(ptx)
+}
+
+/// The primary context of device 0 and one stream on it. All work of a solver goes to its
+/// stream, in order; the host waits only where it reads scalars or fields.
+pub struct Gpu {
+    dev: sys::CUdevice,
+    ctx: sys::CUcontext,
+    pub stream: sys::CUstream,
+    pub info: DeviceInfo,
+}
+
+// SAFETY: the context and stream handles may be used from any thread once the context is made
+// current there ([`Gpu::bind`]); a solver is used by one thread at a time (`Solver: Send`).
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+impl Gpu {
+    pub fn new() -> Result<Arc<Gpu>, CudaError> {
+        let info = probe().map_err(CudaError)?.clone();
+        let dev = drv::device::get(0)?;
+        let ctx = unsafe { drv::primary_ctx::retain(dev) }?;
+        unsafe { drv::ctx::set_current(ctx) }?;
+        let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
+        Ok(Arc::new(Gpu {
+            dev,
+            ctx,
+            stream,
+            info,
+        }))
+    }
+
+    /// Makes the context current on the calling thread.
+    pub fn bind(&self) -> Result<(), CudaError> {
+        unsafe { drv::ctx::set_current(self.ctx) }?;
+        Ok(())
+    }
+
+    /// Loads the module of a kernel set in a precision (compiling it on first use).
+    pub fn module(self: &Arc<Self>, set: KernelSet, precision: &str) -> Result<Module, CudaError> {
+        let ptx = compile_ptx(set, precision, self.info.compute_capability)?;
+        self.bind()?;
+        let image = CString::new(ptx.as_str()).map_err(|_| CudaError("PTX contains a NUL byte".into()))?;
+        let m = unsafe { drv::module::load_data(image.as_ptr() as *const c_void) }?;
+        Ok(Module {
+            m,
+            gpu: self.clone(),
+            funcs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Device allocation of `len` values (uninitialised).
+    pub fn alloc<T: Copy>(self: &Arc<Self>, len: usize) -> Result<DevBuf<T>, CudaError> {
+        self.bind()?;
+        let bytes = (len.max(1)) * std::mem::size_of::<T>();
+        let ptr = unsafe { drv::malloc_sync(bytes) }.map_err(|e| {
+            CudaError(format!(
+                "{} while allocating {bytes} bytes of device memory",
+                CudaError::from(e)
+            ))
+        })?;
+        Ok(DevBuf {
+            ptr,
+            len,
+            gpu: self.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// Device allocation filled with zero bytes.
+    pub fn alloc_zeros<T: Copy>(self: &Arc<Self>, len: usize) -> Result<DevBuf<T>, CudaError> {
+        let b = self.alloc(len)?;
+        self.memset_zero(&b)?;
+        Ok(b)
+    }
+
+    pub fn memset_zero<T: Copy>(&self, b: &DevBuf<T>) -> Result<(), CudaError> {
+        unsafe { drv::memset_d8_async(b.ptr, 0, b.bytes(), self.stream) }?;
+        Ok(())
+    }
+
+    /// Host to device (waits for the copy).
+    pub fn upload<T: Copy>(&self, dst: &DevBuf<T>, src: &[T]) -> Result<(), CudaError> {
+        assert_eq!(src.len(), dst.len, "upload size");
+        self.bind()?;
+        unsafe { drv::memcpy_htod_async(dst.ptr, src, self.stream) }?;
+        self.sync()
+    }
+
+    /// Device to (pinned) host, asynchronous: call [`Gpu::sync`] before reading `dst`.
+    pub fn download_async<T: Copy>(
+        &self,
+        dst: &mut Pinned<T>,
+        src: &DevBuf<T>,
+        len: usize,
+    ) -> Result<(), CudaError> {
+        assert!(len <= dst.len && len <= src.len, "download size");
+        let slice = unsafe { std::slice::from_raw_parts_mut(dst.ptr, len) };
+        unsafe { drv::memcpy_dtoh_async(slice, src.ptr, self.stream) }?;
+        Ok(())
+    }
+
+    pub fn copy<T: Copy>(&self, dst: &DevBuf<T>, src: &DevBuf<T>) -> Result<(), CudaError> {
+        assert_eq!(dst.len, src.len, "copy size");
+        unsafe { drv::memcpy_dtod_async(dst.ptr, src.ptr, src.bytes(), self.stream) }?;
+        Ok(())
+    }
+
+    /// Waits for the stream; asynchronous kernel faults surface here.
+    pub fn sync(&self) -> Result<(), CudaError> {
+        unsafe { drv::stream::synchronize(self.stream) }?;
+        Ok(())
+    }
+
+    /// Launches `f` on the stream.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list (count, order, sizes), and every pointer
+    /// must address device memory of the extent the kernel touches for this grid.
+    pub unsafe fn launch(
+        &self,
+        f: sys::CUfunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
+        unsafe { drv::launch_kernel(f, grid, block, 0, self.stream, &mut ptrs) }?;
+        Ok(())
+    }
+
+    /// Pinned (page-locked) host buffer for fast, asynchronous readback.
+    pub fn pinned<T: Copy + Default>(self: &Arc<Self>, len: usize) -> Result<Pinned<T>, CudaError> {
+        self.bind()?;
+        let bytes = len.max(1) * std::mem::size_of::<T>();
+        let ptr = unsafe { drv::malloc_host(bytes, 0) }? as *mut T;
+        for k in 0..len {
+            unsafe { ptr.add(k).write(T::default()) };
+        }
+        Ok(Pinned {
+            ptr,
+            len,
+            gpu: self.clone(),
+        })
+    }
+
+    pub fn event(self: &Arc<Self>) -> Result<Event, CudaError> {
+        self.bind()?;
+        Ok(Event {
+            e: drv::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)?,
+            gpu: self.clone(),
+        })
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = drv::ctx::set_current(self.ctx);
+            let _ = drv::stream::synchronize(self.stream);
+            let _ = drv::stream::destroy(self.stream);
+            let _ = drv::primary_ctx::release(self.dev);
+        }
+    }
+}
+
+/// A loaded module; functions are looked up once by name.
+pub struct Module {
+    m: sys::CUmodule,
+    gpu: Arc<Gpu>,
+    funcs: Mutex<HashMap<&'static str, usize>>,
+}
+
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Module {
+    pub fn function(&self, name: &'static str) -> Result<sys::CUfunction, CudaError> {
+        let mut funcs = self.funcs.lock().expect("function table");
+        if let Some(&f) = funcs.get(name) {
+            return Ok(f as sys::CUfunction);
+        }
+        let c = CString::new(name).expect("kernel names have no NUL");
+        let f = unsafe { drv::module::get_function(self.m, c) }
+            .map_err(|e| CudaError(format!("kernel {name}: {}", CudaError::from(e))))?;
+        funcs.insert(name, f as usize);
+        Ok(f)
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = drv::ctx::set_current(self.gpu.ctx);
+            let _ = drv::module::unload(self.m);
+        }
+    }
+}
+
+/// Device memory of `len` values of `T`.
+pub struct DevBuf<T> {
+    pub ptr: sys::CUdeviceptr,
+    pub len: usize,
+    gpu: Arc<Gpu>,
+    _t: PhantomData<T>,
+}
+
+unsafe impl<T> Send for DevBuf<T> {}
+unsafe impl<T> Sync for DevBuf<T> {}
+
+impl<T> DevBuf<T> {
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+}
+
+impl<T> Drop for DevBuf<T> {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = drv::ctx::set_current(self.gpu.ctx);
+            let _ = drv::stream::synchronize(self.gpu.stream);
+            let _ = drv::free_sync(self.ptr);
+        }
+    }
+}
+
+/// Page-locked host memory.
+pub struct Pinned<T> {
+    ptr: *mut T,
+    pub len: usize,
+    gpu: Arc<Gpu>,
+}
+
+unsafe impl<T: Send> Send for Pinned<T> {}
+unsafe impl<T: Sync> Sync for Pinned<T> {}
+
+impl<T> Pinned<T> {
+    /// The contents; call after the stream was synchronised past the last copy into it.
+    pub fn as_slice(&self) -> &[T] {
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> Drop for Pinned<T> {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = drv::ctx::set_current(self.gpu.ctx);
+            let _ = drv::stream::synchronize(self.gpu.stream);
+            let _ = drv::free_host(self.ptr as *mut c_void);
+        }
+    }
+}
+
+/// A CUDA event for timing work on the stream.
+pub struct Event {
+    e: sys::CUevent,
+    gpu: Arc<Gpu>,
+}
+
+unsafe impl Send for Event {}
+
+impl Event {
+    pub fn record(&self) -> Result<(), CudaError> {
+        unsafe { drv::event::record(self.e, self.gpu.stream) }?;
+        Ok(())
+    }
+
+    /// Milliseconds from `self` to `end` (waits for `end`).
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, CudaError> {
+        unsafe { drv::event::synchronize(end.e) }?;
+        Ok(unsafe { drv::event::elapsed(self.e, end.e) }?)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = drv::event::destroy(self.e);
+        }
+    }
+}
+
+/// Kernel arguments, each stored in an 8-byte slot (little-endian: an `int` or `float` parameter
+/// reads the low bytes of its slot).
+#[derive(Default)]
+pub struct Args(Vec<u64>);
+
+impl Args {
+    pub fn new() -> Self {
+        Args(Vec::with_capacity(24))
+    }
+
+    /// A device pointer.
+    pub fn p<T>(mut self, b: &DevBuf<T>) -> Self {
+        self.0.push(b.ptr);
+        self
+    }
+
+    /// A null pointer.
+    pub fn null(mut self) -> Self {
+        self.0.push(0);
+        self
+    }
+
+    /// An `int`.
+    pub fn i(mut self, v: i64) -> Self {
+        self.0.push(v as i32 as u32 as u64);
+        self
+    }
+
+    /// A `long long`.
+    pub fn l(mut self, v: i64) -> Self {
+        self.0.push(v as u64);
+        self
+    }
+
+    /// A `real` (the value's own precision).
+    pub fn r<T: bytemuck::Pod>(mut self, v: T) -> Self {
+        let mut slot = 0u64;
+        let n = std::mem::size_of::<T>();
+        assert!(n <= 8);
+        bytemuck::bytes_of_mut(&mut slot)[..n].copy_from_slice(bytemuck::bytes_of(&v));
+        self.0.push(slot);
+        self
+    }
+}
+
+/// Device-to-device copy bandwidth (GB/s, bytes read plus bytes written per second) of the copy
+/// kernel of `kernels/bench.cu` over `bytes` bytes, median of `reps` timed launches after a
+/// warm-up: the ceiling the memory-bound stencil kernels are measured against.
+pub fn copy_bandwidth(gpu: &Arc<Gpu>, bytes: usize, reps: usize) -> Result<f64, CudaError> {
+    let m = gpu.module(KernelSet::Bench, "f32")?;
+    let f = m.function("copy")?;
+    let n = bytes / 4;
+    let src = gpu.alloc_zeros::<f32>(n)?;
+    let dst = gpu.alloc_zeros::<f32>(n)?;
+    let n4 = n / 4;
+    let blocks = (n4 as u64).div_ceil(256).min(132 * 16) as u32;
+    let args = Args::new().p(&src).p(&dst).l(n4 as i64);
+    // SAFETY: `copy(const float4*, float4*, long long)`; both buffers hold n4 float4 values.
+    unsafe { gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args) }?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let (a, b) = (gpu.event()?, gpu.event()?);
+        a.record()?;
+        // SAFETY: as above.
+        unsafe { gpu.launch(f, (blocks, 1, 1), (256, 1, 1), &args) }?;
+        b.record()?;
+        times.push(a.elapsed_ms(&b)? as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    let ms = times[times.len() / 2];
+    Ok(2.0 * (n4 * 16) as f64 / (ms * 1e-3) / 1e9)
+}

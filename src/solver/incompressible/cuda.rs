@@ -1,0 +1,1273 @@
+//! The projection method on the GPU: the same discretisation as [`super::Projection`]
+//! (`projection.rs`, `staggered.rs`, `convection.rs`, `pressure_poisson/`), kernel for kernel,
+//! with all state in device memory (kernels in `kernels/projection.cu` and
+//! `kernels/poisson.cu`).
+//!
+//! One step enqueues, on one stream: predictor (both components, every convection scheme and
+//! limiter, Euler or AB2), predictor boundary faces, Poisson right-hand side `div(F)/dt`, the
+//! pressure solve, the correction `u = F - dt grad p` fused with the steady-change sums, the
+//! velocity ghosts (x sides, then y sides), and the max-speed reduction of the next step's `dt`.
+//! The host waits once per step, for a block of scalars (max speeds, sums, solver statistics),
+//! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for the
+//! convergence flag. Iterations enqueued after convergence exit at once (device-side flag), so
+//! the iterates and iteration counts are those of the CPU solver.
+//!
+//! Element-wise kernels are compiled without FMA contraction and use the CPU's operation order,
+//! so they round identically; only sums (norms, dot products, means) are added in a different
+//! (fixed, tree) order. Fields are read back only on request, through pinned host buffers, into
+//! a CPU [`Projection`] mirror whose field, sampling and summary code is reused unchanged.
+
+use super::Projection;
+use super::config::Config;
+use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
+use super::staggered::{Layout, fill_velocity_ghosts};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned};
+use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
+use crate::solver::limiter::Limiter;
+use crate::solver::real::Real;
+use crate::solver::{Solver, SolverError, SolverInfo};
+use std::sync::{Arc, Mutex};
+
+/// Growth beyond this multiple of the velocity scale counts as divergence (as on the CPU).
+const BLOW_UP_FACTOR: f64 = 100.0;
+/// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
+const CHECK_EVERY: usize = 16;
+/// SOR checks its residual every this many iterations (red_black.rs).
+const SOR_CHECK: usize = 4;
+/// 2D thread block.
+const BX: u32 = 32;
+const BY: u32 = 8;
+/// 1D thread block.
+const B1: u32 = 256;
+
+// Slots of the scalar and control blocks (kernels/common.cuh).
+const SC_TARGET: usize = 0;
+const SC_BNORM: usize = 1;
+const SC_RNORM: usize = 2;
+const SC_UMAX: usize = 8;
+const SC_VMAX: usize = 9;
+const SC_CHANGE: usize = 10;
+const SC_NORM: usize = 11;
+const SC_LEN: usize = 16;
+const CTRL_DONE: usize = 0;
+const CTRL_ITERS: usize = 1;
+const CTRL_LEN: usize = 4;
+
+fn grid2(nx: usize, ny: usize) -> (u32, u32, u32) {
+    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY), 1)
+}
+
+fn blocks2(nx: usize, ny: usize) -> usize {
+    let g = grid2(nx, ny);
+    (g.0 * g.1) as usize
+}
+
+fn grid1(n: usize) -> (u32, u32, u32) {
+    ((n as u32).div_ceil(B1).max(1), 1, 1)
+}
+
+fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
+    move |e| SolverError::Device {
+        step,
+        time,
+        message: e.0,
+    }
+}
+
+/// Why a case cannot run on the CUDA backend (the key and a message), if it cannot.
+pub fn unsupported(cfg: &Config) -> Option<Invalid> {
+    let [nx, ny, _] = cfg.grid.n;
+    if nx < 2 || ny < 2 {
+        return Some(Invalid::new(
+            "grid.nx",
+            "the CUDA backend needs at least 2 x 2 cells",
+        ));
+    }
+    None
+}
+
+struct MgLevel<T> {
+    op: Laplacian<T>,
+    r: DevBuf<T>,
+    x: DevBuf<T>,
+    b: DevBuf<T>,
+}
+
+/// Device workspace of the pressure solver in use.
+enum Work<T> {
+    Jacobi {
+        next: DevBuf<T>,
+    },
+    Sor,
+    Pcg {
+        r: DevBuf<T>,
+        w: DevBuf<T>,
+        d: DevBuf<T>,
+        q: DevBuf<T>,
+    },
+    Multigrid {
+        levels: Vec<MgLevel<T>>,
+        /// Coarsest-level CG vectors: rhs, r, w, d, q.
+        cg: [DevBuf<T>; 5],
+    },
+}
+
+struct Mirror<T: Real> {
+    cpu: Option<Projection<T>>,
+    stale: bool,
+    staging: Option<[Pinned<T>; 3]>,
+}
+
+/// The projection solver on a CUDA device (precision `T`).
+pub struct CudaProjection<T: Real> {
+    gpu: Arc<Gpu>,
+    mp: Module,
+    mq: Module,
+    cfg: Config,
+    l: Layout,
+    op: Laplacian<T>,
+    u: DevBuf<T>,
+    v: DevBuf<T>,
+    f: DevBuf<T>,
+    g: DevBuf<T>,
+    hu: DevBuf<T>,
+    hv: DevBuf<T>,
+    p: DevBuf<T>,
+    rhs: DevBuf<T>,
+    part_a: DevBuf<T>,
+    part_b: DevBuf<T>,
+    sc: DevBuf<T>,
+    ctrl: DevBuf<i32>,
+    bck: DevBuf<i32>,
+    bcv: DevBuf<T>,
+    work: Work<T>,
+    sc_host: Pinned<T>,
+    ctrl_host: Pinned<i32>,
+    mirror: Mutex<Mirror<T>>,
+    umax: f64,
+    vmax: f64,
+    time: f64,
+    steps: u64,
+    dt: f64,
+    dt_old: f64,
+    dt_cap: f64,
+    has_history: bool,
+    residuals: Vec<(&'static str, f64)>,
+}
+
+fn face_bc(b: &Boundary) -> FaceBc {
+    match b {
+        Boundary::Outflow => FaceBc::Dirichlet,
+        Boundary::Periodic => FaceBc::Periodic,
+        _ => FaceBc::Neumann,
+    }
+}
+
+fn pack_pbc<T>(op: &Laplacian<T>) -> i64 {
+    op.bc.iter().enumerate().fold(0, |acc, (side, b)| {
+        let code = match b {
+            FaceBc::Neumann => 0,
+            FaceBc::Dirichlet => 1,
+            FaceBc::Periodic => 2,
+        };
+        acc | (code << (2 * side))
+    })
+}
+
+fn convection_code(c: Convection) -> i64 {
+    match c {
+        Convection::Central => 0,
+        Convection::Upwind => 1,
+        Convection::Tvd => 2,
+        Convection::Quick => 3,
+    }
+}
+
+fn limiter_code(l: Limiter) -> i64 {
+    match l {
+        Limiter::None => 0,
+        Limiter::Minmod => 1,
+        Limiter::Superbee => 2,
+        Limiter::VanLeer => 3,
+        Limiter::Mc => 4,
+        Limiter::VanAlbada => 5,
+    }
+}
+
+impl<T: Real> CudaProjection<T> {
+    pub fn new(cfg: Config) -> Result<Self, CudaError> {
+        let gpu = Gpu::new()?;
+        let mp = gpu.module(KernelSet::Projection, T::NAME)?;
+        let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
+        let [nx, ny, _] = cfg.grid.n;
+        let l = Layout::new(nx, ny, &cfg.bc);
+        let op = Laplacian::<T>::new(
+            nx,
+            ny,
+            cfg.grid.spacing[0],
+            cfg.grid.spacing[1],
+            [
+                face_bc(&cfg.bc[0]),
+                face_bc(&cfg.bc[1]),
+                face_bc(&cfg.bc[2]),
+                face_bc(&cfg.bc[3]),
+            ],
+        );
+        let n = l.len();
+        let mut hu = vec![T::of(cfg.initial_velocity[0]); n];
+        let mut hv = vec![T::of(cfg.initial_velocity[1]); n];
+        fill_velocity_ghosts(&l, &cfg.bc, &mut hu, &mut hv);
+        let u = gpu.alloc::<T>(n)?;
+        let v = gpu.alloc::<T>(n)?;
+        gpu.upload(&u, &hu)?;
+        gpu.upload(&v, &hv)?;
+        let parts = 2 * blocks2(nx + 2, ny + 2).max(grid1(nx * ny).0 as usize) + 16;
+        let mut bck = [0i32; 4];
+        let mut bcv = [T::zero(); 8];
+        for (side, b) in cfg.bc.iter().enumerate() {
+            bck[side] = match b {
+                Boundary::Wall { velocity } => {
+                    bcv[2 * side] = T::of(*velocity);
+                    0
+                }
+                Boundary::Inflow { velocity, .. } => {
+                    bcv[2 * side] = T::of(velocity[0]);
+                    bcv[2 * side + 1] = T::of(velocity[1]);
+                    1
+                }
+                Boundary::Outflow => 2,
+                Boundary::Symmetry => 3,
+                Boundary::Periodic => 4,
+            };
+        }
+        let bck_d = gpu.alloc::<i32>(4)?;
+        gpu.upload(&bck_d, &bck)?;
+        let bcv_d = gpu.alloc::<T>(8)?;
+        gpu.upload(&bcv_d, &bcv)?;
+        let work = Self::workspace(&gpu, &op, cfg.poisson.kind)?;
+        let mut s = Self {
+            f: gpu.alloc_zeros(n)?,
+            g: gpu.alloc_zeros(n)?,
+            hu: gpu.alloc_zeros(n)?,
+            hv: gpu.alloc_zeros(n)?,
+            p: gpu.alloc_zeros(nx * ny)?,
+            rhs: gpu.alloc_zeros(nx * ny)?,
+            part_a: gpu.alloc_zeros(parts)?,
+            part_b: gpu.alloc_zeros(parts)?,
+            sc: gpu.alloc_zeros(SC_LEN)?,
+            ctrl: gpu.alloc_zeros(CTRL_LEN)?,
+            sc_host: gpu.pinned(SC_LEN)?,
+            ctrl_host: gpu.pinned(CTRL_LEN)?,
+            bck: bck_d,
+            bcv: bcv_d,
+            u,
+            v,
+            work,
+            mirror: Mutex::new(Mirror {
+                cpu: None,
+                stale: true,
+                staging: None,
+            }),
+            gpu,
+            mp,
+            mq,
+            l,
+            op,
+            cfg,
+            umax: 0.0,
+            vmax: 0.0,
+            time: 0.0,
+            steps: 0,
+            dt: 0.0,
+            dt_old: 0.0,
+            dt_cap: f64::INFINITY,
+            has_history: false,
+            residuals: Vec::with_capacity(8),
+        };
+        s.gpu.sync()?;
+        s.reduce_step(false)?;
+        Ok(s)
+    }
+
+    fn workspace(gpu: &Arc<Gpu>, op: &Laplacian<T>, kind: PressureSolverKind) -> Result<Work<T>, CudaError> {
+        let n = op.len();
+        Ok(match kind {
+            PressureSolverKind::Jacobi => Work::Jacobi {
+                next: gpu.alloc_zeros(n)?,
+            },
+            PressureSolverKind::Sor => Work::Sor,
+            PressureSolverKind::Pcg => Work::Pcg {
+                r: gpu.alloc_zeros(n)?,
+                w: gpu.alloc_zeros(n)?,
+                d: gpu.alloc_zeros(n)?,
+                q: gpu.alloc_zeros(n)?,
+            },
+            PressureSolverKind::Multigrid => {
+                // The hierarchy of multigrid.rs: coarsen while the level has over 64 cells.
+                let mut levels = Vec::new();
+                let mut cur = Some(*op);
+                while let Some(o) = cur {
+                    let m = o.len();
+                    let first = levels.is_empty();
+                    levels.push(MgLevel {
+                        op: o,
+                        r: gpu.alloc_zeros(m)?,
+                        x: gpu.alloc_zeros(if first { 1 } else { m })?,
+                        b: gpu.alloc_zeros(if first { 1 } else { m })?,
+                    });
+                    cur = if m > 64 { o.coarsen() } else { None };
+                }
+                let m = levels.last().expect("one level").op.len();
+                let cg = [
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                ];
+                Work::Multigrid { levels, cg }
+            }
+        })
+    }
+
+    fn kp(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        a: Args,
+    ) -> Result<(), CudaError> {
+        let f = self.mp.function(name)?;
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
+    }
+
+    fn kq(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        a: Args,
+    ) -> Result<(), CudaError> {
+        let f = self.mq.function(name)?;
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
+    }
+
+    /// Max speeds (and, after a correction, the change sums) into `sc`, read back with the
+    /// solver's control block; one host wait.
+    fn reduce_step(&mut self, after_correct: bool) -> Result<(), CudaError> {
+        let (nx, ny) = (self.l.nx, self.l.ny);
+        let gm = grid2(nx + 2, ny + 2);
+        self.kp(
+            "max_speed",
+            gm,
+            (BX, BY, 1),
+            Args::new()
+                .p(&self.u)
+                .p(&self.v)
+                .p(&self.part_b)
+                .i(nx as i64)
+                .i(ny as i64),
+        )?;
+        let nc = if after_correct { blocks2(nx + 1, ny + 1) } else { 0 };
+        self.kp(
+            "step_finalize",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(nc as i64)
+                .p(&self.part_b)
+                .i(blocks2(nx + 2, ny + 2) as i64)
+                .p(&self.sc),
+        )?;
+        self.read_scalars()?;
+        let sc = self.sc_host.as_slice();
+        self.umax = sc[SC_UMAX].f64();
+        self.vmax = sc[SC_VMAX].f64();
+        Ok(())
+    }
+
+    fn read_scalars(&mut self) -> Result<(), CudaError> {
+        self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
+        self.gpu
+            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.gpu.sync()
+    }
+
+    fn read_ctrl(&mut self) -> Result<[i32; CTRL_LEN], CudaError> {
+        self.gpu
+            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.gpu.sync()?;
+        let c = self.ctrl_host.as_slice();
+        Ok([c[0], c[1], c[2], c[3]])
+    }
+
+    /// Time step from the CFL, viscous and cell-Reynolds limits (projection.rs).
+    fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+        let c = &self.cfg;
+        let (dx, dy) = (c.grid.spacing[0], c.grid.spacing[1]);
+        let stab = match c.integrator {
+            TimeIntegrator::Euler => 1.0,
+            TimeIntegrator::Ab2 => 0.5,
+        };
+        let mut dt = stab / (2.0 * c.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
+        let wall = c.bc.iter().fold(0.0f64, |m, b| match b {
+            Boundary::Wall { velocity } => m.max(velocity.abs()),
+            _ => m,
+        });
+        let (um, vm) = (umax.max(wall), vmax.max(wall));
+        if um > 0.0 {
+            dt = dt.min(dx / um);
+        }
+        if vm > 0.0 {
+            dt = dt.min(dy / vm);
+        }
+        if matches!(c.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
+            dt = dt.min(stab * 2.0 * c.nu / (um * um + vm * vm));
+        }
+        (c.cfl * dt).min(self.dt_cap)
+    }
+
+    fn check_health(&self, umax: f64, vmax: f64) -> Result<(), SolverError> {
+        let scale = self.cfg.velocity_scale();
+        let m = umax.max(vmax);
+        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
+            return Ok(());
+        }
+        let c = &self.cfg;
+        let h = c.grid.spacing[0].max(c.grid.spacing[1]);
+        let cell_re = scale * h / c.nu;
+        let what = if m.is_finite() {
+            format!(
+                "the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}"
+            )
+        } else {
+            "the velocity is no longer finite (NaN or infinity)".to_string()
+        };
+        Err(SolverError::Diverged {
+            step: self.steps,
+            time: self.time,
+            message: format!(
+                "{what}. Likely causes: the CFL number is too large (cfl = {}), or the grid is \
+                 too coarse for the Reynolds number (cell Reynolds number U h / nu = {cell_re:.1}; \
+                 try upwind or TVD convection, a finer grid or a lower cfl)",
+                c.cfl
+            ),
+        })
+    }
+
+    /// Predictor, its boundary faces and the Poisson right-hand side.
+    fn predict_and_rhs(&mut self, dt: f64) -> Result<(), CudaError> {
+        self.predict_only(dt)?;
+        self.rhs_only(dt)
+    }
+
+    /// Predictor and its boundary faces.
+    fn predict_only(&mut self, dt: f64) -> Result<(), CudaError> {
+        let c = &self.cfg;
+        let l = self.l;
+        let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
+        let (idx2, idy2) = (T::one() / (dx * dx), T::one() / (dy * dy));
+        let (w_new, w_old) = match (c.integrator, self.has_history) {
+            (TimeIntegrator::Ab2, true) => {
+                let r = dt / self.dt_old;
+                (T::of(1.0 + 0.5 * r), T::of(-0.5 * r))
+            }
+            _ => (T::one(), T::zero()),
+        };
+        let args = Args::new()
+            .p(&self.u)
+            .p(&self.v)
+            .p(&self.f)
+            .p(&self.g)
+            .p(&self.hu)
+            .p(&self.hv)
+            .i(l.nx as i64)
+            .i(l.ny as i64)
+            .i(l.periodic_x as i64)
+            .i(l.periodic_y as i64)
+            .i(*l.u_unknowns_i().end() as i64)
+            .i(*l.v_unknowns_j().end() as i64)
+            .i(convection_code(c.convection))
+            .i(limiter_code(c.limiter))
+            .r(dx)
+            .r(dy)
+            .r(idx2)
+            .r(idy2)
+            .r(T::of(c.nu))
+            .r(T::of(dt))
+            .r(w_new)
+            .r(w_old);
+        self.kp("predict", grid2(l.nx + 1, l.ny + 1), (BX, BY, 1), args)?;
+        self.kp(
+            "predictor_boundaries",
+            grid1(l.nx.max(l.ny) + 1),
+            (B1, 1, 1),
+            Args::new()
+                .p(&self.u)
+                .p(&self.v)
+                .p(&self.f)
+                .p(&self.g)
+                .p(&self.bck)
+                .i(l.nx as i64)
+                .i(l.ny as i64),
+        )
+    }
+
+    /// `rhs = div(F, G) / dt`, with block sums for the mean.
+    fn rhs_only(&mut self, dt: f64) -> Result<(), CudaError> {
+        let l = self.l;
+        let c = &self.cfg;
+        self.kp(
+            "poisson_rhs",
+            grid2(l.nx, l.ny),
+            (BX, BY, 1),
+            Args::new()
+                .p(&self.f)
+                .p(&self.g)
+                .p(&self.rhs)
+                .p(&self.part_a)
+                .i(l.nx as i64)
+                .i(l.ny as i64)
+                .r(T::of(1.0 / c.grid.spacing[0]))
+                .r(T::of(1.0 / c.grid.spacing[1]))
+                .r(T::of(1.0 / dt)),
+        )
+    }
+
+    /// `x -= mean(x)` (`guard`: skipped once the solve is done).
+    fn remove_mean(&self, x: u64, guard: bool) -> Result<(), CudaError> {
+        let n = self.op.len();
+        let ctrl = if guard { self.ctrl.ptr } else { 0 };
+        self.kq(
+            "sum_partial",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().l(x as i64).p(&self.part_a).l(ctrl as i64).i(n as i64),
+        )?;
+        self.kq(
+            "finalize_mean",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(grid1(n).0 as i64)
+                .p(&self.sc)
+                .l(ctrl as i64)
+                .r(T::of(n as f64)),
+        )?;
+        self.kq(
+            "subtract_mean",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().l(x as i64).p(&self.sc).l(ctrl as i64).i(n as i64),
+        )
+    }
+
+    /// One colour sweep of `L x = b` on the operator `op` (plus the serial seam cells of odd
+    /// periodic sizes).
+    fn colour(
+        &self,
+        op: &Laplacian<T>,
+        x: u64,
+        b: u64,
+        colour: i64,
+        omega: T,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
+        let (nx, ny) = (op.nx, op.ny);
+        let a = || {
+            Args::new()
+                .l(x as i64)
+                .l(b as i64)
+                .l(ctrl as i64)
+                .i(nx as i64)
+                .i(ny as i64)
+                .i(pack_pbc(op))
+                .r(op.idx2)
+                .r(op.idy2)
+                .i(colour)
+                .r(omega)
+        };
+        self.kq("colour_sweep", grid2(nx / 2 + 1, ny), (BX, BY, 1), a())?;
+        let odd_periodic =
+            (nx % 2 == 1 && op.bc[0] == FaceBc::Periodic) || (ny % 2 == 1 && op.bc[2] == FaceBc::Periodic);
+        if odd_periodic {
+            self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a())?;
+        }
+        Ok(())
+    }
+
+    /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
+    fn residual(
+        &self,
+        op: &Laplacian<T>,
+        x: u64,
+        b: u64,
+        r: u64,
+        norm: bool,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
+        let part = if norm { self.part_a.ptr } else { 0 };
+        self.kq(
+            "residual",
+            grid2(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .l(x as i64)
+                .l(b as i64)
+                .l(r as i64)
+                .l(part as i64)
+                .l(ctrl as i64)
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(op))
+                .r(op.idx2)
+                .r(op.idy2),
+        )
+    }
+
+    fn finalize_check(&self, nb: usize, it: usize, max: usize) -> Result<(), CudaError> {
+        self.finalize_check_mode(nb, it, max, false)
+    }
+
+    fn finalize_check_mode(
+        &self,
+        nb: usize,
+        it: usize,
+        max: usize,
+        until_not_greater: bool,
+    ) -> Result<(), CudaError> {
+        self.kq(
+            "finalize_check",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(nb as i64)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i(it.min(i32::MAX as usize) as i64)
+                .i(max.min(i32::MAX as usize) as i64)
+                .i(until_not_greater as i64),
+        )
+    }
+
+    /// Solves `L p = rhs` (pressure_poisson/mod.rs `solve`); the statistics are read with the
+    /// step's scalars.
+    fn solve_pressure(&mut self) -> Result<(), CudaError> {
+        let op = self.op;
+        let n = op.len();
+        let singular = op.singular();
+        let settings: PoissonSettings = self.cfg.poisson;
+        let max = settings.max_iterations;
+        if singular {
+            self.remove_mean(self.rhs.ptr, false)?;
+        }
+        self.kq(
+            "dot_partial",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new()
+                .p(&self.rhs)
+                .p(&self.rhs)
+                .p(&self.part_a)
+                .null()
+                .i(n as i64),
+        )?;
+        self.kq(
+            "finalize_bnorm",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(grid1(n).0 as i64)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .r(T::of(settings.tolerance)),
+        )?;
+        let nb2 = blocks2(op.nx, op.ny);
+        let nb1 = grid1(n).0 as usize;
+        let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
+        match &self.work {
+            Work::Jacobi { next } => {
+                let next = next.ptr;
+                let mut it = 0;
+                loop {
+                    for _ in 0..CHECK_EVERY {
+                        let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
+                        self.kq(
+                            "jacobi_sweep",
+                            grid2(op.nx, op.ny),
+                            (BX, BY, 1),
+                            Args::new()
+                                .l(src as i64)
+                                .l(dst as i64)
+                                .l(rhs as i64)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(op.nx as i64)
+                                .i(op.ny as i64)
+                                .i(pack_pbc(&op))
+                                .r(op.idx2)
+                                .r(op.idy2),
+                        )?;
+                        self.finalize_check(nb2, it, max)?;
+                        it += 1;
+                    }
+                    let c = self.read_ctrl()?;
+                    if c[CTRL_DONE] != 0 {
+                        // The result is the source of the converged sweep.
+                        if c[CTRL_ITERS] % 2 == 1 {
+                            let Work::Jacobi { next } = &self.work else {
+                                unreachable!()
+                            };
+                            self.gpu.copy(&self.p, next)?;
+                        }
+                        break;
+                    }
+                }
+            }
+            Work::Sor => {
+                let omega = T::of(
+                    settings
+                        .sor_omega
+                        .unwrap_or_else(|| optimal_sor_omega(op.nx, op.ny)),
+                );
+                let mut it = 0;
+                loop {
+                    for _ in 0..CHECK_EVERY {
+                        if it % SOR_CHECK == 0 || it == max {
+                            if singular {
+                                self.remove_mean(p, true)?;
+                            }
+                            self.residual(&op, p, rhs, 0, true, ctrl)?;
+                            self.finalize_check(nb2, it, max)?;
+                        }
+                        self.colour(&op, p, rhs, 0, omega, ctrl)?;
+                        self.colour(&op, p, rhs, 1, omega, ctrl)?;
+                        it += 1;
+                        if it > max {
+                            break;
+                        }
+                    }
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                }
+            }
+            Work::Pcg { r, w, d, q } => {
+                let (r, w, d, q) = (r.ptr, w.ptr, d.ptr, q.ptr);
+                self.residual(&op, p, rhs, r, true, ctrl)?;
+                self.finalize_check(nb2, 0, usize::MAX)?;
+                let precondition = |s: &Self| -> Result<(), CudaError> {
+                    s.kq(
+                        "zero_fill",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new().l(w as i64).l(ctrl as i64).i(n as i64),
+                    )?;
+                    s.colour(&op, w, r, 0, T::one(), ctrl)?;
+                    s.colour(&op, w, r, 1, T::one(), ctrl)?;
+                    s.colour(&op, w, r, 0, T::one(), ctrl)
+                };
+                let gamma = |s: &Self, first: i64| -> Result<(), CudaError> {
+                    s.kq(
+                        "dot_partial",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new()
+                            .l(r as i64)
+                            .l(w as i64)
+                            .p(&s.part_a)
+                            .l(ctrl as i64)
+                            .i(n as i64),
+                    )?;
+                    s.kq(
+                        "finalize_gamma",
+                        (1, 1, 1),
+                        (1024, 1, 1),
+                        Args::new()
+                            .p(&s.part_a)
+                            .i(nb1 as i64)
+                            .p(&s.sc)
+                            .l(ctrl as i64)
+                            .i(first),
+                    )
+                };
+                let direction = |s: &Self, first: i64| -> Result<(), CudaError> {
+                    s.kq(
+                        "pcg_direction",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new()
+                            .l(d as i64)
+                            .l(w as i64)
+                            .p(&s.sc)
+                            .l(ctrl as i64)
+                            .i(n as i64)
+                            .i(first),
+                    )
+                };
+                precondition(self)?;
+                direction(self, 1)?;
+                gamma(self, 1)?;
+                let mut it = 1;
+                'outer: loop {
+                    for _ in 0..CHECK_EVERY {
+                        if it > max {
+                            break 'outer;
+                        }
+                        self.kq(
+                            "apply_dot",
+                            grid2(op.nx, op.ny),
+                            (BX, BY, 1),
+                            Args::new()
+                                .l(d as i64)
+                                .l(q as i64)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(op.nx as i64)
+                                .i(op.ny as i64)
+                                .i(pack_pbc(&op))
+                                .r(op.idx2)
+                                .r(op.idy2),
+                        )?;
+                        self.kq(
+                            "finalize_alpha",
+                            (1, 1, 1),
+                            (1024, 1, 1),
+                            Args::new()
+                                .p(&self.part_a)
+                                .i(nb2 as i64)
+                                .p(&self.sc)
+                                .p(&self.ctrl)
+                                .i(it as i64),
+                        )?;
+                        self.kq(
+                            "pcg_axpy",
+                            grid1(n),
+                            (B1, 1, 1),
+                            Args::new()
+                                .l(p as i64)
+                                .l(r as i64)
+                                .l(d as i64)
+                                .l(q as i64)
+                                .p(&self.sc)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(n as i64),
+                        )?;
+                        self.finalize_check(nb1, it, max)?;
+                        precondition(self)?;
+                        gamma(self, 0)?;
+                        direction(self, 0)?;
+                        it += 1;
+                    }
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                }
+            }
+            Work::Multigrid { levels, .. } => {
+                let r0 = levels[0].r.ptr;
+                let mut cycles = 0;
+                loop {
+                    self.residual(&op, p, rhs, r0, true, ctrl)?;
+                    self.finalize_check_mode(nb2, cycles, max, true)?;
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                    self.v_cycle(0, p, rhs)?;
+                    cycles += 1;
+                }
+            }
+        }
+        self.kq(
+            "zero_if_flag",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().p(&self.p).p(&self.ctrl).i(n as i64),
+        )?;
+        if singular {
+            self.remove_mean(self.p.ptr, false)?;
+        }
+        Ok(())
+    }
+
+    /// One V-cycle on level `k` for `L x = b` (multigrid.rs `v_cycle`).
+    fn v_cycle(&self, k: usize, x: u64, b: u64) -> Result<(), CudaError> {
+        let Work::Multigrid { levels, cg } = &self.work else {
+            unreachable!("v_cycle with a multigrid workspace only")
+        };
+        let op = levels[k].op;
+        if k + 1 == levels.len() {
+            let tol = T::of(1e-6).max(T::epsilon() * T::of(100.0));
+            // One block; few threads for the tiny coarsest grids (the solve is latency-bound).
+            let threads = (op.len() as u32).div_ceil(32).clamp(1, 8) * 32;
+            return self.kq(
+                "coarse_cg",
+                (1, 1, 1),
+                (threads, 1, 1),
+                Args::new()
+                    .l(x as i64)
+                    .l(b as i64)
+                    .p(&cg[0])
+                    .p(&cg[1])
+                    .p(&cg[2])
+                    .p(&cg[3])
+                    .p(&cg[4])
+                    .i(op.nx as i64)
+                    .i(op.ny as i64)
+                    .i(pack_pbc(&op))
+                    .r(op.idx2)
+                    .r(op.idy2)
+                    .i(op.singular() as i64)
+                    .r(tol),
+            );
+        }
+        for _ in 0..2 {
+            self.colour(&op, x, b, 0, T::one(), 0)?;
+            self.colour(&op, x, b, 1, T::one(), 0)?;
+        }
+        let c = &levels[k + 1];
+        self.residual(&op, x, b, levels[k].r.ptr, false, 0)?;
+        self.kq(
+            "restrict_mean",
+            grid2(c.op.nx, c.op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .p(&levels[k].r)
+                .p(&c.b)
+                .i(op.nx as i64)
+                .i(c.op.nx as i64)
+                .i(c.op.ny as i64),
+        )?;
+        self.gpu.memset_zero(&c.x)?;
+        self.v_cycle(k + 1, c.x.ptr, c.b.ptr)?;
+        self.kq(
+            "prolong_add",
+            grid2(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .p(&c.x)
+                .l(x as i64)
+                .i(c.op.nx as i64)
+                .i(c.op.ny as i64)
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(&c.op)),
+        )?;
+        for _ in 0..2 {
+            self.colour(&op, x, b, 1, T::one(), 0)?;
+            self.colour(&op, x, b, 0, T::one(), 0)?;
+        }
+        Ok(())
+    }
+
+    /// Correction, ghosts and the step reductions.
+    fn correct(&mut self, dt: f64) -> Result<(), CudaError> {
+        self.correct_kernel(dt)?;
+        let l = self.l;
+        let gh = |s: &Self| {
+            Args::new()
+                .p(&s.u)
+                .p(&s.v)
+                .p(&s.bck)
+                .p(&s.bcv)
+                .i(l.nx as i64)
+                .i(l.ny as i64)
+        };
+        self.kp("ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh(self))?;
+        self.kp("ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh(self))?;
+        self.reduce_step(true)
+    }
+
+    /// `u = F - dt grad p` with the steady-change sums.
+    fn correct_kernel(&mut self, dt: f64) -> Result<(), CudaError> {
+        let l = self.l;
+        let bc = &self.cfg.bc;
+        let out = |b: &Boundary| matches!(b, Boundary::Outflow);
+        let (i_lo, i_hi) = (
+            if out(&bc[0]) { 0 } else { 1 },
+            *l.u_unknowns_i().end() + out(&bc[1]) as usize,
+        );
+        let (j_lo, j_hi) = (
+            if out(&bc[2]) { 0 } else { 1 },
+            *l.v_unknowns_j().end() + out(&bc[3]) as usize,
+        );
+        self.kp(
+            "correct",
+            grid2(l.nx + 1, l.ny + 1),
+            (BX, BY, 1),
+            Args::new()
+                .p(&self.u)
+                .p(&self.v)
+                .p(&self.f)
+                .p(&self.g)
+                .p(&self.p)
+                .p(&self.part_a)
+                .i(l.nx as i64)
+                .i(l.ny as i64)
+                .i(l.periodic_x as i64)
+                .i(l.periodic_y as i64)
+                .i(i_lo as i64)
+                .i(i_hi as i64)
+                .i(j_lo as i64)
+                .i(j_hi as i64)
+                .r(T::of(dt / self.cfg.grid.spacing[0]))
+                .r(T::of(dt / self.cfg.grid.spacing[1])),
+        )
+    }
+
+    fn step_inner(&mut self, dt: f64) -> Result<(), CudaError> {
+        self.gpu.bind()?;
+        self.predict_and_rhs(dt)?;
+        self.solve_pressure()?;
+        self.correct(dt)
+    }
+
+    /// Copies u, v, p into the CPU mirror when the device state changed since the last copy.
+    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T>) -> R) -> Option<R> {
+        let mut m = self.mirror.lock().expect("mirror lock");
+        let result = (|| -> Result<(), CudaError> {
+            if m.cpu.is_none() {
+                m.cpu = Some(Projection::new(self.cfg.clone()));
+                m.stale = true;
+            }
+            if m.stale {
+                self.gpu.bind()?;
+                if m.staging.is_none() {
+                    m.staging = Some([
+                        self.gpu.pinned(self.u.len)?,
+                        self.gpu.pinned(self.v.len)?,
+                        self.gpu.pinned(self.p.len)?,
+                    ]);
+                }
+                let Mirror { cpu, staging, .. } = &mut *m;
+                let [su, sv, sp] = staging.as_mut().expect("staging allocated");
+                self.gpu.download_async(su, &self.u, self.u.len)?;
+                self.gpu.download_async(sv, &self.v, self.v.len)?;
+                self.gpu.download_async(sp, &self.p, self.p.len)?;
+                self.gpu.sync()?;
+                let (u, v, p) = cpu.as_mut().expect("mirror built").state_mut();
+                u.copy_from_slice(su.as_slice());
+                v.copy_from_slice(sv.as_slice());
+                p.copy_from_slice(sp.as_slice());
+                m.stale = false;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Some(f(m.cpu.as_ref().expect("mirror built"))),
+            Err(e) => {
+                log::error!("reading fields back from the GPU failed: {e}");
+                None
+            }
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
+    /// warm-up launch) on this solver's buffers; the state is scrambled afterwards, so use a
+    /// solver built for the purpose. Returns (kernel, milliseconds per launch, bytes per launch by
+    /// the model: every array the kernel touches read or written once, `n = nx ny` values each;
+    /// a colour sweep reads all of `x` and half of `b`, and writes half of `x`).
+    pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
+        self.gpu.bind()?;
+        let n = (self.l.nx * self.l.ny) as f64;
+        let sz = std::mem::size_of::<T>() as f64;
+        let op = self.op;
+        let dt = self.time_step(self.umax.max(1.0), self.vmax.max(1.0));
+        let (p, rhs) = (self.p.ptr, self.rhs.ptr);
+        let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
+        let sp = scratch.ptr;
+        type Launch<T> = Box<dyn Fn(&mut CudaProjection<T>) -> Result<(), CudaError>>;
+        let kernels: Vec<(&'static str, f64, Launch<T>)> = vec![
+            ("predict", 8.0, Box::new(move |s| s.predict_only(dt))),
+            ("poisson_rhs", 3.0, Box::new(move |s| s.rhs_only(dt))),
+            ("correct", 7.0, Box::new(move |s| s.correct_kernel(dt))),
+            (
+                "max_speed",
+                2.0,
+                Box::new(|s| {
+                    let (nx, ny) = (s.l.nx, s.l.ny);
+                    s.kp(
+                        "max_speed",
+                        grid2(nx + 2, ny + 2),
+                        (BX, BY, 1),
+                        Args::new().p(&s.u).p(&s.v).p(&s.part_b).i(nx as i64).i(ny as i64),
+                    )
+                }),
+            ),
+            (
+                "jacobi_sweep",
+                3.0,
+                Box::new(move |s| {
+                    s.kq(
+                        "jacobi_sweep",
+                        grid2(op.nx, op.ny),
+                        (BX, BY, 1),
+                        Args::new()
+                            .l(p as i64)
+                            .l(sp as i64)
+                            .l(rhs as i64)
+                            .p(&s.part_a)
+                            .null()
+                            .i(op.nx as i64)
+                            .i(op.ny as i64)
+                            .i(pack_pbc(&op))
+                            .r(op.idx2)
+                            .r(op.idy2),
+                    )
+                }),
+            ),
+            (
+                "residual",
+                3.0,
+                Box::new(move |s| s.residual(&op, p, rhs, sp, true, 0)),
+            ),
+            (
+                "colour_sweep",
+                2.0,
+                Box::new(move |s| s.colour(&op, p, rhs, 0, T::one(), 0)),
+            ),
+        ];
+        let mut out = Vec::new();
+        for (name, arrays, launch) in kernels {
+            launch(self)?;
+            let (a, b) = (self.gpu.event()?, self.gpu.event()?);
+            a.record()?;
+            for _ in 0..reps {
+                launch(self)?;
+            }
+            b.record()?;
+            let ms = a.elapsed_ms(&b)? as f64 / reps as f64;
+            out.push((name, ms, arrays * n * sz));
+        }
+        self.gpu.sync()?;
+        drop(scratch);
+        Ok(out)
+    }
+}
+
+impl<T: Real> Solver for CudaProjection<T> {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            kind: Kind::Incompressible,
+            method: "projection",
+            backend: "cuda",
+            precision: T::NAME,
+            grid: self.cfg.grid,
+        }
+    }
+
+    fn time(&self) -> f64 {
+        self.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    fn set_dt_cap(&mut self, cap: f64) {
+        self.dt_cap = cap;
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        let (umax, vmax) = (self.umax, self.vmax);
+        self.check_health(umax, vmax)?;
+        let dt = self.time_step(umax, vmax);
+        self.mirror.lock().expect("mirror lock").stale = true;
+        self.step_inner(dt).map_err(err(self.steps, self.time))?;
+        let sc = self.sc_host.as_slice();
+        let ctrl = self.ctrl_host.as_slice();
+        let (change, norm) = (sc[SC_CHANGE].f64(), sc[SC_NORM].f64());
+        let (b_norm, r_norm, target) = (sc[SC_BNORM].f64(), sc[SC_RNORM].f64(), sc[SC_TARGET]);
+        let iterations = if b_norm == 0.0 {
+            0
+        } else {
+            ctrl[CTRL_ITERS] as usize
+        };
+        let relative = if b_norm == 0.0 { 0.0 } else { r_norm / b_norm };
+        let _converged = sc[SC_RNORM] <= target;
+        self.dt_old = dt;
+        self.dt = dt;
+        self.has_history = true;
+        self.time += dt;
+        self.steps += 1;
+        let steady_change = if norm > 0.0 {
+            (change / norm).sqrt() / dt
+        } else {
+            0.0
+        };
+        let cells = (self.l.nx * self.l.ny) as f64;
+        self.residuals.clear();
+        self.residuals.extend_from_slice(&[
+            ("steady_change", steady_change),
+            ("pressure_iterations", iterations as f64),
+            ("pressure_residual", relative),
+            ("predicted_divergence", dt * b_norm / cells.sqrt()),
+            ("max_velocity", self.umax.max(self.vmax)),
+        ]);
+        self.check_health(self.umax, self.vmax)
+    }
+
+    fn residuals(&self) -> &[(&'static str, f64)] {
+        &self.residuals
+    }
+
+    fn field_names(&self) -> &'static [&'static str] {
+        super::FIELDS
+    }
+
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        self.with_mirror(|m| m.field(name, out))?
+    }
+
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        self.with_mirror(|m| m.sample(name, point))?
+    }
+
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
+        let cfg = Config::from_spec(spec)?;
+        if !cfg.same_layout(&self.cfg) {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and precision apply on reset only",
+            ));
+        }
+        if let Some(e) = unsupported(&cfg) {
+            return Err(e);
+        }
+        if cfg.poisson.kind != self.cfg.poisson.kind {
+            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind)
+                .map_err(|e| Invalid::new("solver.pressure_solver", format!("CUDA: {e}")))?;
+        }
+        if cfg.integrator != self.cfg.integrator {
+            self.has_history = false;
+        }
+        let mut m = self.mirror.lock().expect("mirror lock");
+        if let Some(cpu) = m.cpu.as_mut() {
+            cpu.update(spec)?;
+        }
+        drop(m);
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.with_mirror(|m| m.summary()).unwrap_or_default()
+    }
+}
