@@ -262,11 +262,12 @@ fn kernels(args: &Args) -> anyhow::Result<()> {
         for s in [
             format!("grid.nx={n}"),
             format!("grid.ny={n}"),
-            format!("solver.precision=\"{}\"", args.precision),
             format!(
                 "solver.tolerance={}",
-                if args.precision == "f32" { 1e-4 } else { 1e-6 }
+                args.tolerance
+                    .unwrap_or(if args.precision == "f32" { 1e-4 } else { 1e-6 })
             ),
+            format!("solver.precision=\"{}\"", args.precision),
         ] {
             case.set_assignment(&s)?;
         }
