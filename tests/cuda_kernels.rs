@@ -25,9 +25,10 @@ fn every_kernel_file_compiles_in_both_precisions() {
                     "{} {precision}: no kernel entry in the PTX",
                     set.file_name()
                 );
+                // The bench set is a 16-byte copy: no arithmetic in either precision.
                 let real = if precision == "f64" { ".f64" } else { ".f32" };
                 assert!(
-                    ptx.contains(real),
+                    set == KernelSet::Bench || ptx.contains(real),
                     "{} {precision}: no {real} arithmetic",
                     set.file_name()
                 );
