@@ -5,8 +5,11 @@ use crate::case::{
     Boundary, CaseSpec, Convection, Initial, Invalid, Method, Precision, PressureSolverKind, Side,
     TimeIntegrator, validate::positive,
 };
-use crate::solver::Grid;
 use crate::solver::limiter::Limiter;
+use crate::solver::{Grid, SolverError};
+
+/// Growth beyond this multiple of the velocity scale counts as divergence.
+pub const BLOW_UP_FACTOR: f64 = 100.0;
 
 /// The smallest pressure tolerance an f32 run can reach (measured floors of 5e-6 to 2.5e-5 for
 /// the pressure solvers, see their tests).
@@ -213,6 +216,63 @@ impl Config {
             }
         }
         if u > 0.0 { u } else { 1.0 }
+    }
+
+    /// Time step (before any output-time cap): `cfl` times the smallest of the convective limits
+    /// `dx/|u|max`, `dy/|v|max` (wall speeds included), the viscous limit
+    /// `c / (2 nu (1/dx^2 + 1/dy^2))` (`c = 1` Euler, `1/2` AB2) and, for the non-dissipative
+    /// central and QUICK schemes, the cell-Reynolds limit `2 c nu / (u^2 + v^2)`.
+    pub fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+        let (dx, dy) = (self.grid.spacing[0], self.grid.spacing[1]);
+        let stab = match self.integrator {
+            TimeIntegrator::Euler => 1.0,
+            TimeIntegrator::Ab2 => 0.5,
+        };
+        let mut dt = stab / (2.0 * self.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
+        let wall = self.bc.iter().fold(0.0f64, |m, b| match b {
+            Boundary::Wall { velocity } => m.max(velocity.abs()),
+            _ => m,
+        });
+        let (um, vm) = (umax.max(wall), vmax.max(wall));
+        if um > 0.0 {
+            dt = dt.min(dx / um);
+        }
+        if vm > 0.0 {
+            dt = dt.min(dy / vm);
+        }
+        if matches!(self.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
+            dt = dt.min(stab * 2.0 * self.nu / (um * um + vm * vm));
+        }
+        self.cfl * dt
+    }
+
+    /// `Err` when the largest velocity is not finite or exceeds [`BLOW_UP_FACTOR`] times the
+    /// problem's velocity scale, with the likely causes.
+    pub fn check_health(&self, umax: f64, vmax: f64, step: u64, time: f64) -> Result<(), SolverError> {
+        let scale = self.velocity_scale();
+        let m = umax.max(vmax);
+        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
+            return Ok(());
+        }
+        let h = self.grid.spacing[0].max(self.grid.spacing[1]);
+        let cell_re = scale * h / self.nu;
+        let what = if m.is_finite() {
+            format!(
+                "the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}"
+            )
+        } else {
+            "the velocity is no longer finite (NaN or infinity)".to_string()
+        };
+        Err(SolverError::Diverged {
+            step,
+            time,
+            message: format!(
+                "{what}. Likely causes: the CFL number is too large (cfl = {}), or the grid is \
+                 too coarse for the Reynolds number (cell Reynolds number U h / nu = {cell_re:.1}; \
+                 try upwind or TVD convection, a finer grid or a lower cfl)",
+                self.cfl
+            ),
+        })
     }
 
     /// Settings that need a new solver when they change.

@@ -28,8 +28,6 @@ use crate::solver::real::Real;
 use crate::solver::{Solver, SolverError, SolverInfo};
 use std::sync::{Arc, Mutex};
 
-/// Growth beyond this multiple of the velocity scale counts as divergence (as on the CPU).
-const BLOW_UP_FACTOR: f64 = 100.0;
 /// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
 const CHECK_EVERY: usize = 16;
 /// SOR checks its residual every this many iterations (red_black.rs).
@@ -404,60 +402,6 @@ impl<T: Real> CudaProjection<T> {
         self.gpu.sync()?;
         let c = self.ctrl_host.as_slice();
         Ok([c[0], c[1], c[2], c[3]])
-    }
-
-    /// Time step from the CFL, viscous and cell-Reynolds limits (projection.rs).
-    fn time_step(&self, umax: f64, vmax: f64) -> f64 {
-        let c = &self.cfg;
-        let (dx, dy) = (c.grid.spacing[0], c.grid.spacing[1]);
-        let stab = match c.integrator {
-            TimeIntegrator::Euler => 1.0,
-            TimeIntegrator::Ab2 => 0.5,
-        };
-        let mut dt = stab / (2.0 * c.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
-        let wall = c.bc.iter().fold(0.0f64, |m, b| match b {
-            Boundary::Wall { velocity } => m.max(velocity.abs()),
-            _ => m,
-        });
-        let (um, vm) = (umax.max(wall), vmax.max(wall));
-        if um > 0.0 {
-            dt = dt.min(dx / um);
-        }
-        if vm > 0.0 {
-            dt = dt.min(dy / vm);
-        }
-        if matches!(c.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
-            dt = dt.min(stab * 2.0 * c.nu / (um * um + vm * vm));
-        }
-        (c.cfl * dt).min(self.dt_cap)
-    }
-
-    fn check_health(&self, umax: f64, vmax: f64) -> Result<(), SolverError> {
-        let scale = self.cfg.velocity_scale();
-        let m = umax.max(vmax);
-        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
-            return Ok(());
-        }
-        let c = &self.cfg;
-        let h = c.grid.spacing[0].max(c.grid.spacing[1]);
-        let cell_re = scale * h / c.nu;
-        let what = if m.is_finite() {
-            format!(
-                "the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}"
-            )
-        } else {
-            "the velocity is no longer finite (NaN or infinity)".to_string()
-        };
-        Err(SolverError::Diverged {
-            step: self.steps,
-            time: self.time,
-            message: format!(
-                "{what}. Likely causes: the CFL number is too large (cfl = {}), or the grid is \
-                 too coarse for the Reynolds number (cell Reynolds number U h / nu = {cell_re:.1}; \
-                 try upwind or TVD convection, a finer grid or a lower cfl)",
-                c.cfl
-            ),
-        })
     }
 
     /// Predictor, its boundary faces and the Poisson right-hand side.
@@ -1085,7 +1029,10 @@ impl<T: Real> CudaProjection<T> {
         let n = (self.l.nx * self.l.ny) as f64;
         let sz = std::mem::size_of::<T>() as f64;
         let op = self.op;
-        let dt = self.time_step(self.umax.max(1.0), self.vmax.max(1.0));
+        let dt = self
+            .cfg
+            .time_step(self.umax.max(1.0), self.vmax.max(1.0))
+            .min(self.dt_cap);
         let (p, rhs) = (self.p.ptr, self.rhs.ptr);
         let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
         let sp = scratch.ptr;
@@ -1187,8 +1134,8 @@ impl<T: Real> Solver for CudaProjection<T> {
 
     fn step(&mut self) -> Result<(), SolverError> {
         let (umax, vmax) = (self.umax, self.vmax);
-        self.check_health(umax, vmax)?;
-        let dt = self.time_step(umax, vmax);
+        self.cfg.check_health(umax, vmax, self.steps, self.time)?;
+        let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
         self.mirror.lock().expect("mirror lock").stale = true;
         self.step_inner(dt).map_err(err(self.steps, self.time))?;
         let sc = self.sc_host.as_slice();
@@ -1221,7 +1168,7 @@ impl<T: Real> Solver for CudaProjection<T> {
             ("predicted_divergence", dt * b_norm / cells.sqrt()),
             ("max_velocity", self.umax.max(self.vmax)),
         ]);
-        self.check_health(self.umax, self.vmax)
+        self.cfg.check_health(self.umax, self.vmax, self.steps, self.time)
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {

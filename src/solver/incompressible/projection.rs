@@ -17,7 +17,7 @@ use super::momentum::Momentum;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSolver};
 use super::staggered::{Layout, bilinear, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
-use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, TimeIntegrator};
+use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
 use crate::solver::{Solver, SolverError, SolverInfo};
 use rayon::prelude::*;
@@ -32,9 +32,6 @@ pub const FIELDS: &[&str] = &[
     "stream_function",
     "divergence",
 ];
-
-/// Growth beyond this multiple of the velocity scale counts as divergence.
-const BLOW_UP_FACTOR: f64 = 100.0;
 
 pub struct Projection<T: Real> {
     cfg: Config,
@@ -125,32 +122,6 @@ impl<T: Real> Projection<T> {
             (1..=l.nx).map(|i| v[l.at(i, j)].abs()).fold(T::zero(), T::max)
         });
         (um.f64(), vm.f64())
-    }
-
-    /// Time step from the CFL, viscous and cell-Reynolds limits (module docs).
-    fn time_step(&self, umax: f64, vmax: f64) -> f64 {
-        let c = &self.cfg;
-        let (dx, dy) = (c.grid.spacing[0], c.grid.spacing[1]);
-        let stab = match c.integrator {
-            TimeIntegrator::Euler => 1.0,
-            TimeIntegrator::Ab2 => 0.5,
-        };
-        let mut dt = stab / (2.0 * c.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
-        let wall = c.bc.iter().fold(0.0f64, |m, b| match b {
-            Boundary::Wall { velocity } => m.max(velocity.abs()),
-            _ => m,
-        });
-        let (um, vm) = (umax.max(wall), vmax.max(wall));
-        if um > 0.0 {
-            dt = dt.min(dx / um);
-        }
-        if vm > 0.0 {
-            dt = dt.min(dy / vm);
-        }
-        if matches!(c.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
-            dt = dt.min(stab * 2.0 * c.nu / (um * um + vm * vm));
-        }
-        (c.cfl * dt).min(self.dt_cap)
     }
 
     /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history.
@@ -361,34 +332,6 @@ impl<T: Real> Projection<T> {
         });
         (change, norm.f64())
     }
-
-    fn check_health(&self, umax: f64, vmax: f64) -> Result<(), SolverError> {
-        let scale = self.cfg.velocity_scale();
-        let m = umax.max(vmax);
-        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
-            return Ok(());
-        }
-        let c = &self.cfg;
-        let h = c.grid.spacing[0].max(c.grid.spacing[1]);
-        let cell_re = scale * h / c.nu;
-        let what = if m.is_finite() {
-            format!(
-                "the largest velocity is {m:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale}"
-            )
-        } else {
-            "the velocity is no longer finite (NaN or infinity)".to_string()
-        };
-        Err(SolverError::Diverged {
-            step: self.steps,
-            time: self.time,
-            message: format!(
-                "{what}. Likely causes: the CFL number is too large (cfl = {}), or the grid is \
-                 too coarse for the Reynolds number (cell Reynolds number U h / nu = {cell_re:.1}; \
-                 try upwind or TVD convection, a finer grid or a lower cfl)",
-                c.cfl
-            ),
-        })
-    }
 }
 
 impl<T: Real> Solver for Projection<T> {
@@ -420,8 +363,8 @@ impl<T: Real> Solver for Projection<T> {
 
     fn step(&mut self) -> Result<(), SolverError> {
         let (umax, vmax) = self.max_speeds();
-        self.check_health(umax, vmax)?;
-        let dt = self.time_step(umax, vmax);
+        self.cfg.check_health(umax, vmax, self.steps, self.time)?;
+        let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
         self.predict(dt);
         self.poisson_rhs(dt);
         let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
@@ -448,7 +391,7 @@ impl<T: Real> Solver for Projection<T> {
             ("predicted_divergence", dt * stats.rhs_norm / cells.sqrt()),
             ("max_velocity", umax.max(vmax)),
         ]);
-        self.check_health(umax, vmax)
+        self.cfg.check_health(umax, vmax, self.steps, self.time)
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {
