@@ -6,7 +6,7 @@ use super::state::{AppState, Request, StepsPerFrame};
 use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
-use crate::render::view::{Range, Seeding};
+use crate::render::view::{self, Range, Seeding};
 use crate::solver::limiter::Limiter;
 use egui::{Color32, DragValue, RichText, Ui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
@@ -485,17 +485,27 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
             }
         });
     ui.horizontal(|ui| {
-        let mut auto = v.range == Range::Auto;
+        let mut auto = !matches!(v.range, Range::Fixed { .. });
         if ui.checkbox(&mut auto, "auto range").changed() {
             let r = state.shown_range;
             v.range = if auto {
-                Range::Auto
+                view::default_range(&v.field)
             } else {
                 Range::Fixed {
                     min: r[0] as f64,
                     max: r[1] as f64,
                 }
             };
+        }
+        if auto {
+            let mut clip = v.range == Range::Robust;
+            if ui
+                .checkbox(&mut clip, "clip 1-99 %")
+                .on_hover_text("colour range from the 1st to the 99th percentile, so a few extreme cells do not wash out the field")
+                .changed()
+            {
+                v.range = if clip { Range::Robust } else { Range::Auto };
+            }
         }
         ui.checkbox(&mut v.log_scale, "log");
     });

@@ -433,5 +433,8 @@ impl AppState {
     pub fn show_field(&mut self, field: &str) {
         self.view.field = field.to_string();
         self.view.colormap = view::default_colormap(field);
+        if !matches!(self.view.range, view::Range::Fixed { .. }) {
+            self.view.range = view::default_range(field);
+        }
     }
 }
