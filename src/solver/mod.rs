@@ -6,6 +6,7 @@ pub mod compressible;
 pub mod grid;
 pub mod incompressible;
 pub mod limiter;
+pub mod linear;
 pub mod real;
 pub mod stopping;
 
