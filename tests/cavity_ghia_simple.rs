@@ -20,7 +20,12 @@ fn check(name: &str, method: &str, column: usize, max_dev: f64, centre: (f64, f6
     let t0 = Instant::now();
     let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");
     let wall = t0.elapsed().as_secs_f64();
-    assert_eq!(outcome.reason, StopReason::Steady, "{name} {method}: {:?}", s.residuals());
+    assert_eq!(
+        outcome.reason,
+        StopReason::Steady,
+        "{name} {method}: {:?}",
+        s.residuals()
+    );
     let (mut worst, mut at): (f64, String) = (0.0, String::new());
     let (_, u_rows) = common::reference_csv("ghia1982_u_vertical_centerline.csv");
     for r in &u_rows {
@@ -40,7 +45,10 @@ fn check(name: &str, method: &str, column: usize, max_dev: f64, centre: (f64, f6
     }
     let sum = s.summary();
     let psi = sum["psi_min"].as_f64().unwrap();
-    let (x, y) = (sum["psi_min_x"].as_f64().unwrap(), sum["psi_min_y"].as_f64().unwrap());
+    let (x, y) = (
+        sum["psi_min_x"].as_f64().unwrap(),
+        sum["psi_min_y"].as_f64().unwrap(),
+    );
     eprintln!(
         "{name} {method}: {} outer iterations, {wall:.1} s, max |dev| = {worst:.4} ({at}), psi_min = {psi:.6} ({:+.2} %), centre ({x:.4}, {y:.4}) vs ({:.4}, {:.4})",
         s.steps(),
@@ -48,17 +56,40 @@ fn check(name: &str, method: &str, column: usize, max_dev: f64, centre: (f64, f6
         centre.0,
         centre.1
     );
-    assert!(worst <= max_dev, "{method}: centreline deviation {worst:.4} > {max_dev}");
-    assert!((psi - psi_ref).abs() <= 0.02 * psi_ref.abs(), "{method}: psi_min {psi}");
-    assert!((x - centre.0).abs() <= 0.01 && (y - centre.1).abs() <= 0.01, "{method}: centre ({x}, {y})");
+    assert!(
+        worst <= max_dev,
+        "{method}: centreline deviation {worst:.4} > {max_dev}"
+    );
+    assert!(
+        (psi - psi_ref).abs() <= 0.02 * psi_ref.abs(),
+        "{method}: psi_min {psi}"
+    );
+    assert!(
+        (x - centre.0).abs() <= 0.01 && (y - centre.1).abs() <= 0.01,
+        "{method}: centre ({x}, {y})"
+    );
 }
 
 #[test]
 fn re100_simple_matches_ghia() {
-    check("lid_driven_cavity_re100_simple", "simple", 2, 0.01, (0.6172, 0.7344), -0.103423);
+    check(
+        "lid_driven_cavity_re100_simple",
+        "simple",
+        2,
+        0.01,
+        (0.6172, 0.7344),
+        -0.103423,
+    );
 }
 
 #[test]
 fn re100_simpler_matches_ghia() {
-    check("lid_driven_cavity_re100_simple", "simpler", 2, 0.01, (0.6172, 0.7344), -0.103423);
+    check(
+        "lid_driven_cavity_re100_simple",
+        "simpler",
+        2,
+        0.01,
+        (0.6172, 0.7344),
+        -0.103423,
+    );
 }
