@@ -232,3 +232,23 @@ fn every_simple_case_file_runs_a_few_iterations() {
     }
     assert!(n >= 7, "{n} SIMPLE cases");
 }
+
+#[test]
+fn simple_takes_over_a_coarser_state() {
+    let coarse = common::case("lid_driven_cavity_re100_simple", &["grid.nx=32", "grid.ny=32"]);
+    let mut a = build(&coarse.spec).unwrap();
+    for _ in 0..100 {
+        a.step().unwrap();
+    }
+    let fine = common::case("lid_driven_cavity_re100_simple", &[]);
+    let mut b = build(&fine.spec).unwrap();
+    b.load_state(a.as_ref()).expect("same domain");
+    // The carried flow is the coarse one, interpolated (to 0.02 of the lid speed at the centre).
+    let (ua, ub) = (
+        a.sample("u", [0.5, 0.5, 0.0]).unwrap(),
+        b.sample("u", [0.5, 0.5, 0.0]).unwrap(),
+    );
+    assert!((ua - ub).abs() < 0.02 && ua.abs() > 0.05, "{ua} vs {ub}");
+    b.step().expect("iterates on from the carried state");
+    assert!(residual(b.as_ref(), "mass") < 0.1, "{:?}", b.residuals());
+}

@@ -52,6 +52,37 @@ pub trait Solver: Send {
     fn exact_field(&self, _name: &str, _out: &mut Vec<f64>) -> Option<()> {
         None
     }
+    /// Replaces the state by `from`'s, sampled through [`Solver::sample`] (bilinear) at this
+    /// solver's own storage points, and takes over its time and step count: a restart on
+    /// another grid, precision or backend that keeps the flow. `from` must be of the same
+    /// family and dimension ([`check_transfer`]). Multi-step history (AB2's `H^{n-1}`, CE/SE's
+    /// gradients) restarts as at `t = 0`. On error nothing changes.
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid>;
+}
+
+/// Whether a state can move from a solver described by `from` to one described by `to`
+/// ([`Solver::load_state`]): same family and dimension, and the same domain.
+pub fn check_transfer(to: &SolverInfo, from: &SolverInfo) -> Result<(), Invalid> {
+    if to.kind != from.kind || to.grid.dim != from.grid.dim {
+        return Err(Invalid::new(
+            "case",
+            format!(
+                "cannot carry a {:?} {}D state over to a {:?} {}D solver",
+                from.kind, from.grid.dim, to.kind, to.grid.dim
+            ),
+        ));
+    }
+    let (a, b) = (&to.grid, &from.grid);
+    for d in 0..a.dim {
+        let tol = 1e-9 * a.extent(d).abs().max(b.extent(d).abs());
+        if (a.origin[d] - b.origin[d]).abs() > tol || (a.extent(d) - b.extent(d)).abs() > tol {
+            return Err(Invalid::new(
+                "grid",
+                "the state can only be carried over to a grid on the same domain (origin and extents)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a solver is.

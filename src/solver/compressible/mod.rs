@@ -24,7 +24,7 @@ pub use config::Config;
 use crate::backend::cpu::{ordered_sum, par_max};
 use crate::case::{CaseSpec, Invalid, Kind, Method, Precision};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo};
+use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use cese::Cese;
 use layout::Layout;
 use muscl_hancock::{MusclHancock, Settings};
@@ -393,6 +393,38 @@ impl<T: Real> Solver for Euler<T> {
         let v = |i, j| self.cell_value(name, i, j);
         let row = |j| -> Option<f64> { Some(v(lo[0], j)? * (1.0 - frac[0]) + v(hi(0), j)? * frac[0]) };
         Some(row(lo[1])? * (1.0 - frac[1]) + row(hi(1))? * frac[1])
+    }
+
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        let (l, grid, g) = (self.l, self.cfg.grid, T::of(self.cfg.gamma));
+        // Primitive variables and their slot in `[rho, u, v, p]`.
+        let slots: &[(&str, usize)] = match self.cfg.dim {
+            2 => &[("rho", 0), ("u", 1), ("v", 2), ("p", 3)],
+            _ => &[("rho", 0), ("u", 1), ("p", 3)],
+        };
+        let mut next = self.u.clone();
+        for j in 0..l.n[1] {
+            for i in 0..l.n[0] {
+                let x = [grid.centre(0, i), grid.centre(1, j), 0.0];
+                let mut w = [T::zero(); 4];
+                for &(name, slot) in slots {
+                    w[slot] = T::of(from.sample(name, x).ok_or_else(|| {
+                        Invalid::new("case", format!("the running solver cannot provide {name}"))
+                    })?);
+                }
+                next[l.at(i as isize, j as isize)] = conserved(g, w);
+            }
+        }
+        self.u = next;
+        if let Scheme::Cese(c) = &mut self.scheme {
+            *c = Cese::new(&l);
+        }
+        self.time = from.time();
+        self.steps = from.steps();
+        self.dt = from.dt();
+        self.totals_start = self.totals();
+        Ok(())
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {

@@ -25,7 +25,7 @@ use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinn
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
 use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo};
+use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 /// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
@@ -1218,6 +1218,36 @@ impl<T: Real> Solver for CudaProjection<T> {
         }
         drop(m);
         self.cfg = cfg;
+        Ok(())
+    }
+
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        // Sampling and the divergence-free projection run on the CPU once; the result goes
+        // to the device and becomes the (fresh) mirror.
+        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        cpu.load_state(from)?;
+        let (u, v, p) = cpu.state_mut();
+        (|| {
+            self.gpu.upload(&self.u, u)?;
+            self.gpu.upload(&self.v, v)?;
+            self.gpu.upload(&self.p, p)?;
+            self.gpu.sync()?;
+            self.reduce_step(false)
+        })()
+        .map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("copying the state to the GPU failed: {e}"),
+            )
+        })?;
+        self.time = from.time();
+        self.steps = from.steps();
+        self.dt = from.dt();
+        self.has_history = false;
+        let mut m = self.mirror.lock().expect("mirror lock");
+        m.cpu = Some(cpu);
+        m.stale = false;
         Ok(())
     }
 

@@ -19,7 +19,7 @@ use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo};
+use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
 /// Fields the projection solver produces, at cell centres.
@@ -121,6 +121,48 @@ impl<T: Real> Projection<T> {
     /// device and mirrors it here to reuse the field, sampling and summary code.
     pub(crate) fn state_mut(&mut self) -> (&mut [T], &mut [T], &mut [T]) {
         (&mut self.u, &mut self.v, &mut self.p)
+    }
+
+    /// Makes the face velocities discretely divergence-free, as a step leaves them:
+    /// `u -= grad(phi)` with `lap(phi) = div(u)` (the projection with `dt = 1` and `F = u`).
+    /// Overwrites `p` with `phi`.
+    fn project_velocity(&mut self) {
+        self.f.copy_from_slice(&self.u);
+        self.g.copy_from_slice(&self.v);
+        self.p.fill(T::zero());
+        self.poisson_rhs(1.0);
+        self.poisson.solve(&mut self.p, &mut self.rhs);
+        self.correct(1.0);
+        fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
+    }
+
+    /// Sets u and v on their faces and the kinematic pressure at the centres from `from`
+    /// (see [`Solver::load_state`]); the velocity is then projected to be divergence-free.
+    fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
+        let l = self.l;
+        let g = self.cfg.grid;
+        let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
+        let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
+        for j in 1..=l.ny {
+            for i in 0..=l.nx {
+                self.u[l.at(i, j)] = T::of(at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?);
+            }
+        }
+        for j in 0..=l.ny {
+            for i in 1..=l.nx {
+                self.v[l.at(i, j)] = T::of(at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?);
+            }
+        }
+        fill_velocity_ghosts(&l, &self.cfg.bc, &mut self.u, &mut self.v);
+        self.project_velocity();
+        let density = self.cfg.density;
+        for j in 1..=l.ny {
+            for i in 1..=l.nx {
+                let p = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
+                self.p[(j - 1) * l.nx + i - 1] = T::of(p / density);
+            }
+        }
+        Some(())
     }
 
     fn max_speeds(&self) -> (f64, f64) {
@@ -412,6 +454,22 @@ impl<T: Real> Solver for Projection<T> {
 
     fn field_names(&self) -> &'static [&'static str] {
         FIELDS
+    }
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        let kept = (self.u.clone(), self.v.clone(), self.p.clone());
+        if self.sample_state(from).is_none() {
+            (self.u, self.v, self.p) = kept;
+            return Err(Invalid::new(
+                "case",
+                "the running solver cannot provide u, v and p",
+            ));
+        }
+        self.time = from.time();
+        self.steps = from.steps();
+        self.dt = from.dt();
+        self.has_history = false;
+        Ok(())
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {

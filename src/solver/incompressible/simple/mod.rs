@@ -38,7 +38,7 @@ use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind};
 use crate::solver::linear::{FivePoint, LinearSolver};
-use crate::solver::{Solver, SolverError, SolverInfo};
+use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
 /// Fields SIMPLE produces, at cell centres.
@@ -231,6 +231,30 @@ impl Simple {
                 }
             }
         }
+    }
+
+    /// u and v on their faces and the pressure at the centres, sampled from `from`.
+    fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
+        let l = self.l;
+        let g = self.cfg.flow.grid;
+        let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
+        let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
+        for j in 1..=l.ny {
+            for i in 0..=l.nx {
+                self.u[l.at(i, j)] = at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?;
+            }
+        }
+        for j in 0..=l.ny {
+            for i in 1..=l.nx {
+                self.v[l.at(i, j)] = at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?;
+            }
+        }
+        for j in 1..=l.ny {
+            for i in 1..=l.nx {
+                self.p[(j - 1) * l.nx + i - 1] = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
+            }
+        }
+        Some(())
     }
 
     /// Viscosity at cell centres and corners from the shear rate of the current velocity.
@@ -553,6 +577,25 @@ impl Solver for Simple {
 
     fn field_names(&self) -> &'static [&'static str] {
         FIELDS
+    }
+
+    /// Takes over another solver's flow (e.g. a projection run's, or a coarser SIMPLE run's):
+    /// u and v sampled on this grid's faces, the pressure at its centres; the outer iterations
+    /// then go on from it.
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        let kept = (self.u.clone(), self.v.clone(), self.p.clone());
+        if self.sample_state(from).is_none() {
+            (self.u, self.v, self.p) = kept;
+            return Err(Invalid::new(
+                "case",
+                "the running solver cannot provide u, v and p",
+            ));
+        }
+        self.steps = from.steps();
+        self.boundaries();
+        self.update_viscosity();
+        Ok(())
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
