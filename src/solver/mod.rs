@@ -6,6 +6,7 @@ pub mod compressible;
 pub mod grid;
 pub mod incompressible;
 pub mod limiter;
+pub mod linear;
 pub mod real;
 pub mod stopping;
 
@@ -124,7 +125,7 @@ impl std::error::Error for SolverError {}
 /// The family-specific checks of a case (settings a family does not use are errors).
 pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
     match spec.case.kind {
-        Kind::Incompressible => incompressible::Config::from_spec(spec).map(|_| ()),
+        Kind::Incompressible => incompressible::check(spec),
         Kind::Compressible => compressible::Config::from_spec(spec).map(|_| ()),
     }
 }
@@ -162,7 +163,10 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
             }
         },
         BackendChoice::Auto => match (spec.case.kind, crate::backend::cuda::probe()) {
-            (Kind::Incompressible, Ok(_)) => incompressible::build_cuda(spec),
+            (Kind::Incompressible, Ok(_)) if !incompressible::steady(spec) => {
+                incompressible::build_cuda(spec)
+            }
+            (Kind::Incompressible, Ok(_)) => cpu(spec),
             (Kind::Incompressible, Err(e)) => {
                 static WARNED: std::sync::Once = std::sync::Once::new();
                 WARNED.call_once(|| log::warn!("backend = auto: {e}; running on the CPU backend"));

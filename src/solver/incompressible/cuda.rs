@@ -182,6 +182,7 @@ fn convection_code(c: Convection) -> i64 {
         Convection::Upwind => 1,
         Convection::Tvd => 2,
         Convection::Quick => 3,
+        Convection::PowerLaw => unreachable!("Config::from_spec rejects power_law for the projection method"),
     }
 }
 
@@ -193,6 +194,12 @@ fn limiter_code(l: Limiter) -> i64 {
         Limiter::VanLeer => 3,
         Limiter::Mc => 4,
         Limiter::VanAlbada => 5,
+        Limiter::Osher => 6,
+        Limiter::Downwind => 7,
+        Limiter::Central => 8,
+        Limiter::Sou => 9,
+        Limiter::Fromm => 10,
+        Limiter::Quick => 11,
     }
 }
 
