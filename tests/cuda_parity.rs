@@ -79,9 +79,14 @@ fn compare(mut case: flowlab::case::Case) -> (f64, f64, f64) {
         1e3 * t_cpu / STEPS as f64,
         1e3 * t_gpu / STEPS as f64
     );
+    // Where dt follows the largest velocity (AB2, inflow), f32 max speeds that differ at the
+    // parity level move the simulated time by as much; f64 times agree to rounding.
+    let time_bound = if cpu.info().precision == "f32" { 1e-4 } else { 1e-9 };
     assert!(
-        (cpu.time() - gpu.time()).abs() <= 1e-9 * cpu.time(),
-        "times differ"
+        (cpu.time() - gpu.time()).abs() <= time_bound * cpu.time(),
+        "times differ: cpu {} cuda {}",
+        cpu.time(),
+        gpu.time()
     );
     let mut worst: f64 = 0.0;
     for f in ["u", "v", "p"] {
