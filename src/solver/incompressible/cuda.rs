@@ -21,9 +21,8 @@ use super::Projection;
 use super::config::Config;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, limiter_code};
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
-use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
@@ -178,17 +177,6 @@ fn convection_code(c: Convection) -> i64 {
         Convection::Upwind => 1,
         Convection::Tvd => 2,
         Convection::Quick => 3,
-    }
-}
-
-fn limiter_code(l: Limiter) -> i64 {
-    match l {
-        Limiter::None => 0,
-        Limiter::Minmod => 1,
-        Limiter::Superbee => 2,
-        Limiter::VanLeer => 3,
-        Limiter::Mc => 4,
-        Limiter::VanAlbada => 5,
     }
 }
 
