@@ -74,9 +74,14 @@ __device__ __forceinline__ q4 euler_flux(real g, q4 w) {
 // Euler flux along axis d in the global frame.
 __device__ __forceinline__ q4 flux_along(real g, int d, q4 w) { return to_local(d, euler_flux(g, to_local(d, w))); }
 
-// Mirror image across a wall normal to axis d (component 1 + d negated).
+// Mirror image across a wall normal to axis d (component 1 + d negated; constant indices keep
+// w in registers where d is not a compile-time constant).
 __device__ __forceinline__ q4 mirror(int d, q4 w) {
-    w.c[1 + d] = -w.c[1 + d];
+    if (d == 0) {
+        w.c[1] = -w.c[1];
+    } else {
+        w.c[2] = -w.c[2];
+    }
     return w;
 }
 

@@ -2,7 +2,7 @@
 //! times by both, MUSCL-Hancock with every Riemann solver and limiter (1D Sod on 400 cells, 2D
 //! Riemann quadrant configuration 3 on 128 x 128), characteristic limiting, reflective, periodic
 //! and inflow boundaries and solid cells (Mach 3 forward step), CE/SE in 1D and 2D with
-//! alpha 0, 1, 2, in f64 and f32; then Sod's exact solution on the GPU and the blow-up check.
+//! alpha 0 (Sod only), 1 and 2, in f64 and f32; then Sod's exact solution on the GPU and the blow-up check.
 //! Skipped (with the reason printed) where no CUDA device, driver or NVRTC is usable.
 //!
 //! Bounds: relative L2 difference of rho, u, (v,) p at most 1e-10 in f64 and 1e-4 in f32. The
@@ -217,17 +217,21 @@ fn parity_muscl_boundaries_and_solids() {
     run_matrix("muscl forward step", &case_text("mach3_forward_step"), &step);
 }
 
-fn alphas() -> Vec<Vec<String>> {
-    ["0.0", "1.0", "2.0"]
-        .iter()
-        .map(|a| vec![format!("solver.alpha={a}")])
-        .collect()
+fn alphas(values: &[&str]) -> Vec<Vec<String>> {
+    values.iter().map(|a| vec![format!("solver.alpha={a}")]).collect()
 }
 
+/// Alpha 0 (the plain average of the candidate gradients) is not robust enough for the strong
+/// blast waves and the 2D quadrant (the CPU reference itself fails within three steps there), so
+/// it is compared on Sod only.
 #[test]
 fn parity_cese_1d() {
-    run_matrix("cese 1d sod", &case_text("cese_sod"), &alphas());
-    let blast: Vec<Vec<String>> = alphas()
+    run_matrix(
+        "cese 1d sod",
+        &case_text("cese_sod"),
+        &alphas(&["0.0", "1.0", "2.0"]),
+    );
+    let blast: Vec<Vec<String>> = alphas(&["1.0", "2.0"])
         .into_iter()
         .map(|mut v| {
             v.push("grid.nx=1000".into());
@@ -240,7 +244,7 @@ fn parity_cese_1d() {
 #[test]
 fn parity_cese_2d() {
     let grid = ["grid.nx=128".to_string(), "grid.ny=128".to_string()];
-    let mut v: Vec<Vec<String>> = alphas()
+    let mut v: Vec<Vec<String>> = alphas(&["1.0", "2.0"])
         .into_iter()
         .map(|mut a| {
             a.extend(grid.iter().cloned());

@@ -34,7 +34,7 @@ const CESE_QUADRANT: &str = include_str!("../../cases/cese_quadrant_2d.toml");
 
 /// Compressible cases larger than this are not run on the CPU for the GPU/CPU ratio (10^8 cells
 /// in f64 need about 25 GB of CPU work arrays and minutes per step).
-pub const CPU_MAX_CELLS: usize = 10_000_000;
+pub const CPU_MAX_CELLS: usize = 20_000_000;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
