@@ -331,66 +331,15 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
     return make_q4(m.c[0] + m.c[1] + m.c[3], (m.c[3] - m.c[0]) * c / rho, m.c[2], (m.c[0] + m.c[3]) * c * c);
 }
 
-// Steps 1-3 of the scheme for cell k in DIM dimensions (a compile-time constant, so the face
-// arrays stay in registers).
-template <int DIM>
-__device__ __forceinline__ void faces_of_cell(const real* __restrict__ q, const unsigned char* __restrict__ solid,
-                                              real* __restrict__ faces, long long len, long long k, int stride,
-                                              real g, int lim, int characteristic, real half_dt_x, real half_dt_y) {
-    const q4 wc = primitive(g, load_q4(q, len, k));
-    const real half = (real)0.5;
-    q4 out[2 * DIM];
-#pragma unroll
-    for (int d = 0; d < DIM; d++) {
-        const long long st = d == 0 ? 1 : stride;
-        const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
-        const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
-        const q4 lc = to_local(d, wc);
-        const q4 sl = mh_slope(lim, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
-        q4 lo, hi;
-#pragma unroll
-        for (int c = 0; c < 4; c++) {
-            lo.c[c] = lc.c[c] - half * sl.c[c];
-            hi.c[c] = lc.c[c] + half * sl.c[c];
-        }
-        out[2 * d] = to_local(d, lo);
-        out[2 * d + 1] = to_local(d, hi);
-    }
-    q4 delta;
-    {
-        const q4 fm = flux_along(g, 0, out[0]), fp = flux_along(g, 0, out[1]);
-#pragma unroll
-        for (int c = 0; c < 4; c++) delta.c[c] = half_dt_x * (fm.c[c] - fp.c[c]);
-    }
-    if constexpr (DIM == 2) {
-        const q4 fm = flux_along(g, 1, out[2]), fp = flux_along(g, 1, out[3]);
-#pragma unroll
-        for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt_y * (fm.c[c] - fp.c[c]);
-    }
-    bool ok = true;
-#pragma unroll
-    for (int e = 0; e < 2 * DIM; e++) {
-        q4 u = conserved(g, out[e]);
-#pragma unroll
-        for (int c = 0; c < 4; c++) u.c[c] = u.c[c] + delta.c[c];
-        out[e] = primitive(g, u);
-        ok = ok && admissible(out[e]);
-    }
-#pragma unroll
-    for (int e = 0; e < 2 * DIM; e++) {
-        const q4 v = ok ? out[e] : wc;
-#pragma unroll
-        for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
-    }
-}
-
 // Steps 1-3 of the scheme for every fluid cell within one cell of the interior (2D grid over
 // the padded array, stride x (ny + 2 g1)): limited slopes along each axis (a solid neighbour is
 // replaced by the mirror image of the cell), face values W -/+ D/2, and the unsplit Hancock
 // half-step U <- U + sum_d half_dt_d (F_d(W_d^-) - F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d).
 // Where an evolved value is inadmissible all faces of the cell fall back to its average. Face e
 // (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
-// primitive, global frame.
+// primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
+// dimension as a template parameter (face arrays in registers instead of 160 bytes of local
+// memory per thread in f64) measured 10-25 % slower in f64 on an H100 (BENCHMARKS.md).
 extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned char* __restrict__ solid,
                                     real* __restrict__ faces, long long len, int stride, int g0, int g1,
                                     int nx, int ny, int dim, real g, int lim, int characteristic, real half_dt_x,
@@ -402,10 +351,42 @@ extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned c
     if (i < -1 || i > nx || (dim == 2 && (j < -1 || j > ny)) || (dim == 1 && j != 0)) return;
     const long long k = (long long)jj * stride + ii;
     if (solid[k]) return;
+    const q4 wc = primitive(g, load_q4(q, len, k));
+    const real half = (real)0.5;
+    q4 out[4];
+    for (int d = 0; d < dim; d++) {
+        const long long st = d == 0 ? 1 : stride;
+        const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
+        const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
+        const q4 lc = to_local(d, wc);
+        const q4 sl = mh_slope(lim, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
+        q4 lo, hi;
+        for (int c = 0; c < 4; c++) {
+            lo.c[c] = lc.c[c] - half * sl.c[c];
+            hi.c[c] = lc.c[c] + half * sl.c[c];
+        }
+        out[2 * d] = to_local(d, lo);
+        out[2 * d + 1] = to_local(d, hi);
+    }
+    q4 delta;
+    {
+        const q4 fm = flux_along(g, 0, out[0]), fp = flux_along(g, 0, out[1]);
+        for (int c = 0; c < 4; c++) delta.c[c] = half_dt_x * (fm.c[c] - fp.c[c]);
+    }
     if (dim == 2) {
-        faces_of_cell<2>(q, solid, faces, len, k, stride, g, lim, characteristic, half_dt_x, half_dt_y);
-    } else {
-        faces_of_cell<1>(q, solid, faces, len, k, stride, g, lim, characteristic, half_dt_x, half_dt_y);
+        const q4 fm = flux_along(g, 1, out[2]), fp = flux_along(g, 1, out[3]);
+        for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt_y * (fm.c[c] - fp.c[c]);
+    }
+    bool ok = true;
+    for (int e = 0; e < 2 * dim; e++) {
+        q4 u = conserved(g, out[e]);
+        for (int c = 0; c < 4; c++) u.c[c] = u.c[c] + delta.c[c];
+        out[e] = primitive(g, u);
+        ok = ok && admissible(out[e]);
+    }
+    for (int e = 0; e < 2 * dim; e++) {
+        const q4 v = ok ? out[e] : wc;
+        for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
     }
 }
 
