@@ -339,7 +339,7 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
 // (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
 // primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
 // dimension as a template parameter (face arrays in registers instead of 160 bytes of local
-// memory per thread in f64) measured 10-25 % slower in f64 on an H100 (BENCHMARKS.md).
+// memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md).
 extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned char* __restrict__ solid,
                                     real* __restrict__ faces, long long len, int stride, int g0, int g1,
                                     int nx, int ny, int dim, real g, int lim, int characteristic, real half_dt_x,
