@@ -3,7 +3,7 @@
 mod common;
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use flowlab::solver::limiter::Limiter;
 use flowlab::ui::panel;
 use flowlab::ui::state::AppState;
@@ -89,4 +89,104 @@ fn grid_size_waits_for_reset() {
     h.run();
     assert_eq!(h.state().solver.info().grid.n[0], 24);
     assert!(h.state().pending.is_empty());
+}
+
+#[test]
+fn a_grid_change_applies_keeping_the_flow() {
+    let mut state = AppState::new(common::cavity(100.0, 16)).unwrap();
+    state.playing = false;
+    for _ in 0..30 {
+        assert!(state.single_step());
+    }
+    let (time, points) = (
+        state.solver.time(),
+        [[0.5, 0.8, 0.0], [0.3, 0.4, 0.0], [0.75, 0.5, 0.0]],
+    );
+    let before: Vec<f64> = points
+        .iter()
+        .map(|p| state.solver.sample("u", *p).unwrap())
+        .collect();
+    let mut h = harness(state);
+    h.get_by_label("grid.nx").set_value_accesskit(32.0);
+    h.run();
+    h.get_by_label("grid.ny").set_value_accesskit(32.0);
+    h.run();
+    h.get_by_label("Apply (keep the flow)").click();
+    h.run();
+    let state = h.state_mut();
+    assert_eq!(state.solver.info().grid.n[..2], [32, 32]);
+    assert!(state.pending.is_empty());
+    assert_eq!(
+        (state.solver.steps(), state.solver.time()),
+        (30, time),
+        "the run goes on"
+    );
+    for (p, b) in points.iter().zip(&before) {
+        let a = state.solver.sample("u", *p).unwrap();
+        // Bilinear resampling of a 16² flow onto 32²: interpolation error only.
+        assert!((a - b).abs() < 0.02, "u at {p:?}: {b} on 16², {a} on 32²");
+    }
+    assert!(state.single_step(), "the finer solver steps on");
+}
+
+#[test]
+fn a_diverging_run_pauses_and_explains_with_a_one_click_reset() {
+    // Roe's linearisation is not positivity preserving: Toro's 123 problem gives a negative
+    // pressure in the first step (Einfeldt et al. 1991).
+    let case = common::case("toro_test2", &["solver.riemann=\"roe\""]);
+    let mut state = AppState::new(case).unwrap();
+    state.advance_frame();
+    assert!(!state.playing, "a failure pauses the run");
+    let failure = state.failure.clone().expect("the failure is kept");
+    assert!(failure.contains("negative or non-finite"), "{failure}");
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("Run stopped");
+    h.get_by_label_contains("use a more diffusive limiter");
+    assert!(
+        h.get_by_label("Play").accesskit_node().is_disabled(),
+        "play is off until reset"
+    );
+    h.get_all_by_label("Reset")
+        .next()
+        .expect("the banner's Reset")
+        .click();
+    h.run();
+    let state = h.state_mut();
+    assert!(state.failure.is_none());
+    assert_eq!(state.solver.steps(), 0);
+    state.set("solver.riemann", "\"hllc\"").unwrap();
+    state.playing = true;
+    state.advance_frame();
+    assert!(
+        state.failure.is_none() && state.solver.steps() > 0,
+        "HLLC runs the 123 problem"
+    );
+}
+
+#[test]
+fn choosing_cuda_moves_the_state_or_explains_why_not() {
+    let mut state = AppState::new(common::cavity(100.0, 16)).unwrap();
+    state.playing = false;
+    for _ in 0..10 {
+        assert!(state.single_step());
+    }
+    let mut h = harness(state);
+    h.get_by_label("backend").click();
+    h.run();
+    h.get_by_label("cuda").click();
+    h.run();
+    h.get_by_label("Apply (keep the flow)").click();
+    h.run();
+    let state = h.state();
+    assert_eq!(state.solver.steps(), 10, "the flow is kept either way");
+    match flowlab::backend::cuda::probe() {
+        Ok(_) => assert_eq!(state.solver.info().backend, "cuda"),
+        Err(_) => {
+            assert_eq!(state.solver.info().backend, "cpu");
+            let m = state.message.clone().unwrap_or_default();
+            assert!(m.contains("solver.backend") && m.contains("cuda"), "{m}");
+            h.get_by_label_contains("CUDA unavailable");
+        }
+    }
 }

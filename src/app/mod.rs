@@ -1,7 +1,11 @@
 //! The interactive window: winit event loop, wgpu surface, egui (egui-winit + egui-wgpu) around
-//! the field view. Each frame: the solver advances by its budget ([`AppState::advance_frame`]),
-//! the shown fields are gathered and uploaded, the field view is drawn into the area the panels
-//! leave free, egui is drawn on top. Pan/zoom, probe, rake and click seeding act on that area.
+//! the field view. Each frame: the UI pass runs on the state, the shown fields are gathered and
+//! uploaded, then the solver's worker thread ([`stepper`]) takes the state for one frame's worth
+//! of steps while this thread presents the frame (the field view in the area the panels leave
+//! free, egui on top) and handles input; the worker wakes the loop for the next frame.
+//! Pan/zoom, probe, rake and click seeding act on the field view.
+
+pub mod stepper;
 
 use crate::case::Case;
 use crate::export::{png, video};
@@ -15,6 +19,7 @@ use crate::ui::state::{AppState, Request};
 use glam::Vec2;
 use std::path::PathBuf;
 use std::sync::Arc;
+use stepper::Stepper;
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
@@ -55,7 +60,7 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         state.cases_dir = dir.to_path_buf();
     }
-    let mut builder = EventLoop::builder();
+    let mut builder = EventLoop::<Wake>::with_user_event();
     if any_thread {
         #[cfg(target_os = "linux")]
         {
@@ -68,8 +73,11 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
     let event_loop = builder.build().map_err(|e| {
         format!("cannot open a window: {e} (is a display available? DISPLAY / WAYLAND_DISPLAY)")
     })?;
+    let proxy = event_loop.create_proxy();
     let mut app = App {
-        state,
+        stepper: Stepper::new(state, move || {
+            let _ = proxy.send_event(Wake);
+        }),
         args,
         window: None,
         error: None,
@@ -84,8 +92,11 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
     }
 }
 
+/// The worker finished a batch of steps: time for the next frame.
+struct Wake;
+
 struct App {
-    state: AppState,
+    stepper: Stepper,
     args: Args,
     window: Option<WindowState>,
     error: Option<String>,
@@ -211,7 +222,13 @@ impl WindowState {
     }
 }
 
-impl ApplicationHandler for App {
+impl ApplicationHandler<Wake> for App {
+    fn user_event(&mut self, _event_loop: &ActiveEventLoop, _event: Wake) {
+        if let Some(w) = &self.window {
+            w.window.request_redraw();
+        }
+    }
+
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.window.is_some() {
             return;
@@ -242,12 +259,15 @@ impl ApplicationHandler for App {
                 w.window.request_redraw();
             }
             WindowEvent::RedrawRequested => {
-                if let Err(e) = self.redraw() {
-                    self.error = Some(e);
-                    event_loop.exit();
-                    return;
+                match self.redraw() {
+                    Ok(true) => self.frames += 1,
+                    Ok(false) => return, // the worker is stepping; it wakes the loop when done
+                    Err(e) => {
+                        self.error = Some(e);
+                        event_loop.exit();
+                        return;
+                    }
                 }
-                self.frames += 1;
                 if self.args.frames.is_some_and(|n| self.frames >= n) {
                     self.finish(event_loop);
                 }
@@ -262,7 +282,13 @@ impl ApplicationHandler for App {
 
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
         if let Some(w) = &self.window {
-            if self.state.playing || self.args.frames.is_some() || w.video.is_some() {
+            // While the run plays, the worker's wake-ups drive the frames; paused, frames are
+            // drawn on input, or continuously for `--frames` and a recording video.
+            let stepping = self
+                .stepper
+                .try_state()
+                .is_none_or(|s| s.playing && s.failure.is_none());
+            if !stepping && (self.args.frames.is_some() || w.video.is_some()) {
                 event_loop.set_control_flow(ControlFlow::Poll);
                 w.window.request_redraw();
             } else {
@@ -277,7 +303,8 @@ impl App {
     fn finish(&mut self, event_loop: &ActiveEventLoop) {
         if let Some(w) = self.window.as_mut() {
             if let Some(path) = self.args.screenshot.clone() {
-                match capture(w, &mut self.state, true, None).and_then(|img| png::save(&img, &path)) {
+                let mut state = self.stepper.state();
+                match capture(w, &mut state, true, None).and_then(|img| png::save(&img, &path)) {
                     Ok(()) => println!("wrote {}", path.display()),
                     Err(e) => self.error = Some(format!("screenshot failed: {e}")),
                 }
@@ -291,10 +318,14 @@ impl App {
         event_loop.exit();
     }
 
-    fn redraw(&mut self) -> Result<(), String> {
-        let state = &mut self.state;
-        let w = self.window.as_mut().expect("redraw needs the window");
-        state.advance_frame();
+    /// Draws a frame; `Ok(false)` when the worker holds the state (nothing drawn).
+    fn redraw(&mut self) -> Result<bool, String> {
+        let App { stepper, window, .. } = self;
+        let Some(mut guard) = stepper.try_state() else {
+            return Ok(false);
+        };
+        let state = &mut *guard;
+        let w = window.as_mut().expect("redraw needs the window");
         // egui pass: panels, then the canvas area is what is left.
         let input = w.egui.take_egui_input(&w.window);
         let ctx = w.egui.egui_ctx().clone();
@@ -356,15 +387,9 @@ impl App {
                     .update_texture(&w.gpu.device, &w.gpu.queue, *id, delta);
             }
         }
-        present_frame(w, &jobs, &screen, has_frame);
         w.last_jobs = jobs;
         w.last_ppp = ppp;
-        for id in &output.textures_delta.free {
-            w.egui_renderer.free_texture(id);
-            w.capture_egui.free_texture(id);
-        }
-        output.textures_delta.clear();
-        // Requests that need the GPU.
+        // Requests that need the GPU and the state.
         let requests = std::mem::take(&mut state.requests);
         for r in requests {
             match r {
@@ -392,7 +417,21 @@ impl App {
             }
         }
         state.recording = w.video.is_some();
-        Ok(())
+        // The worker steps while this thread presents.
+        let stepping = state.playing && state.failure.is_none();
+        drop(guard);
+        if stepping {
+            stepper.go();
+        }
+        let jobs = std::mem::take(&mut w.last_jobs);
+        present_frame(w, &jobs, &screen, has_frame);
+        w.last_jobs = jobs;
+        for id in &output.textures_delta.free {
+            w.egui_renderer.free_texture(id);
+            w.capture_egui.free_texture(id);
+        }
+        output.textures_delta.clear();
+        Ok(true)
     }
 }
 

@@ -15,8 +15,9 @@
 //! (CUDA events), bytes moved by the models of
 //! [`crate::solver::incompressible::CudaProjection::kernel_timings`] and
 //! [`crate::solver::compressible::CudaEuler::kernel_timings`], GB/s and fraction of the
-//! ceiling. The compressible cases are also run on the CPU (all threads) for the speed-up, except
-//! above [`CPU_MAX_CELLS`] cells, where the table says "skipped".
+//! ceiling, and what reading a frame of the projection solver back costs. The compressible cases
+//! are also run on the CPU (all threads) for the speed-up, except above [`CPU_MAX_CELLS`] cells,
+//! where the table says "skipped".
 
 use crate::backend::cuda;
 use crate::case::Case;
@@ -103,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let ceiling = device()?;
         if args.family != "compressible" {
             projection_kernels(&args, ceiling)?;
+            readback(&args)?;
         }
         if args.family != "incompressible" {
             compressible_cuda(&args, ceiling)?;
@@ -270,6 +272,58 @@ fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> an
             pressure: incompressible.then(|| (its / steps as f64, converged)),
         })
     })
+}
+
+/// What showing a field costs per frame on the CUDA backend, at each size: the state the
+/// display needs (u, v, p) comes back through pinned memory after a step, then the shown field
+/// is derived on the host. Timed as the first `field` call after a step (copy + derive) minus a
+/// second call (derive only), median of `kernel_reps` frames.
+fn readback(args: &Args) -> anyhow::Result<()> {
+    println!("| grid | precision | bytes back/frame | copy ms | copy GB/s | derive ms (speed) |");
+    println!("|---|---|---|---|---|---|");
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for &n in &args.sizes {
+        let mut case = Case::parse(CAVITY, "bench cavity")?;
+        for s in [
+            format!("grid.nx={n}"),
+            format!("grid.ny={n}"),
+            "solver.tolerance=1e-4".to_string(),
+            format!("solver.precision=\"{}\"", args.precision),
+            "solver.backend=\"cuda\"".to_string(),
+        ] {
+            case.set_assignment(&s)?;
+        }
+        let mut s = solver::build(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+        let mut out = Vec::new();
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        for _ in 0..args.kernel_reps.max(3) {
+            s.step()?;
+            let t = Instant::now();
+            s.field("speed", &mut out);
+            first.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            s.field("speed", &mut out);
+            second.push(t.elapsed().as_secs_f64());
+        }
+        let (both, derive) = (median(first), median(second));
+        let copy = (both - derive).max(0.0);
+        let size = if args.precision == "f32" { 4 } else { 8 };
+        // u and v with their ghost layer, p without.
+        let bytes = (2 * (n + 2) * (n + 2) + n * n) * size;
+        println!(
+            "| {n}^2 | {} | {:.1} MB | {:.3} | {:.1} | {:.3} |",
+            args.precision,
+            bytes as f64 / 1e6,
+            1e3 * copy,
+            bytes as f64 / copy / 1e9,
+            1e3 * derive
+        );
+    }
+    println!();
+    Ok(())
 }
 
 /// Prints the device and returns its device-to-device copy bandwidth (GB/s), the ceiling.

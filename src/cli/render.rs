@@ -30,8 +30,9 @@ pub struct Args {
     /// Colormap: viridis, cividis, turbo or diverging (default: suits the field).
     #[arg(long)]
     pub colormap: Option<String>,
-    /// Fixed colour range `MIN,MAX` (default: automatic).
-    #[arg(long, value_name = "MIN,MAX")]
+    /// Colour range: `auto` (data min to max), `robust` (1st to 99th percentile; the default for
+    /// vorticity, schlieren and divergence) or a fixed `MIN,MAX`.
+    #[arg(long, value_name = "auto|robust|MIN,MAX")]
     pub range: Option<String>,
     /// Logarithmic colour scale.
     #[arg(long)]
@@ -107,11 +108,18 @@ pub fn view_settings(a: &Args) -> Result<ViewSettings, String> {
         v.colormap = Colormap::from_name(c)
             .ok_or_else(|| format!("--colormap {c}: use viridis, cividis, turbo or diverging"))?;
     }
-    if let Some(r) = &a.range {
-        match numbers(r, "--range")?.as_slice() {
+    match a.range.as_deref() {
+        None => {}
+        Some("auto") => v.range = Range::Auto,
+        Some("robust") => v.range = Range::Robust,
+        Some(r) => match numbers(r, "--range")?.as_slice() {
             [min, max] if max > min => v.range = Range::Fixed { min: *min, max: *max },
-            _ => return Err(format!("--range {r}: expected MIN,MAX with MIN < MAX")),
-        }
+            _ => {
+                return Err(format!(
+                    "--range {r}: expected auto, robust or MIN,MAX with MIN < MAX"
+                ));
+            }
+        },
     }
     v.log_scale = a.log;
     if let Some(n) = a.contours {

@@ -9,8 +9,13 @@ use glam::{Mat4, Vec2, Vec3};
 /// Colour range of the field view.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Range {
-    /// From the data of each frame (symmetric about zero for the diverging colormap).
+    /// From the data of each frame, smallest to largest value (symmetric about zero for the
+    /// diverging colormap).
     Auto,
+    /// From the 1st to the 99th percentile of each frame's data (symmetric as `Auto`): the
+    /// few values of a singularity (the cavity's lid corners in vorticity, a shock in
+    /// schlieren) saturate instead of washing out the rest of the field.
+    Robust,
     Fixed {
         min: f64,
         max: f64,
@@ -72,7 +77,7 @@ impl ViewSettings {
         ViewSettings {
             field: field.to_string(),
             colormap: default_colormap(field),
-            range: Range::Auto,
+            range: default_range(field),
             log_scale: false,
             contours: Contours {
                 enabled: false,
@@ -86,6 +91,15 @@ impl ViewSettings {
             },
             arrows: None,
         }
+    }
+}
+
+/// Robust (percentile) ranges for fields whose extremes sit in a few cells (derivatives of the
+/// velocity or density), the full data range otherwise.
+pub fn default_range(field: &str) -> Range {
+    match field {
+        "vorticity" | "schlieren" | "divergence" => Range::Robust,
+        _ => Range::Auto,
     }
 }
 
@@ -188,9 +202,10 @@ pub fn color_range(data: &[f32], range: Range, log_scale: bool, diverging: bool)
             }
             if lo > hi { (0.0, 1.0) } else { (lo, hi) }
         }
+        Range::Robust => percentiles(data, 0.01, 0.99).unwrap_or((0.0, 1.0)),
     };
     if log_scale {
-        let top = if matches!(range, Range::Auto) {
+        let top = if !matches!(range, Range::Fixed { .. }) {
             lo.abs().max(hi.abs())
         } else {
             hi.abs().max(lo.abs())
@@ -215,6 +230,30 @@ pub fn color_range(data: &[f32], range: Range, log_scale: bool, diverging: bool)
         (lo, hi) = (lo - pad, hi + pad);
     }
     [lo, hi]
+}
+
+/// The `a` and `b` quantiles (`0 <= a < b <= 1`) of the finite values of `data`, from at most
+/// 2^16 of them taken at an even stride (the range of a smooth field barely moves with the
+/// stride, and the cost stays bounded at any grid size); `None` without finite values.
+fn percentiles(data: &[f32], a: f64, b: f64) -> Option<(f32, f32)> {
+    let stride = data.len().div_ceil(1 << 16).max(1);
+    let mut s: Vec<f32> = data
+        .iter()
+        .step_by(stride)
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    if s.is_empty() {
+        return None;
+    }
+    let last = s.len() - 1;
+    let (ia, ib) = (
+        (a * last as f64).round() as usize,
+        (b * last as f64).round() as usize,
+    );
+    let lo = *s.select_nth_unstable_by(ia, f32::total_cmp).1;
+    let hi = *s.select_nth_unstable_by(ib, f32::total_cmp).1;
+    Some((lo, hi))
 }
 
 /// Reusable buffers for [`gather`].
@@ -383,5 +422,12 @@ mod tests {
             [0.0, 3.0]
         );
         assert_eq!(color_range(&d, Range::Auto, true, false), [0.5, 2.0]);
+        // 1000 values in [0, 1) and two spikes: the robust range ignores the spikes.
+        let mut d: Vec<f32> = (0..1000).map(|i| i as f32 / 1000.0).collect();
+        d.extend([30.0, -30.0, f32::NAN]);
+        let [lo, hi] = color_range(&d, Range::Robust, false, false);
+        assert!((lo - 0.009).abs() < 2e-3 && (hi - 0.99).abs() < 2e-3, "{lo} {hi}");
+        assert_eq!(color_range(&d, Range::Robust, false, true), [-hi, hi]);
+        assert_eq!(color_range(&d, Range::Auto, false, false), [-30.0, 30.0]);
     }
 }

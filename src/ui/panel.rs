@@ -6,7 +6,7 @@ use super::state::{AppState, Request, StepsPerFrame};
 use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
-use crate::render::view::{Range, Seeding};
+use crate::render::view::{self, Range, Seeding};
 use crate::solver::limiter::Limiter;
 use egui::{Color32, DragValue, RichText, Ui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
@@ -368,7 +368,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             }
         }
     }
-    ui.label(RichText::new("applied on reset").weak());
+    ui.label(RichText::new("restart settings (Apply or Reset)").weak());
     if spec.case.kind == Kind::Compressible {
         let method = state
             .pending_value("solver.method")
@@ -412,11 +412,54 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             }
         });
     }
+    backend_choice(ui, state);
     if !state.pending.is_empty() {
         ui.label(
-            RichText::new(format!("{} change(s) wait for Reset", state.pending.len()))
-                .color(Color32::from_rgb(230, 160, 60)),
+            RichText::new(format!(
+                "{} change(s) pending: Apply keeps the flow, Reset restarts it",
+                state.pending.len()
+            ))
+            .color(Color32::from_rgb(230, 160, 60)),
         );
+        if ui
+            .add_enabled(
+                state.failure.is_none(),
+                egui::Button::new("Apply (keep the flow)"),
+            )
+            .clicked()
+        {
+            let _ = state.apply_pending();
+        }
+    }
+}
+
+/// The backend picker (applied with the other restart settings, the state moves across), with
+/// the reason when no CUDA device is usable.
+fn backend_choice(ui: &mut Ui, state: &mut AppState) {
+    let running = state.solver.info().backend;
+    let chosen = state
+        .pending_value("solver.backend")
+        .map(|v| v.trim_matches('"').to_string())
+        .unwrap_or_else(|| {
+            state
+                .case
+                .spec
+                .solver
+                .backend
+                .map_or("cpu".into(), |b| name_of(&b))
+        });
+    choice(
+        ui,
+        state,
+        "backend",
+        "solver.backend",
+        &chosen,
+        &["cpu", "cuda", "auto"],
+        true,
+    );
+    ui.label(RichText::new(format!("running on: {running}")).weak());
+    if let Err(e) = crate::backend::cuda::probe() {
+        ui.label(RichText::new(format!("CUDA unavailable: {e}")).weak());
     }
 }
 
@@ -442,17 +485,27 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
             }
         });
     ui.horizontal(|ui| {
-        let mut auto = v.range == Range::Auto;
+        let mut auto = !matches!(v.range, Range::Fixed { .. });
         if ui.checkbox(&mut auto, "auto range").changed() {
             let r = state.shown_range;
             v.range = if auto {
-                Range::Auto
+                view::default_range(&v.field)
             } else {
                 Range::Fixed {
                     min: r[0] as f64,
                     max: r[1] as f64,
                 }
             };
+        }
+        if auto {
+            let mut clip = v.range == Range::Robust;
+            if ui
+                .checkbox(&mut clip, "clip 1-99 %")
+                .on_hover_text("colour range from the 1st to the 99th percentile, so a few extreme cells do not wash out the field")
+                .changed()
+            {
+                v.range = if clip { Range::Robust } else { Range::Auto };
+            }
         }
         ui.checkbox(&mut v.log_scale, "log");
     });

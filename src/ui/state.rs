@@ -214,6 +214,43 @@ impl AppState {
         Ok(())
     }
 
+    /// Rebuilds the solver with the pending settings (grid, precision, method, backend) and
+    /// carries the current flow over to it ([`Solver::load_state`]): time, step count and the
+    /// histories go on. Not possible after a failure (the state is not worth keeping).
+    pub fn apply_pending(&mut self) -> Result<(), String> {
+        let result = (|| {
+            if let Some(f) = &self.failure {
+                return Err(format!("the run stopped ({f}); use Reset"));
+            }
+            let mut case = self.case.clone();
+            for (k, v) in &self.pending {
+                case.set(k, v).map_err(|e| e.to_string())?;
+            }
+            let invalid = |e: crate::case::Invalid| format!("{}: {}", e.key, e.message);
+            let mut solver = solver::build(&case.spec).map_err(invalid)?;
+            solver.load_state(self.solver.as_ref()).map_err(invalid)?;
+            Ok((case, solver))
+        })();
+        match result {
+            Ok((case, solver)) => {
+                if solver.info().grid.n != self.solver.info().grid.n {
+                    self.xt = XtHistory::default();
+                    self.xt_stride = 1;
+                }
+                self.case = case;
+                self.solver = solver;
+                self.pending.clear();
+                self.message = None;
+                self.record();
+                Ok(())
+            }
+            Err(e) => {
+                self.message = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
     /// Advances one frame's worth of steps if playing (see [`StepsPerFrame`]).
     pub fn advance_frame(&mut self) {
         if !self.playing || self.failure.is_some() {
@@ -396,5 +433,8 @@ impl AppState {
     pub fn show_field(&mut self, field: &str) {
         self.view.field = field.to_string();
         self.view.colormap = view::default_colormap(field);
+        if !matches!(self.view.range, view::Range::Fixed { .. }) {
+            self.view.range = view::default_range(field);
+        }
     }
 }
