@@ -301,3 +301,45 @@ fn cuda_blow_up_is_the_cpu_error() {
     eprintln!("BLOWUP cpu: {cpu}\nBLOWUP cuda: {gpu}");
     assert_eq!(cpu, gpu);
 }
+
+/// The app's backend switch for the compressible family ([`Solver::load_state`]): a CPU run
+/// carried over to the GPU and to a second CPU solver steps on alike (the load restarts CE/SE's
+/// gradients on both), and the GPU state carried back to the CPU is the GPU's.
+#[test]
+fn state_moves_between_backends() {
+    if !gpu() {
+        return;
+    }
+    let grid2 = ["grid.nx=64", "grid.ny=64"];
+    for (name, sets) in [("sod", &[][..]), ("cese_quadrant_2d", &grid2[..])] {
+        let build = |backend: &str| {
+            let mut sets: Vec<&str> = sets.to_vec();
+            let b = format!("solver.backend=\"{backend}\"");
+            sets.push(&b);
+            solver::build(&case(name, &sets).spec).expect("solver")
+        };
+        let mut first = build("cpu");
+        for _ in 0..50 {
+            first.step().expect("cpu step");
+        }
+        let (mut cpu, mut gpu) = (build("cpu"), build("cuda"));
+        cpu.load_state(first.as_ref()).expect("cpu -> cpu");
+        gpu.load_state(first.as_ref()).expect("cpu -> cuda");
+        assert_eq!(gpu.steps(), 50);
+        for _ in 0..50 {
+            cpu.step().expect("cpu step");
+            gpu.step().expect("cuda step");
+        }
+        let mut back = build("cpu");
+        back.load_state(gpu.as_ref()).expect("cuda -> cpu");
+        let d = [
+            difference(cpu.as_ref(), gpu.as_ref()),
+            difference(back.as_ref(), gpu.as_ref()),
+        ];
+        eprintln!(
+            "TRANSFER {name}: rel L2 cuda vs cpu {:.3e}, back on the cpu vs cuda {:.3e}",
+            d[0], d[1]
+        );
+        assert!(d[0] <= 1e-10 && d[1] <= 1e-12, "{name}: {d:?}");
+    }
+}
