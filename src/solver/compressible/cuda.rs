@@ -474,10 +474,6 @@ impl<T: Real> CudaEuler<T> {
             .ok()?
     }
 
-    pub fn config(&self) -> &super::Config {
-        &self.cfg
-    }
-
     /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
     /// warm-up launch) on this solver's buffers, for a step of the current `dt`; the state is
     /// restored afterwards. Returns (kernel, milliseconds per launch, bytes per launch by the
