@@ -1,6 +1,7 @@
 //! The case-file schema: one naming scheme for every solver family.
 //!
-//! Sections: `[case]`, `[grid]`, `[physics]`, `[boundary.<side>]`, `[initial]`, `[solver]`, `[stop]`.
+//! Sections: `[case]`, `[grid]`, `[physics]`, `[fluid]`, `[boundary.<side>]`, `[initial]`, `[solver]`,
+//! `[stop]`.
 //! Unknown keys are rejected. Settings a family does not use are `Option`s here and are
 //! rejected by that family's validation (`crate::case::validate`), so a typo'd or misplaced
 //! setting never passes silently.
@@ -15,6 +16,10 @@ pub struct CaseSpec {
     pub grid: GridSpec,
     #[serde(default)]
     pub physics: Physics,
+    /// Viscosity model (incompressible SIMPLE/SIMPLER); absent: Newtonian with `physics.re` or
+    /// `physics.viscosity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fluid: Option<Fluid>,
     #[serde(default)]
     pub boundary: Boundaries,
     #[serde(default)]
@@ -90,6 +95,39 @@ pub struct Physics {
     pub density: Option<f64>,
     /// Ratio of specific heats (compressible; default 1.4).
     pub gamma: Option<f64>,
+    /// Imposed mean pressure gradient `[dp/dx, dp/dy]` [Pa/m] driving a periodic flow (SIMPLE and
+    /// SIMPLER); the periodic part of the pressure is solved for.
+    pub pressure_gradient: Option<Vec<f64>>,
+}
+
+/// `[fluid]`: a generalized Newtonian fluid, viscosity `mu(gamma_dot)` of the local shear rate
+/// (dynamic viscosities in Pa s, `lambda` in s; Pereira 2011, eq. 2.6).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Fluid {
+    pub model: FluidModel,
+    /// Zero-shear viscosity (carreau) or the constant viscosity (newtonian) [Pa s].
+    pub mu0: Option<f64>,
+    /// Infinite-shear viscosity (carreau) [Pa s].
+    pub mu_inf: Option<f64>,
+    /// Time constant (carreau) [s].
+    pub lambda: Option<f64>,
+    /// Flow-behaviour index (power_law, carreau).
+    pub n: Option<f64>,
+    /// Consistency (power_law) [Pa s^n].
+    pub k: Option<f64>,
+}
+
+/// Viscosity model of `[fluid]`.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FluidModel {
+    /// `mu = mu0`.
+    Newtonian,
+    /// Ostwald-de Waele, `mu = k gamma_dot^(n - 1)`.
+    PowerLaw,
+    /// Bird-Carreau, `mu = mu_inf + (mu0 - mu_inf) (1 + (lambda gamma_dot)^2)^((n - 1)/2)`.
+    Carreau,
 }
 
 /// Boundary conditions per side; `left/right` bound x, `bottom/top` y, `front/back` z.
@@ -328,6 +366,53 @@ pub struct SolverSettings {
     pub characteristic_limiting: Option<bool>,
     /// Exponent of the CE/SE alpha-weighted derivative (Chang, Wang & Chow 1999).
     pub alpha: Option<f64>,
+    /// Under-relaxation factor of the momentum equations (SIMPLE, SIMPLER), in (0, 1].
+    pub alpha_u: Option<f64>,
+    /// Under-relaxation factor of the pressure correction (SIMPLE), in (0, 1].
+    pub alpha_p: Option<f64>,
+    /// Inner linear solvers per equation (SIMPLE, SIMPLER).
+    pub linear_solver: Option<LinearSolvers>,
+}
+
+/// `[solver.linear_solver]`: the solver of each linearised equation of an outer iteration.
+/// The pressure (correction) solve uses `solver.tolerance` and `solver.max_iterations`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinearSolvers {
+    /// u and v momentum: `adi`, `jacobi` or `bicgstab`.
+    pub momentum: Option<LinearSolverKind>,
+    /// Pressure and pressure correction: `adi`, `jacobi`, `cg` or `bicgstab`.
+    pub pressure: Option<LinearSolverKind>,
+    /// Residual reduction of each momentum solve (relative to its starting residual).
+    pub momentum_tolerance: Option<f64>,
+    /// Iteration cap of each momentum solve (sweeps or Krylov iterations).
+    pub momentum_iterations: Option<usize>,
+}
+
+/// Linear solver of a five-point system (`crate::solver::linear`).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LinearSolverKind {
+    /// Line-by-line alternating-direction sweeps, each line by the Thomas algorithm.
+    Adi,
+    /// Point Jacobi.
+    Jacobi,
+    /// Conjugate gradient, Jacobi preconditioned (symmetric systems: pressure).
+    Cg,
+    /// BiCGSTAB, Jacobi preconditioned (van der Vorst 1992).
+    Bicgstab,
+}
+
+impl LinearSolverKind {
+    /// Case-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinearSolverKind::Adi => "adi",
+            LinearSolverKind::Jacobi => "jacobi",
+            LinearSolverKind::Cg => "cg",
+            LinearSolverKind::Bicgstab => "bicgstab",
+        }
+    }
 }
 
 /// Approximate or exact Riemann solver (compressible finite-volume schemes).
@@ -380,6 +465,10 @@ pub enum Method {
     MusclHancock,
     /// Space-time conservation element and solution element scheme (Chang 1995; compressible).
     Cese,
+    /// Patankar's SIMPLE (steady, incompressible, staggered grid).
+    Simple,
+    /// Patankar's SIMPLER: pressure from pseudo-velocities, SIMPLE's correction for velocity.
+    Simpler,
 }
 
 impl Method {
@@ -389,6 +478,8 @@ impl Method {
             Method::Projection => "projection",
             Method::MusclHancock => "muscl_hancock",
             Method::Cese => "cese",
+            Method::Simple => "simple",
+            Method::Simpler => "simpler",
         }
     }
 }
@@ -431,6 +522,8 @@ pub enum Convection {
     Tvd,
     /// Leonard's QUICK (quadratic upwind) interpolation.
     Quick,
+    /// Patankar's power-law scheme for the implicit coefficients (SIMPLE and SIMPLER only).
+    PowerLaw,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]

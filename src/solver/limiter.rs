@@ -1,6 +1,12 @@
 //! Flux / slope limiters shared by every solver family (TVD interpolation in the incompressible
 //! convection term, MUSCL slopes in the compressible schemes, deferred correction in SIMPLE).
 //!
+//! Every entry of Pereira (2011) Table 2.1 (after Darwish & Moukalled's list of convection
+//! schemes in flux-limiter form) is a [`Limiter`]: the linear schemes (upwind = `none`, downwind,
+//! central, SOU, Fromm, QUICK) are `psi` linear in `r`, the TVD ones (minmod, superbee, Osher,
+//! van Leer, MUSCL = `mc`) lie in Sweby's region. MUSCL slopes ([`Limiter::slope`]) need the
+//! symmetric TVD limiters of [`Limiter::ALL`].
+//!
 //! Convention (Sweby 1984): `psi(r)` with `r = (q_U - q_UU) / (q_D - q_U)`, the ratio of the upwind
 //! to the local gradient. The limited face value is `q_f = q_U + psi(r)/2 (q_D - q_U)`.
 //! A slope limiter in the form `slope(a, b)` with `a`, `b` the backward and forward differences
@@ -14,6 +20,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum Limiter {
     /// `psi = 0`: first-order upwind / Godunov.
+    #[serde(alias = "upwind")]
     None,
     /// `psi = max(0, min(1, r))` (Roe 1986).
     Minmod,
@@ -21,10 +28,24 @@ pub enum Limiter {
     Superbee,
     /// `psi = (r + |r|) / (1 + |r|)` (van Leer 1974).
     VanLeer,
-    /// Monotonized central, `psi = max(0, min(2r, (1 + r)/2, 2))` (van Leer 1977).
+    /// Monotonized central, `psi = max(0, min(2r, (1 + r)/2, 2))` (van Leer 1977); Pereira's
+    /// "MUSCL".
+    #[serde(alias = "muscl")]
     Mc,
     /// `psi = (r^2 + r) / (r^2 + 1)` for r > 0, else 0 (van Albada et al. 1982).
     VanAlbada,
+    /// `psi = max(0, min(r, 2))` (Chakravarthy & Osher 1983, with beta = 2 as in Pereira's table).
+    Osher,
+    /// `psi = 2`: the downwind value (unstable on its own; a teaching entry of Pereira's table).
+    Downwind,
+    /// `psi = 1`: the central (linear) interpolation.
+    Central,
+    /// `psi = r`: second-order upwind (linear extrapolation from `UU`, `U`).
+    Sou,
+    /// `psi = (1 + r) / 2`: Fromm's scheme (the mean of central and SOU).
+    Fromm,
+    /// `psi = (3 + r) / 4`: Leonard's QUICK, unlimited.
+    Quick,
 }
 
 impl Limiter {
@@ -37,6 +58,27 @@ impl Limiter {
         Limiter::VanAlbada,
     ];
 
+    /// Pereira (2011) Table 2.1: every face interpolation the SIMPLE family offers through
+    /// deferred correction (`none` is upwind, `mc` is MUSCL).
+    pub const TABLE_2_1: [Limiter; 11] = [
+        Limiter::None,
+        Limiter::Downwind,
+        Limiter::Central,
+        Limiter::Sou,
+        Limiter::Fromm,
+        Limiter::Quick,
+        Limiter::Minmod,
+        Limiter::Superbee,
+        Limiter::Osher,
+        Limiter::VanLeer,
+        Limiter::Mc,
+    ];
+
+    /// True for the symmetric TVD limiters (`psi(r)/r = psi(1/r)`) that MUSCL slopes need.
+    pub fn symmetric(self) -> bool {
+        Limiter::ALL.contains(&self)
+    }
+
     /// Case-file spelling.
     pub fn name(self) -> &'static str {
         match self {
@@ -46,11 +88,17 @@ impl Limiter {
             Limiter::VanLeer => "van_leer",
             Limiter::Mc => "mc",
             Limiter::VanAlbada => "van_albada",
+            Limiter::Osher => "osher",
+            Limiter::Downwind => "downwind",
+            Limiter::Central => "central",
+            Limiter::Sou => "sou",
+            Limiter::Fromm => "fromm",
+            Limiter::Quick => "quick",
         }
     }
 
-    /// Sweby's limiter function `psi(r)`; `psi(1) = 1` for all but `None`, and every
-    /// choice lies in the second-order TVD region.
+    /// Sweby's limiter function `psi(r)`; `psi(1) = 1` for all but `None` and `Downwind`; the
+    /// TVD choices lie in the second-order TVD region, the linear ones do not.
     #[inline(always)]
     pub fn psi<T: Real>(self, r: T) -> T {
         let zero = T::zero();
@@ -69,11 +117,18 @@ impl Limiter {
                     zero
                 }
             }
+            Limiter::Osher => zero.max(r.min(two)),
+            Limiter::Downwind => two,
+            Limiter::Central => one,
+            Limiter::Sou => r,
+            Limiter::Fromm => (one + r) * T::of(0.5),
+            Limiter::Quick => (T::of(3.0) + r) * T::of(0.25),
         }
     }
 
     /// Limited slope from the backward difference `a = q_i - q_{i-1}` and the forward difference
     /// `b = q_{i+1} - q_i` (MUSCL reconstruction: `q_{i±1/2} = q_i ± slope/2`). Zero at extrema.
+    /// Meant for the [`Limiter::symmetric`] limiters (the compressible family rejects the others).
     #[inline(always)]
     pub fn slope<T: Real>(self, a: T, b: T) -> T {
         let zero = T::zero();
@@ -87,7 +142,8 @@ impl Limiter {
 }
 
 /// Upwind-biased face value `q_U + psi(r)/2 (q_D - q_U)`, the TVD interpolation of a quantity
-/// transported from the upwind node `U` towards the downwind node `D`; `UU` is the node upwind of `U`.
+/// transported from the upwind node `U` towards the downwind node `D`; `UU` is the node upwind of
+/// `U`. Where `q_D = q_U` the face value is `q_U` for every limiter.
 #[inline(always)]
 pub fn tvd_face<T: Real>(limiter: Limiter, q_uu: T, q_u: T, q_d: T) -> T {
     let delta = q_d - q_u;
@@ -131,6 +187,41 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn table_2_1_face_values_match_their_closed_forms() {
+        // UU = 1, U = 2, D = 4: r = 1/2.
+        let (uu, u, d) = (1.0f64, 2.0, 4.0);
+        let expect = [
+            (Limiter::None, u),
+            (Limiter::Downwind, d),
+            (Limiter::Central, 0.5 * (u + d)),
+            (Limiter::Sou, 1.5 * u - 0.5 * uu),
+            (Limiter::Fromm, u + 0.25 * (d - uu)),
+            (Limiter::Quick, 0.75 * u + 0.375 * d - 0.125 * uu),
+            (Limiter::Minmod, u + 0.5 * 0.5 * (d - u)),
+            (Limiter::Superbee, u + 0.5 * 1.0 * (d - u)),
+            (Limiter::Osher, u + 0.5 * 0.5 * (d - u)),
+            (Limiter::VanLeer, u + 0.5 * (1.0 / 1.5) * (d - u)),
+            (Limiter::Mc, u + 0.5 * 0.75 * (d - u)),
+        ];
+        assert_eq!(expect.len(), Limiter::TABLE_2_1.len());
+        for (lim, want) in expect {
+            assert!(Limiter::TABLE_2_1.contains(&lim));
+            let got = tvd_face(lim, uu, u, d);
+            assert!((got - want).abs() < 1e-14, "{lim:?}: {got} vs {want}");
+        }
+        assert!(!Limiter::Osher.symmetric() && Limiter::Mc.symmetric());
+        // Osher with beta = 2 is TVD: between minmod and superbee.
+        for k in 1..400 {
+            let r = k as f64 * 0.01;
+            let p = Limiter::Osher.psi(r);
+            assert!(
+                p >= Limiter::Minmod.psi(r) && p <= Limiter::Superbee.psi(r),
+                "r = {r}"
+            );
         }
     }
 

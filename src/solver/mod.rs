@@ -6,6 +6,7 @@ pub mod compressible;
 pub mod grid;
 pub mod incompressible;
 pub mod limiter;
+pub mod linear;
 pub mod real;
 pub mod stopping;
 
@@ -124,7 +125,7 @@ impl std::error::Error for SolverError {}
 /// The family-specific checks of a case (settings a family does not use are errors).
 pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
     match spec.case.kind {
-        Kind::Incompressible => incompressible::Config::from_spec(spec).map(|_| ()),
+        Kind::Incompressible => incompressible::check(spec),
         Kind::Compressible => compressible::Config::from_spec(spec).map(|_| ()),
     }
 }
@@ -133,8 +134,8 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 /// - `cpu` (the default when the key is absent): the CPU reference solvers;
 /// - `cuda`: the GPU solver, or an error naming `solver.backend` when no usable device, driver
 ///   or NVRTC is present, or the key of a setting the CUDA backend does not have;
-/// - `auto`: the GPU solver where a device is usable, else the CPU solvers (with one warning per
-///   process when the device is missing).
+/// - `auto`: the GPU solver where a device is usable and the method runs there (all but SIMPLE
+///   and SIMPLER), else the CPU solvers (with one warning per process when the device is missing).
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     let cpu = |spec: &CaseSpec| match spec.case.kind {
         Kind::Incompressible => incompressible::build(spec),
@@ -156,6 +157,8 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
             gpu(spec)
         }
         BackendChoice::Auto => match crate::backend::cuda::probe() {
+            // SIMPLE and SIMPLER run on the CPU only.
+            Ok(_) if spec.case.kind == Kind::Incompressible && incompressible::steady(spec) => cpu(spec),
             Ok(_) => gpu(spec),
             Err(e) => {
                 static WARNED: std::sync::Once = std::sync::Once::new();

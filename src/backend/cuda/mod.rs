@@ -95,6 +95,12 @@ pub fn limiter_code(l: Limiter) -> i64 {
         Limiter::VanLeer => 3,
         Limiter::Mc => 4,
         Limiter::VanAlbada => 5,
+        Limiter::Osher => 6,
+        Limiter::Downwind => 7,
+        Limiter::Central => 8,
+        Limiter::Sou => 9,
+        Limiter::Fromm => 10,
+        Limiter::Quick => 11,
     }
 }
 

@@ -79,10 +79,13 @@ impl Config {
         }
         let s = &spec.solver;
         let method = s.method.unwrap_or(Method::MusclHancock);
-        if method == Method::Projection {
+        if matches!(method, Method::Projection | Method::Simple | Method::Simpler) {
             return Err(Invalid::new(
                 "solver.method",
-                "projection is incompressible; compressible cases use \"muscl_hancock\" or \"cese\"",
+                format!(
+                    "{} is incompressible; compressible cases use \"muscl_hancock\" or \"cese\"",
+                    method.name()
+                ),
             ));
         }
         let ph = &spec.physics;
@@ -104,6 +107,11 @@ impl Config {
         not_here("solver.tolerance", s.tolerance.is_some(), inc)?;
         not_here("solver.max_iterations", s.max_iterations.is_some(), inc)?;
         not_here("solver.sor_omega", s.sor_omega.is_some(), inc)?;
+        not_here("solver.alpha_u", s.alpha_u.is_some(), inc)?;
+        not_here("solver.alpha_p", s.alpha_p.is_some(), inc)?;
+        not_here("solver.linear_solver", s.linear_solver.is_some(), inc)?;
+        not_here("physics.pressure_gradient", ph.pressure_gradient.is_some(), inc)?;
+        not_here("fluid", spec.fluid.is_some(), inc)?;
         not_here(
             "stop.steady_tol",
             spec.stop.steady_tol.is_some(),
@@ -120,6 +128,17 @@ impl Config {
         let only_muscl = "applies to solver.method = \"muscl_hancock\" only";
         not_here("solver.riemann", !muscl && s.riemann.is_some(), only_muscl)?;
         not_here("solver.limiter", !muscl && s.limiter.is_some(), only_muscl)?;
+        if let Some(lim) = s.limiter.filter(|l| !l.symmetric()) {
+            let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
+            return Err(Invalid::new(
+                "solver.limiter",
+                format!(
+                    "{} is not a symmetric TVD slope limiter; MUSCL-Hancock takes one of {}",
+                    lim.name(),
+                    names.join(", ")
+                ),
+            ));
+        }
         not_here(
             "solver.characteristic_limiting",
             !muscl && s.characteristic_limiting.is_some(),

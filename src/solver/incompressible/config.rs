@@ -33,8 +33,22 @@ pub struct Config {
     pub poisson: PoissonSettings,
 }
 
-impl Config {
-    pub fn from_spec(spec: &CaseSpec) -> Result<Config, Invalid> {
+/// The settings every incompressible method reads the same way: grid, viscosity, density,
+/// boundaries and the initial velocity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    pub grid: Grid,
+    /// Kinematic viscosity `1 / re` or `physics.viscosity`; `None` when neither is given (a
+    /// `[fluid]` model then sets the viscosity).
+    pub nu: Option<f64>,
+    pub density: f64,
+    /// Boundary conditions, left, right, bottom, top.
+    pub bc: [Boundary; 4],
+    pub initial_velocity: [f64; 2],
+}
+
+impl Flow {
+    pub fn from_spec(spec: &CaseSpec) -> Result<Flow, Invalid> {
         if spec.case.dim != 2 {
             return Err(Invalid::new(
                 "case.dim",
@@ -42,18 +56,6 @@ impl Config {
             ));
         }
         let s = &spec.solver;
-        match s.method.unwrap_or(Method::Projection) {
-            Method::Projection => {}
-            m => {
-                return Err(Invalid::new(
-                    "solver.method",
-                    format!(
-                        "{} is a compressible method; incompressible cases use projection",
-                        m.name()
-                    ),
-                ));
-            }
-        }
         let compressible_only = [
             ("solver.riemann", s.riemann.is_some()),
             ("solver.alpha", s.alpha.is_some()),
@@ -70,11 +72,11 @@ impl Config {
         let nu = match (ph.re, ph.viscosity) {
             (Some(re), None) => {
                 positive("physics.re", re)?;
-                1.0 / re
+                Some(1.0 / re)
             }
             (None, Some(nu)) => {
                 positive("physics.viscosity", nu)?;
-                nu
+                Some(nu)
             }
             (Some(_), Some(_)) => {
                 return Err(Invalid::new(
@@ -82,12 +84,7 @@ impl Config {
                     "give either physics.re or physics.viscosity, not both",
                 ));
             }
-            (None, None) => {
-                return Err(Invalid::new(
-                    "physics.re",
-                    "missing; give physics.re (Reynolds number) or physics.viscosity",
-                ));
-            }
+            (None, None) => None,
         };
         let density = ph.density.unwrap_or(1.0);
         positive("physics.density", density)?;
@@ -152,6 +149,75 @@ impl Config {
                 ));
             }
         };
+        Ok(Flow {
+            grid: Grid::from_spec(2, &spec.grid),
+            nu,
+            density,
+            bc,
+            initial_velocity,
+        })
+    }
+
+    /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
+    pub fn velocity_scale(&self) -> f64 {
+        velocity_scale(&self.bc, self.initial_velocity)
+    }
+}
+
+/// The largest wall, inflow or initial speed (1 if all are 0).
+fn velocity_scale(bc: &[Boundary; 4], initial_velocity: [f64; 2]) -> f64 {
+    let mut u = initial_velocity[0].hypot(initial_velocity[1]);
+    for b in bc {
+        match b {
+            Boundary::Wall { velocity } => u = u.max(velocity.abs()),
+            Boundary::Inflow { velocity, .. } => u = u.max(velocity[0].hypot(velocity[1])),
+            _ => {}
+        }
+    }
+    if u > 0.0 { u } else { 1.0 }
+}
+
+impl Config {
+    pub fn from_spec(spec: &CaseSpec) -> Result<Config, Invalid> {
+        let s = &spec.solver;
+        match s.method.unwrap_or(Method::Projection) {
+            Method::Projection => {}
+            m => {
+                return Err(Invalid::new(
+                    "solver.method",
+                    format!("{} is not the projection method", m.name()),
+                ));
+            }
+        }
+        let steady_only = "applies to solver.method = \"simple\" or \"simpler\" only";
+        let simple_only = [
+            ("solver.alpha_u", s.alpha_u.is_some()),
+            ("solver.alpha_p", s.alpha_p.is_some()),
+            ("solver.linear_solver", s.linear_solver.is_some()),
+            (
+                "physics.pressure_gradient",
+                spec.physics.pressure_gradient.is_some(),
+            ),
+            ("fluid", spec.fluid.is_some()),
+            ("solver.convection", s.convection == Some(Convection::PowerLaw)),
+        ];
+        if let Some((key, _)) = simple_only.iter().find(|(_, given)| *given) {
+            return Err(Invalid::new(*key, steady_only));
+        }
+        let flow = Flow::from_spec(spec)?;
+        let nu = flow.nu.ok_or_else(|| {
+            Invalid::new(
+                "physics.re",
+                "missing; give physics.re (Reynolds number) or physics.viscosity",
+            )
+        })?;
+        let Flow {
+            grid,
+            density,
+            bc,
+            initial_velocity,
+            ..
+        } = flow;
         let cfl = s.cfl.unwrap_or(0.5);
         if cfl > 1.0 {
             return Err(Invalid::new(
@@ -186,7 +252,7 @@ impl Config {
             }
         }
         Ok(Config {
-            grid: Grid::from_spec(2, &spec.grid),
+            grid,
             nu,
             density,
             bc,
@@ -207,15 +273,7 @@ impl Config {
 
     /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
     pub fn velocity_scale(&self) -> f64 {
-        let mut u = self.initial_velocity[0].hypot(self.initial_velocity[1]);
-        for b in &self.bc {
-            match b {
-                Boundary::Wall { velocity } => u = u.max(velocity.abs()),
-                Boundary::Inflow { velocity, .. } => u = u.max(velocity[0].hypot(velocity[1])),
-                _ => {}
-            }
-        }
-        if u > 0.0 { u } else { 1.0 }
+        velocity_scale(&self.bc, self.initial_velocity)
     }
 
     /// Time step (before any output-time cap): `cfl` times the smallest of the convective limits

@@ -37,5 +37,6 @@ pub fn face_value<T: Real>(
         Convection::Upwind => u,
         Convection::Tvd => tvd_face(limiter, uu, u, d),
         Convection::Quick => T::of(0.75) * u + T::of(0.375) * d - T::of(0.125) * uu,
+        Convection::PowerLaw => unreachable!("Config::from_spec rejects power_law for the projection method"),
     }
 }

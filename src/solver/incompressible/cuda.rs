@@ -183,6 +183,7 @@ fn convection_code(c: Convection) -> i64 {
         Convection::Upwind => 1,
         Convection::Tvd => 2,
         Convection::Quick => 3,
+        Convection::PowerLaw => unreachable!("Config::from_spec rejects power_law for the projection method"),
     }
 }
 

@@ -1,7 +1,9 @@
 //! Derived fields of the staggered velocity: vorticity and stream function at cell corners, and
-//! the primary vortex (the minimum of the stream function).
+//! the primary vortex (the minimum of the stream function); [`View`], the fields, samples and summary
+//! of a staggered state.
 
-use super::staggered::Layout;
+use super::staggered::{Layout, bilinear};
+use crate::solver::Grid;
 use crate::solver::real::Real;
 
 /// Vorticity `omega = dv/dx - du/dy` at the corners `(i dx, j dy)`, `i in 0..=nx`,
@@ -71,4 +73,131 @@ pub fn corner_minimum(psi: &[f64], nx: usize, ny: usize, dx: f64, dy: f64) -> (f
         val -= drop;
     }
     (val, x, y)
+}
+
+/// A staggered velocity and cell-centred pressure seen as fields at cell centres, point samples
+/// and the cavity summary (shared by the projection and SIMPLE solvers).
+pub struct View<'a, T> {
+    pub l: Layout,
+    pub grid: Grid,
+    /// Ghosted velocity arrays (see `staggered`).
+    pub u: &'a [T],
+    pub v: &'a [T],
+    /// Pressure at cell centres, `nx * ny`, in the solver's units.
+    pub p: &'a [T],
+    /// Factor from the stored pressure to the reported one (density for kinematic pressure).
+    pub p_scale: f64,
+}
+
+impl<T: Real> View<'_, T> {
+    pub fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let (dx, dy) = (self.grid.spacing[0], self.grid.spacing[1]);
+        let (u, v) = (&self.u, &self.v);
+        let corners = match name {
+            "vorticity" => Some(vorticity(&l, u, v, dx, dy)),
+            "stream_function" => Some(stream_function(&l, u, v, dx, dy)),
+            _ => None,
+        };
+        let value = |i: usize, j: usize| -> Option<f64> {
+            // 1-based cell (i, j).
+            let uc = 0.5 * (u[l.at(i - 1, j)] + u[l.at(i, j)]).f64();
+            let vc = 0.5 * (v[l.at(i, j - 1)] + v[l.at(i, j)]).f64();
+            Some(match name {
+                "u" => uc,
+                "v" => vc,
+                "speed" => uc.hypot(vc),
+                "p" => self.p[(j - 1) * nx + i - 1].f64() * self.p_scale,
+                "divergence" => {
+                    (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
+                        + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+                }
+                "vorticity" | "stream_function" => {
+                    let c = corners.as_ref().expect("computed above");
+                    let w = nx + 1;
+                    let (a, b) = ((j - 1) * w + i - 1, j * w + i - 1);
+                    0.25 * (c[a] + c[a + 1] + c[b] + c[b + 1])
+                }
+                _ => return None,
+            })
+        };
+        out.clear();
+        out.reserve(nx * ny);
+        for j in 1..=ny {
+            for i in 1..=nx {
+                out.push(value(i, j)?);
+            }
+        }
+        Some(())
+    }
+
+    pub fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let g = &self.grid;
+        let (dx, dy) = (g.spacing[0], g.spacing[1]);
+        let (x, y) = (point[0] - g.origin[0], point[1] - g.origin[1]);
+        let (u, v) = (&self.u, &self.v);
+        let su = || {
+            bilinear(
+                nx + 1,
+                ny + 2,
+                0.0,
+                -0.5 * dy,
+                dx,
+                dy,
+                |i, j| u[l.at(i, j)].f64(),
+                x,
+                y,
+            )
+        };
+        let sv = || {
+            bilinear(
+                nx + 2,
+                ny + 1,
+                -0.5 * dx,
+                0.0,
+                dx,
+                dy,
+                |i, j| v[l.at(i, j)].f64(),
+                x,
+                y,
+            )
+        };
+        let centre = |f: &dyn Fn(usize, usize) -> f64| bilinear(nx, ny, 0.5 * dx, 0.5 * dy, dx, dy, f, x, y);
+        let corner =
+            |c: Vec<f64>| bilinear(nx + 1, ny + 1, 0.0, 0.0, dx, dy, |i, j| c[j * (nx + 1) + i], x, y);
+        Some(match name {
+            "u" => su(),
+            "v" => sv(),
+            "speed" => su().hypot(sv()),
+            "p" => centre(&|i, j| self.p[j * nx + i].f64() * self.p_scale),
+            "divergence" => centre(&|i, j| {
+                let (i, j) = (i + 1, j + 1);
+                (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
+                    + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
+            }),
+            "vorticity" => corner(vorticity(&l, u, v, dx, dy)),
+            "stream_function" => corner(stream_function(&l, u, v, dx, dy)),
+            _ => return None,
+        })
+    }
+
+    pub fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        let l = self.l;
+        let g = &self.grid;
+        let (dx, dy) = (g.spacing[0], g.spacing[1]);
+        let psi = stream_function(&l, self.u, self.v, dx, dy);
+        let (psi_min, x, y) = corner_minimum(&psi, l.nx, l.ny, dx, dy);
+        let mut div = Vec::new();
+        self.field("divergence", &mut div);
+        let max_div = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+        let mut m = serde_json::Map::new();
+        m.insert("psi_min".into(), psi_min.into());
+        m.insert("psi_min_x".into(), (g.origin[0] + x).into());
+        m.insert("psi_min_y".into(), (g.origin[1] + y).into());
+        m.insert("max_abs_divergence".into(), max_div.into());
+        m
+    }
 }

@@ -1,23 +1,43 @@
-//! Incompressible Navier-Stokes: the projection method on a staggered grid.
+//! Incompressible Navier-Stokes on a staggered grid: the projection method (unsteady) and
+//! Patankar's SIMPLE and SIMPLER (steady, [`simple`]).
 
-mod config;
-mod convection;
+pub(crate) mod config;
+pub(crate) mod convection;
 mod cuda;
 mod derived;
 mod momentum;
 pub mod pressure_poisson;
 mod projection;
-mod staggered;
+pub mod simple;
+pub(crate) mod staggered;
 
-pub use config::Config;
+pub use config::{Config, Flow};
 pub use cuda::CudaProjection;
 pub use projection::{FIELDS, Projection};
+pub use simple::{Simple, SimpleConfig};
 
-use crate::case::{CaseSpec, Invalid, Precision};
+use crate::case::{CaseSpec, Invalid, Method, Precision};
 use crate::solver::Solver;
+
+/// True when the case asks for SIMPLE or SIMPLER.
+pub fn steady(spec: &CaseSpec) -> bool {
+    matches!(spec.solver.method, Some(Method::Simple | Method::Simpler))
+}
+
+/// The incompressible family's checks of a case.
+pub fn check(spec: &CaseSpec) -> Result<(), Invalid> {
+    if steady(spec) {
+        SimpleConfig::from_spec(spec).map(|_| ())
+    } else {
+        Config::from_spec(spec).map(|_| ())
+    }
+}
 
 /// Builds the incompressible solver of a case in the precision it asks for.
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+    if steady(spec) {
+        return Ok(Box::new(Simple::new(SimpleConfig::from_spec(spec)?)));
+    }
     let cfg = Config::from_spec(spec)?;
     Ok(match cfg.precision {
         Precision::F64 => Box::new(Projection::<f64>::new(cfg)),
@@ -29,6 +49,13 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 /// stops it: `solver.backend` when no usable device or NVRTC is present (or a CUDA call fails
 /// while setting up), another key when a setting is not available on the GPU.
 pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+    if steady(spec) {
+        SimpleConfig::from_spec(spec)?;
+        return Err(Invalid::new(
+            "solver.backend",
+            "SIMPLE and SIMPLER run on the CPU backend only so far; use backend = \"cpu\" or \"auto\"",
+        ));
+    }
     let cfg = Config::from_spec(spec)?;
     if let Some(e) = cuda::unsupported(&cfg) {
         return Err(e);

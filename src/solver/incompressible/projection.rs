@@ -12,10 +12,10 @@
 //! non-dissipative central and QUICK schemes, the cell-Reynolds limit `2 c nu / |u|max^2`.
 
 use super::config::Config;
-use super::derived;
+use super::derived::View;
 use super::momentum::Momentum;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSolver};
-use super::staggered::{Layout, bilinear, fill_velocity_ghosts};
+use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
@@ -103,6 +103,18 @@ impl<T: Real> Projection<T> {
 
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// The state as fields (kinematic pressure times density gives the pressure).
+    fn view(&self) -> View<'_, T> {
+        View {
+            l: self.l,
+            grid: self.cfg.grid,
+            u: &self.u,
+            v: &self.v,
+            p: &self.p,
+            p_scale: self.cfg.density,
+        }
     }
 
     /// Velocity (ghosted) and kinematic pressure arrays, for a backend that keeps the state on a
@@ -461,97 +473,11 @@ impl<T: Real> Solver for Projection<T> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
-        let (dx, dy) = (self.cfg.grid.spacing[0], self.cfg.grid.spacing[1]);
-        let (u, v) = (&self.u, &self.v);
-        let corners = match name {
-            "vorticity" => Some(derived::vorticity(&l, u, v, dx, dy)),
-            "stream_function" => Some(derived::stream_function(&l, u, v, dx, dy)),
-            _ => None,
-        };
-        let value = |i: usize, j: usize| -> Option<f64> {
-            // 1-based cell (i, j).
-            let uc = 0.5 * (u[l.at(i - 1, j)] + u[l.at(i, j)]).f64();
-            let vc = 0.5 * (v[l.at(i, j - 1)] + v[l.at(i, j)]).f64();
-            Some(match name {
-                "u" => uc,
-                "v" => vc,
-                "speed" => uc.hypot(vc),
-                "p" => self.p[(j - 1) * nx + i - 1].f64() * self.cfg.density,
-                "divergence" => {
-                    (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
-                        + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
-                }
-                "vorticity" | "stream_function" => {
-                    let c = corners.as_ref().expect("computed above");
-                    let w = nx + 1;
-                    let (a, b) = ((j - 1) * w + i - 1, j * w + i - 1);
-                    0.25 * (c[a] + c[a + 1] + c[b] + c[b + 1])
-                }
-                _ => return None,
-            })
-        };
-        out.clear();
-        out.reserve(nx * ny);
-        for j in 1..=ny {
-            for i in 1..=nx {
-                out.push(value(i, j)?);
-            }
-        }
-        Some(())
+        self.view().field(name, out)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
-        let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
-        let g = &self.cfg.grid;
-        let (dx, dy) = (g.spacing[0], g.spacing[1]);
-        let (x, y) = (point[0] - g.origin[0], point[1] - g.origin[1]);
-        let (u, v) = (&self.u, &self.v);
-        let su = || {
-            bilinear(
-                nx + 1,
-                ny + 2,
-                0.0,
-                -0.5 * dy,
-                dx,
-                dy,
-                |i, j| u[l.at(i, j)].f64(),
-                x,
-                y,
-            )
-        };
-        let sv = || {
-            bilinear(
-                nx + 2,
-                ny + 1,
-                -0.5 * dx,
-                0.0,
-                dx,
-                dy,
-                |i, j| v[l.at(i, j)].f64(),
-                x,
-                y,
-            )
-        };
-        let centre = |f: &dyn Fn(usize, usize) -> f64| bilinear(nx, ny, 0.5 * dx, 0.5 * dy, dx, dy, f, x, y);
-        let corner =
-            |c: Vec<f64>| bilinear(nx + 1, ny + 1, 0.0, 0.0, dx, dy, |i, j| c[j * (nx + 1) + i], x, y);
-        Some(match name {
-            "u" => su(),
-            "v" => sv(),
-            "speed" => su().hypot(sv()),
-            "p" => centre(&|i, j| self.p[j * nx + i].f64() * self.cfg.density),
-            "divergence" => centre(&|i, j| {
-                let (i, j) = (i + 1, j + 1);
-                (u[l.at(i, j)] - u[l.at(i - 1, j)]).f64() / dx
-                    + (v[l.at(i, j)] - v[l.at(i, j - 1)]).f64() / dy
-            }),
-            "vorticity" => corner(derived::vorticity(&l, u, v, dx, dy)),
-            "stream_function" => corner(derived::stream_function(&l, u, v, dx, dy)),
-            _ => return None,
-        })
+        self.view().sample(name, point)
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
@@ -571,21 +497,9 @@ impl<T: Real> Solver for Projection<T> {
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
-        let l = self.l;
-        let g = &self.cfg.grid;
-        let (dx, dy) = (g.spacing[0], g.spacing[1]);
-        let psi = derived::stream_function(&l, &self.u, &self.v, dx, dy);
-        let (psi_min, x, y) = derived::corner_minimum(&psi, l.nx, l.ny, dx, dy);
-        let mut div = Vec::new();
-        self.field("divergence", &mut div);
-        let max_div = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-        let mut m = serde_json::Map::new();
+        let mut m = self.view().summary();
         m.insert("viscosity".into(), self.cfg.nu.into());
         m.insert("reynolds".into(), (1.0 / self.cfg.nu).into());
-        m.insert("psi_min".into(), psi_min.into());
-        m.insert("psi_min_x".into(), (g.origin[0] + x).into());
-        m.insert("psi_min_y".into(), (g.origin[1] + y).into());
-        m.insert("max_abs_divergence".into(), max_div.into());
         m
     }
 }

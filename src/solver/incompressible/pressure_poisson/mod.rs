@@ -14,7 +14,9 @@ mod laplacian;
 mod multigrid;
 mod red_black;
 
-pub use conjugate_gradient::{CgWork, Preconditioner};
+use crate::solver::linear::CgWork;
+pub use crate::solver::linear::dot;
+pub use conjugate_gradient::Preconditioner;
 pub use laplacian::{FaceBc, Laplacian};
 pub use multigrid::Multigrid;
 
@@ -175,14 +177,6 @@ pub fn residual_norm<T: Real>(op: &Laplacian<T>, p: &[T], b: &[T], partial: &mut
             .fold(T::zero(), |a, x| a + x)
     })
     .sqrt()
-}
-
-/// Ordered dot product over rows of length `nx`.
-pub fn dot<T: Real>(a: &[T], b: &[T], partial: &mut [T], nx: usize) -> T {
-    ordered_sum(partial, |j| {
-        let (ra, rb) = (&a[j * nx..(j + 1) * nx], &b[j * nx..(j + 1) * nx]);
-        ra.iter().zip(rb).fold(T::zero(), |s, (&x, &y)| s + x * y)
-    })
 }
 
 /// Subtracts the mean value.

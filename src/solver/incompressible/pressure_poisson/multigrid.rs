@@ -9,10 +9,11 @@
 //! (weights 9/16, 3/16, 3/16, 1/16) with ghost values from the boundary conditions. The coarsest
 //! grid is solved by conjugate gradients to a tight tolerance.
 
-use super::conjugate_gradient::{self, CgWork, Preconditioner};
+use super::conjugate_gradient::{self, Preconditioner};
 use super::laplacian::Laplacian;
 use super::red_black::colour_sweep;
 use super::{dot, remove_mean, residual};
+use crate::solver::linear::CgWork;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 

@@ -1,0 +1,192 @@
+//! Resolved settings of a SIMPLE or SIMPLER case: defaults filled in, every value checked, and
+//! errors naming the key and its valid choices.
+
+use super::viscosity::Viscosity;
+use crate::case::{Boundary, CaseSpec, Convection, Invalid, LinearSolverKind, Method, Precision};
+use crate::solver::incompressible::config::Flow;
+use crate::solver::limiter::Limiter;
+
+/// How the convection term enters the momentum coefficients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// Patankar's power-law scheme in the implicit coefficients (Patankar 1980, sec. 5.2-7).
+    PowerLaw,
+    /// Upwind convection and central diffusion in the implicit coefficients, corrected to the
+    /// face values of `Limiter` (Pereira 2011, Table 2.1) by an explicit source (deferred
+    /// correction, Khosla & Rubin 1974).
+    Deferred(Limiter),
+}
+
+/// Everything the SIMPLE solver needs from a case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimpleConfig {
+    pub flow: Flow,
+    /// SIMPLER (pressure from pseudo-velocities) instead of SIMPLE.
+    pub simpler: bool,
+    pub viscosity: Viscosity,
+    /// Imposed mean pressure gradient `[dp/dx, dp/dy]` [Pa/m].
+    pub pressure_gradient: [f64; 2],
+    pub scheme: Scheme,
+    pub alpha_u: f64,
+    pub alpha_p: f64,
+    pub momentum_solver: LinearSolverKind,
+    pub momentum_tolerance: f64,
+    pub momentum_iterations: usize,
+    pub pressure_solver: LinearSolverKind,
+    pub pressure_tolerance: f64,
+    pub pressure_iterations: usize,
+}
+
+impl SimpleConfig {
+    pub fn from_spec(spec: &CaseSpec) -> Result<SimpleConfig, Invalid> {
+        let s = &spec.solver;
+        let simpler = match s.method {
+            Some(Method::Simple) => false,
+            Some(Method::Simpler) => true,
+            other => {
+                return Err(Invalid::new(
+                    "solver.method",
+                    format!(
+                        "{} is not simple or simpler",
+                        other.map_or("projection", Method::name)
+                    ),
+                ));
+            }
+        };
+        let steady = "SIMPLE and SIMPLER are steady (outer iterations, no time step)";
+        let not_used = [
+            ("solver.cfl", s.cfl.is_some()),
+            ("solver.time_integrator", s.time_integrator.is_some()),
+            ("solver.sor_omega", s.sor_omega.is_some()),
+            ("stop.t_end", spec.stop.t_end.is_some()),
+        ];
+        if let Some((key, _)) = not_used.iter().find(|(_, given)| *given) {
+            return Err(Invalid::new(
+                *key,
+                format!(
+                    "not used: {steady}; stop them with stop.steady_tol (normalised residual) or stop.steps (outer iterations)"
+                ),
+            ));
+        }
+        if s.pressure_solver.is_some() {
+            return Err(Invalid::new(
+                "solver.pressure_solver",
+                "SIMPLE and SIMPLER take the pressure solver from solver.linear_solver.pressure \
+                 (adi, jacobi, cg, bicgstab)",
+            ));
+        }
+        if s.precision == Some(Precision::F32) {
+            return Err(Invalid::new(
+                "solver.precision",
+                "SIMPLE and SIMPLER run in f64 only; use precision = \"f64\"",
+            ));
+        }
+        let flow = Flow::from_spec(spec)?;
+        let viscosity = Viscosity::from_spec(spec, flow.nu.map(|nu| nu * flow.density))?;
+        let pressure_gradient = match spec.physics.pressure_gradient.as_deref() {
+            None => [0.0, 0.0],
+            Some([gx, gy]) if gx.is_finite() && gy.is_finite() => [*gx, *gy],
+            Some(g) => {
+                return Err(Invalid::new(
+                    "physics.pressure_gradient",
+                    format!("needs 2 finite components [dp/dx, dp/dy], got {g:?}"),
+                ));
+            }
+        };
+        if flow
+            .bc
+            .iter()
+            .all(|b| !matches!(b, Boundary::Outflow | Boundary::Periodic))
+            && pressure_gradient != [0.0, 0.0]
+        {
+            return Err(Invalid::new(
+                "physics.pressure_gradient",
+                "drives a flow through periodic or outflow sides only; this case has none",
+            ));
+        }
+        let scheme = match s.convection.unwrap_or(Convection::PowerLaw) {
+            Convection::PowerLaw => {
+                if s.limiter.is_some() {
+                    return Err(Invalid::new(
+                        "solver.limiter",
+                        "applies to convection = \"tvd\" (deferred correction), not power_law",
+                    ));
+                }
+                Scheme::PowerLaw
+            }
+            Convection::Tvd => Scheme::Deferred(s.limiter.unwrap_or(Limiter::VanLeer)),
+            Convection::Upwind => Scheme::Deferred(Limiter::None),
+            Convection::Central => Scheme::Deferred(Limiter::Central),
+            Convection::Quick => Scheme::Deferred(Limiter::Quick),
+        };
+        if let Scheme::Deferred(l) = scheme {
+            if !Limiter::TABLE_2_1.contains(&l) {
+                let names: Vec<&str> = Limiter::TABLE_2_1.iter().map(|l| l.name()).collect();
+                return Err(Invalid::new(
+                    "solver.limiter",
+                    format!(
+                        "{} is not in Pereira's Table 2.1; SIMPLE takes one of {}",
+                        l.name(),
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+        let relax = |key: &str, value: Option<f64>, default: f64| -> Result<f64, Invalid> {
+            let a = value.unwrap_or(default);
+            if a > 0.0 && a <= 1.0 {
+                Ok(a)
+            } else {
+                Err(Invalid::new(key, format!("must lie in (0, 1], got {a}")))
+            }
+        };
+        let alpha_u = relax("solver.alpha_u", s.alpha_u, 0.7)?;
+        let alpha_p = relax("solver.alpha_p", s.alpha_p, if simpler { 1.0 } else { 0.3 })?;
+        let ls = s.linear_solver.clone().unwrap_or_default();
+        let momentum_solver = ls.momentum.unwrap_or(LinearSolverKind::Adi);
+        if momentum_solver == LinearSolverKind::Cg {
+            return Err(Invalid::new(
+                "solver.linear_solver.momentum",
+                "cg needs a symmetric matrix and the momentum equations are not symmetric; \
+                 use adi, jacobi or bicgstab",
+            ));
+        }
+        let momentum_tolerance = ls.momentum_tolerance.unwrap_or(0.1);
+        if !(momentum_tolerance > 0.0 && momentum_tolerance < 1.0) {
+            return Err(Invalid::new(
+                "solver.linear_solver.momentum_tolerance",
+                format!("must lie in (0, 1) (a residual reduction), got {momentum_tolerance}"),
+            ));
+        }
+        if ls.momentum_iterations == Some(0) {
+            return Err(Invalid::new(
+                "solver.linear_solver.momentum_iterations",
+                "must be at least 1",
+            ));
+        }
+        Ok(SimpleConfig {
+            flow,
+            simpler,
+            viscosity,
+            pressure_gradient,
+            scheme,
+            alpha_u,
+            alpha_p,
+            momentum_solver,
+            momentum_tolerance,
+            momentum_iterations: ls.momentum_iterations.unwrap_or(20),
+            pressure_solver: ls.pressure.unwrap_or(LinearSolverKind::Cg),
+            pressure_tolerance: s.tolerance.unwrap_or(1e-3),
+            pressure_iterations: s.max_iterations.unwrap_or(2000),
+        })
+    }
+
+    /// Largest velocity a sound run reaches: the walls', inflow's or initial speed, or for a
+    /// pressure-driven channel the Newtonian centreline speed `|G| L^2 / (8 mu)` with the
+    /// smallest viscosity the fluid model gives (the power law's centreline speed for it).
+    pub fn velocity_scale(&self) -> f64 {
+        let g = self.pressure_gradient[0].hypot(self.pressure_gradient[1]);
+        let l = self.flow.grid.extent(0).max(self.flow.grid.extent(1));
+        self.flow.velocity_scale().max(self.viscosity.channel_speed(g, l))
+    }
+}

@@ -1,0 +1,669 @@
+//! Patankar's SIMPLE and SIMPLER for steady incompressible flow on the staggered grid (Patankar,
+//! Numerical Heat Transfer and Fluid Flow, 1980, ch. 6; the GPU formulations of Lohry 2010 and
+//! Pereira 2011). Dynamic form: density `rho` [kg/m^3], viscosity `mu` [Pa s] (Newtonian from
+//! `physics.re` as `rho / re` or `physics.viscosity` as `rho nu`, or a generalized Newtonian
+//! [`Viscosity`]), pressure [Pa].
+//!
+//! One outer iteration (a "step" of the [`Solver`] interface; `time()` counts them):
+//! 1. viscosity from the current shear rate (generalized Newtonian fluids);
+//! 2. momentum coefficients ([`coefficients`]) from the current velocities, under-relaxed;
+//! 3. SIMPLER only: pseudo-velocities `u^ = (sum a_nb u_nb + b) / a_P`, and the pressure from
+//!    the pressure equation with `u^` ([`pressure_correction`]);
+//! 4. the momentum equations with that pressure, solved by the momentum linear solver: `u*`;
+//!    outflow faces take their inner neighbour's value, scaled so that the outflow equals the
+//!    inflow (mass-flow correction);
+//! 5. the pressure correction `p'` from the mass imbalance of `u*`; `u = u* + d (p'_P - p'_E)`,
+//!    and SIMPLE also updates `p += alpha_p p'`.
+//!
+//! Residuals (the `steady_change` the stop rule reads is the largest of them):
+//! - `momentum_u`, `momentum_v`: `sum |a_P q_P - sum a_nb q_nb - b|` over the component's
+//!   unknowns, with the coefficients and the velocity at the start of the iteration, divided by
+//!   `sum |a_P q_P|` over the unknowns of both components (the scaled residual of Patankar's
+//!   discretisation equations, normalised by the momentum equations' own magnitude as Lohry 2010
+//!   and Pereira 2011 do; both components share the scale so that a component that vanishes,
+//!   like v in a channel, is not measured against nothing);
+//! - `mass`: `sum over cells |b|` of the pressure-correction equation (the mass imbalance of
+//!   `u*`) divided by `sum over faces |F|` (the mass flux through all faces).
+
+mod coefficients;
+pub mod config;
+mod pressure_correction;
+pub mod viscosity;
+
+pub use config::{Scheme, SimpleConfig};
+pub use viscosity::Viscosity;
+
+use super::config::BLOW_UP_FACTOR;
+use super::derived::View;
+use super::staggered::{Layout, fill_velocity_ghosts};
+use crate::case::{Boundary, CaseSpec, Invalid, Kind};
+use crate::solver::linear::{FivePoint, LinearSolver};
+use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use coefficients::Constants;
+
+/// Fields SIMPLE produces, at cell centres.
+pub const FIELDS: &[&str] = &[
+    "u",
+    "v",
+    "speed",
+    "p",
+    "vorticity",
+    "stream_function",
+    "divergence",
+    "viscosity",
+];
+
+pub struct Simple {
+    cfg: SimpleConfig,
+    l: Layout,
+    /// Ghosted staggered velocities (tangential ghosts by the quadratic wall rule).
+    u: Vec<f64>,
+    v: Vec<f64>,
+    /// Pressure [Pa], `nx * ny`.
+    p: Vec<f64>,
+    /// Viscosity [Pa s] at cell centres (ghosted, ghost cells copy their neighbour or the
+    /// periodic image) and at cell corners (corner `(i, j)` = top-right of cell `(i, j)`).
+    mu_c: Vec<f64>,
+    mu_n: Vec<f64>,
+    /// Momentum `d = A / a_P` of each velocity unknown (zero elsewhere).
+    du: Vec<f64>,
+    dv: Vec<f64>,
+    /// SIMPLER's pseudo-velocities.
+    u_hat: Vec<f64>,
+    v_hat: Vec<f64>,
+    sys: [FivePoint<f64>; 2],
+    sys_p: FivePoint<f64>,
+    /// Unknown vectors of the u, v systems, and the pressure (correction).
+    x: [Vec<f64>; 2],
+    pc: Vec<f64>,
+    solvers: [LinearSolver<f64>; 2],
+    solver_p: LinearSolver<f64>,
+    partial: Vec<f64>,
+    steps: u64,
+    residuals: Vec<(&'static str, f64)>,
+}
+
+impl Simple {
+    pub fn new(cfg: SimpleConfig) -> Self {
+        let [nx, ny, _] = cfg.flow.grid.n;
+        let l = Layout::new(nx, ny, &cfg.flow.bc);
+        let n = l.len();
+        let periodic = [l.periodic_x, l.periodic_y];
+        let dims = |c| {
+            let (a, b) = coefficients::unknowns(&l, c);
+            (a.count(), b.count())
+        };
+        let ((ui, uj), (vi, vj)) = (dims(0), dims(1));
+        let mu0 = cfg.viscosity.mu(0.0);
+        let [u0, v0] = cfg.flow.initial_velocity;
+        let mut s = Self {
+            u: vec![u0; n],
+            v: vec![v0; n],
+            p: vec![0.0; nx * ny],
+            mu_c: vec![mu0; n],
+            mu_n: vec![mu0; n],
+            du: vec![0.0; n],
+            dv: vec![0.0; n],
+            u_hat: vec![0.0; n],
+            v_hat: vec![0.0; n],
+            sys: [FivePoint::new(ui, uj, periodic), FivePoint::new(vi, vj, periodic)],
+            sys_p: FivePoint::new(nx, ny, periodic),
+            x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
+            pc: vec![0.0; nx * ny],
+            solvers: [
+                LinearSolver::new(cfg.momentum_solver, ui, uj),
+                LinearSolver::new(cfg.momentum_solver, vi, vj),
+            ],
+            solver_p: LinearSolver::new(cfg.pressure_solver, nx, ny),
+            partial: vec![0.0; ny.max(uj).max(vj)],
+            l,
+            cfg,
+            steps: 0,
+            residuals: Vec::with_capacity(8),
+        };
+        s.boundaries();
+        s.update_viscosity();
+        s
+    }
+
+    pub fn config(&self) -> &SimpleConfig {
+        &self.cfg
+    }
+
+    fn view(&self) -> View<'_, f64> {
+        View {
+            l: self.l,
+            grid: self.cfg.flow.grid,
+            u: &self.u,
+            v: &self.v,
+            p: &self.p,
+            p_scale: 1.0,
+        }
+    }
+
+    /// Boundary faces and ghosts: the shared ghost rules, outflow faces from their inner
+    /// neighbour with the mass-flow correction, then the quadratic wall rule for tangential
+    /// ghosts of walls and inflow sides.
+    fn boundaries(&mut self) {
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let bc = &self.cfg.flow.bc;
+        fill_velocity_ghosts(&l, bc, &mut self.u, &mut self.v);
+        let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
+        // Net inflow through the fixed boundary faces, and the raw outflow.
+        let (mut inflow, mut outflow) = (0.0, 0.0);
+        for side in 0..4 {
+            let sign = if side % 2 == 0 { 1.0 } else { -1.0 };
+            let is_out = bc[side] == Boundary::Outflow;
+            let faces: Vec<usize> = match side {
+                0 | 1 => (1..=ny)
+                    .map(|j| l.at(if side == 0 { 0 } else { nx }, j))
+                    .collect(),
+                _ => (1..=nx)
+                    .map(|i| l.at(i, if side == 2 { 0 } else { ny }))
+                    .collect(),
+            };
+            let (q, area, inner) = if side < 2 {
+                (&mut self.u, dy, if side == 0 { 1isize } else { -1 })
+            } else {
+                (
+                    &mut self.v,
+                    dx,
+                    if side == 2 {
+                        l.stride as isize
+                    } else {
+                        -(l.stride as isize)
+                    },
+                )
+            };
+            for k in faces {
+                if is_out {
+                    q[k] = q[(k as isize + inner) as usize];
+                    outflow -= sign * q[k] * area;
+                } else if bc[side] != Boundary::Periodic {
+                    inflow += sign * q[k] * area;
+                }
+            }
+        }
+        if outflow != 0.0 {
+            let scale = inflow / outflow;
+            for side in 0..4 {
+                if bc[side] != Boundary::Outflow {
+                    continue;
+                }
+                if side < 2 {
+                    let i = if side == 0 { 0 } else { nx };
+                    (1..=ny).for_each(|j| self.u[l.at(i, j)] *= scale);
+                } else {
+                    let j = if side == 2 { 0 } else { ny };
+                    (1..=nx).for_each(|i| self.v[l.at(i, j)] *= scale);
+                }
+            }
+        }
+        // Quadratic wall rule: q_g = (8 U - 6 q_1 + q_2) / 3.
+        let rule = |wall: f64, q1: f64, q2: f64| (8.0 * wall - 6.0 * q1 + q2) / 3.0;
+        for side in 0..4 {
+            let wall = match &bc[side] {
+                Boundary::Wall { velocity } => *velocity,
+                Boundary::Inflow { velocity, .. } => velocity[if side < 2 { 1 } else { 0 }],
+                _ => continue,
+            };
+            match side {
+                0 | 1 => {
+                    let (g, a, b) = if side == 0 {
+                        (0, 1, 2)
+                    } else {
+                        (nx + 1, nx, nx - 1)
+                    };
+                    for j in 0..=ny {
+                        self.v[l.at(g, j)] = rule(wall, self.v[l.at(a, j)], self.v[l.at(b, j)]);
+                    }
+                }
+                _ => {
+                    let (g, a, b) = if side == 2 {
+                        (0, 1, 2)
+                    } else {
+                        (ny + 1, ny, ny - 1)
+                    };
+                    for i in 0..=nx {
+                        self.u[l.at(i, g)] = rule(wall, self.u[l.at(i, a)], self.u[l.at(i, b)]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// u and v on their faces and the pressure at the centres, sampled from `from`.
+    fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
+        let l = self.l;
+        let g = self.cfg.flow.grid;
+        let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
+        let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
+        for j in 1..=l.ny {
+            for i in 0..=l.nx {
+                self.u[l.at(i, j)] = at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?;
+            }
+        }
+        for j in 0..=l.ny {
+            for i in 1..=l.nx {
+                self.v[l.at(i, j)] = at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?;
+            }
+        }
+        for j in 1..=l.ny {
+            for i in 1..=l.nx {
+                self.p[(j - 1) * l.nx + i - 1] = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
+            }
+        }
+        Some(())
+    }
+
+    /// Viscosity at cell centres and corners from the shear rate of the current velocity.
+    fn update_viscosity(&mut self) {
+        if self.cfg.viscosity.is_newtonian() {
+            return;
+        }
+        let l = self.l;
+        let (nx, ny) = (l.nx, l.ny);
+        let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
+        let (u, v) = (&self.u, &self.v);
+        let model = self.cfg.viscosity;
+        // Normal strain rates at cell centres.
+        let ux = |i: usize, j: usize| (u[l.at(i, j)] - u[l.at(i - 1, j)]) / dx;
+        let vy = |i: usize, j: usize| (v[l.at(i, j)] - v[l.at(i, j - 1)]) / dy;
+        let uc = |i: usize, j: usize| 0.5 * (u[l.at(i - 1, j)] + u[l.at(i, j)]);
+        let vc = |i: usize, j: usize| 0.5 * (v[l.at(i, j - 1)] + v[l.at(i, j)]);
+        for j in 1..=ny {
+            for i in 1..=nx {
+                let shear =
+                    (uc(i, j + 1) - uc(i, j - 1)) / (2.0 * dy) + (vc(i + 1, j) - vc(i - 1, j)) / (2.0 * dx);
+                let g = (2.0 * ux(i, j).powi(2) + 2.0 * vy(i, j).powi(2) + shear * shear).sqrt();
+                self.mu_c[l.at(i, j)] = model.mu(g);
+            }
+        }
+        // Ghost cells: periodic image or the neighbour inside.
+        let wrap = |k: usize, n: usize, periodic: bool| match k {
+            0 if periodic => n,
+            0 => 1,
+            k if k == n + 1 && periodic => 1,
+            k if k == n + 1 => n,
+            k => k,
+        };
+        for j in 0..=ny + 1 {
+            for i in 0..=nx + 1 {
+                if (1..=nx).contains(&i) && (1..=ny).contains(&j) {
+                    continue;
+                }
+                let (si, sj) = (wrap(i, nx, l.periodic_x), wrap(j, ny, l.periodic_y));
+                self.mu_c[l.at(i, j)] = self.mu_c[l.at(si, sj)];
+            }
+        }
+        // Corners: shear from the staggered differences there, normal strain averaged from the
+        // nearest cells.
+        for j in 0..=ny {
+            for i in 0..=nx {
+                let shear =
+                    (u[l.at(i, j + 1)] - u[l.at(i, j)]) / dy + (v[l.at(i + 1, j)] - v[l.at(i, j)]) / dx;
+                let cells = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)]
+                    .map(|(a, b)| (a.clamp(1, nx), b.clamp(1, ny)));
+                let normal = cells
+                    .iter()
+                    .map(|&(a, b)| 2.0 * ux(a, b).powi(2) + 2.0 * vy(a, b).powi(2))
+                    .sum::<f64>()
+                    / 4.0;
+                self.mu_n[l.at(i, j)] = model.mu((normal + shear * shear).sqrt());
+            }
+        }
+    }
+
+    /// Copies component `c`'s unknowns between the ghosted array and the system's vector.
+    fn gather(&mut self, c: usize) {
+        let (ia, ja) = coefficients::unknowns(&self.l, c);
+        let q = if c == 0 { &self.u } else { &self.v };
+        let ni = ia.clone().count();
+        for (b, j) in ja.enumerate() {
+            for (a, i) in ia.clone().enumerate() {
+                self.x[c][b * ni + a] = q[self.l.at(i, j)];
+            }
+        }
+    }
+
+    fn scatter(&mut self, c: usize, from: Option<usize>) {
+        let (ia, ja) = coefficients::unknowns(&self.l, c);
+        let ni = ia.clone().count();
+        let l = self.l;
+        let (q, x) = match (c, from) {
+            (0, None) => (&mut self.u, &self.x[0]),
+            (1, None) => (&mut self.v, &self.x[1]),
+            (0, Some(_)) => (&mut self.u_hat, &self.x[0]),
+            _ => (&mut self.v_hat, &self.x[1]),
+        };
+        for (b, j) in ja.enumerate() {
+            for (a, i) in ia.clone().enumerate() {
+                q[l.at(i, j)] = x[b * ni + a];
+            }
+        }
+    }
+
+    /// SIMPLER's pseudo-velocities `(sum a_nb q_nb + b) / a_P` of component `c` into the unknown
+    /// vector (the velocity itself stays in the ghosted array).
+    fn pseudo_velocity(&mut self, c: usize) {
+        let sys = &self.sys[c];
+        let x = &self.x[c];
+        let hat: Vec<f64> = (0..sys.nj)
+            .flat_map(|j| (0..sys.ni).map(move |i| (i, j)))
+            .map(|(i, j)| {
+                let k = j * sys.ni + i;
+                (sys.neighbours(|m| x[m], i, j) + sys.b[k]) / sys.ap[k]
+            })
+            .collect();
+        self.x[c].copy_from_slice(&hat);
+    }
+
+    /// One outer iteration.
+    fn iterate(&mut self) -> Result<(), SolverError> {
+        self.update_viscosity();
+        let spacing = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
+        let mut norms = [0.0; 2];
+        for c in 0..2 {
+            let k = constants(&self.cfg, self.l, c);
+            let (q, o) = if c == 0 {
+                (&self.u, &self.v)
+            } else {
+                (&self.v, &self.u)
+            };
+            let d = if c == 0 { &mut self.du } else { &mut self.dv };
+            norms[c] = coefficients::assemble(&k, c, q, o, &self.mu_c, &self.mu_n, &mut self.sys[c], d);
+        }
+        let mut pressure_iterations = 0;
+        let mut pressure_residual = 0.0;
+        if self.cfg.simpler {
+            self.u_hat.copy_from_slice(&self.u);
+            self.v_hat.copy_from_slice(&self.v);
+            for c in 0..2 {
+                self.gather(c);
+                self.pseudo_velocity(c);
+                self.scatter(c, Some(c));
+            }
+            let l = self.l;
+            if l.periodic_x {
+                (1..=l.ny).for_each(|j| self.u_hat[l.at(0, j)] = self.u_hat[l.at(l.nx, j)]);
+            }
+            if l.periodic_y {
+                (1..=l.nx).for_each(|i| self.v_hat[l.at(i, 0)] = self.v_hat[l.at(i, l.ny)]);
+            }
+            pressure_correction::assemble(
+                &l,
+                spacing,
+                self.cfg.flow.density,
+                &self.du,
+                &self.dv,
+                &self.u_hat,
+                &self.v_hat,
+                &mut self.sys_p,
+            );
+            let st = self.solver_p.solve(
+                &self.sys_p,
+                &mut self.p,
+                self.cfg.pressure_tolerance,
+                self.cfg.pressure_iterations,
+            );
+            pressure_iterations += st.iterations;
+            remove_mean(&mut self.p);
+            pressure_residual = relative(st.final_residual, st.initial_residual);
+        }
+        let mut momentum = [0.0; 2];
+        let mut momentum_iterations = 0;
+        for c in 0..2 {
+            coefficients::add_pressure(&self.l, c, spacing, &self.p, &mut self.sys[c]);
+            self.gather(c);
+            let r1 = self.sys[c].residual_l1(&self.x[c], &mut self.partial[..self.sys[c].nj]);
+            // The relaxed system's residual at the current velocity equals the unrelaxed one;
+            // norms are with the unrelaxed a_P, summed over both components.
+            let norm = norms[0] + norms[1];
+            momentum[c] = if norm > 0.0 {
+                r1 / norm
+            } else if r1 > 0.0 {
+                1.0
+            } else {
+                0.0
+            };
+            let st = self.solvers[c].solve(
+                &self.sys[c],
+                &mut self.x[c],
+                self.cfg.momentum_tolerance,
+                self.cfg.momentum_iterations,
+            );
+            momentum_iterations += st.iterations;
+            self.scatter(c, None);
+        }
+        self.boundaries();
+        let (imbalance, flux) = pressure_correction::assemble(
+            &self.l,
+            spacing,
+            self.cfg.flow.density,
+            &self.du,
+            &self.dv,
+            &self.u,
+            &self.v,
+            &mut self.sys_p,
+        );
+        let mass = if flux > 0.0 { imbalance / flux } else { 0.0 };
+        self.pc.iter_mut().for_each(|x| *x = 0.0);
+        let st = self.solver_p.solve(
+            &self.sys_p,
+            &mut self.pc,
+            self.cfg.pressure_tolerance,
+            self.cfg.pressure_iterations,
+        );
+        pressure_iterations += st.iterations;
+        if !self.cfg.simpler {
+            pressure_residual = relative(st.final_residual, st.initial_residual);
+        }
+        pressure_correction::correct_velocity(
+            &self.l,
+            &self.du,
+            &self.dv,
+            &self.pc,
+            &mut self.u,
+            &mut self.v,
+        );
+        if !self.cfg.simpler {
+            let a = self.cfg.alpha_p;
+            self.p.iter_mut().zip(&self.pc).for_each(|(p, pc)| *p += a * pc);
+            remove_mean(&mut self.p);
+        }
+        self.boundaries();
+        self.steps += 1;
+        let max_velocity = self.u.iter().chain(&self.v).fold(0.0f64, |m, x| m.max(x.abs()));
+        let worst = momentum[0].max(momentum[1]).max(mass);
+        self.residuals.clear();
+        self.residuals.extend_from_slice(&[
+            ("steady_change", worst),
+            ("momentum_u", momentum[0]),
+            ("momentum_v", momentum[1]),
+            ("mass", mass),
+            ("momentum_iterations", momentum_iterations as f64),
+            ("pressure_iterations", pressure_iterations as f64),
+            ("pressure_residual", pressure_residual),
+            ("max_velocity", max_velocity),
+        ]);
+        self.check_health(max_velocity)
+    }
+
+    fn check_health(&self, max_velocity: f64) -> Result<(), SolverError> {
+        let scale = self.cfg.velocity_scale();
+        let finite = max_velocity.is_finite() && self.p.iter().all(|p| p.is_finite());
+        if finite && max_velocity <= BLOW_UP_FACTOR * scale {
+            return Ok(());
+        }
+        let what = if finite {
+            format!(
+                "the largest velocity is {max_velocity:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale:.3e}"
+            )
+        } else {
+            "the velocity or pressure is no longer finite (NaN or infinity)".to_string()
+        };
+        Err(SolverError::Diverged {
+            step: self.steps,
+            time: self.steps as f64,
+            message: format!(
+                "{what} after {} outer iterations. Likely causes: under-relaxation too weak \
+                 (alpha_u = {}, alpha_p = {}; try smaller values) or an unbounded convection \
+                 scheme (try convection = \"power_law\" or a TVD limiter)",
+                self.steps, self.cfg.alpha_u, self.cfg.alpha_p
+            ),
+        })
+    }
+}
+
+/// The assembly constants of component `c`.
+fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
+    let g = &cfg.flow.grid;
+    Constants {
+        l,
+        bc: &cfg.flow.bc,
+        spacing: [g.spacing[0], g.spacing[1]],
+        density: cfg.flow.density,
+        scheme: cfg.scheme,
+        alpha: cfg.alpha_u,
+        gradient: cfg.pressure_gradient[c],
+    }
+}
+
+fn relative(r: f64, r0: f64) -> f64 {
+    if r0 > 0.0 { r / r0 } else { 0.0 }
+}
+
+fn remove_mean(p: &mut [f64]) {
+    let mean = p.iter().sum::<f64>() / p.len() as f64;
+    p.iter_mut().for_each(|x| *x -= mean);
+}
+
+impl Solver for Simple {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            kind: Kind::Incompressible,
+            method: if self.cfg.simpler { "simpler" } else { "simple" },
+            backend: "cpu",
+            precision: "f64",
+            grid: self.cfg.flow.grid,
+        }
+    }
+
+    /// Outer iterations so far (SIMPLE has no physical time).
+    fn time(&self) -> f64 {
+        self.steps as f64
+    }
+
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        self.iterate()
+    }
+
+    /// One outer iteration counts as one unit of `time`.
+    fn dt(&self) -> f64 {
+        1.0
+    }
+
+    /// Steady iterations have no time step to cap.
+    fn set_dt_cap(&mut self, _cap: f64) {}
+
+    fn residuals(&self) -> &[(&'static str, f64)] {
+        &self.residuals
+    }
+
+    fn field_names(&self) -> &'static [&'static str] {
+        FIELDS
+    }
+
+    /// Takes over another solver's flow (e.g. a projection run's, or a coarser SIMPLE run's):
+    /// u and v sampled on this grid's faces, the pressure at its centres; the outer iterations
+    /// then go on from it.
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        let kept = (self.u.clone(), self.v.clone(), self.p.clone());
+        if self.sample_state(from).is_none() {
+            (self.u, self.v, self.p) = kept;
+            return Err(Invalid::new(
+                "case",
+                "the running solver cannot provide u, v and p",
+            ));
+        }
+        self.steps = from.steps();
+        self.boundaries();
+        self.update_viscosity();
+        Ok(())
+    }
+
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        if name != "viscosity" {
+            return self.view().field(name, out);
+        }
+        let l = self.l;
+        out.clear();
+        out.extend(
+            (1..=l.ny)
+                .flat_map(|j| (1..=l.nx).map(move |i| l.at(i, j)))
+                .map(|k| self.mu_c[k]),
+        );
+        Some(())
+    }
+
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        if name != "viscosity" {
+            return self.view().sample(name, point);
+        }
+        let g = &self.cfg.flow.grid;
+        let l = self.l;
+        let i =
+            (((point[0] - g.origin[0]) / g.spacing[0]).floor() as isize).clamp(0, l.nx as isize - 1) as usize;
+        let j =
+            (((point[1] - g.origin[1]) / g.spacing[1]).floor() as isize).clamp(0, l.ny as isize - 1) as usize;
+        Some(self.mu_c[l.at(i + 1, j + 1)])
+    }
+
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
+        let cfg = SimpleConfig::from_spec(spec)?;
+        if cfg.flow.grid != self.cfg.flow.grid
+            || cfg.flow.bc != self.cfg.flow.bc
+            || cfg.flow.initial_velocity != self.cfg.flow.initial_velocity
+            || cfg.simpler != self.cfg.simpler
+        {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and method apply on reset only",
+            ));
+        }
+        let (nx, ny) = (self.l.nx, self.l.ny);
+        if cfg.momentum_solver != self.cfg.momentum_solver {
+            for c in 0..2 {
+                self.solvers[c] = LinearSolver::new(cfg.momentum_solver, self.sys[c].ni, self.sys[c].nj);
+            }
+        }
+        if cfg.pressure_solver != self.cfg.pressure_solver {
+            self.solver_p = LinearSolver::new(cfg.pressure_solver, nx, ny);
+        }
+        let newtonian_change = cfg.viscosity != self.cfg.viscosity;
+        self.cfg = cfg;
+        if newtonian_change {
+            let mu = self.cfg.viscosity.mu(0.0);
+            self.mu_c.iter_mut().for_each(|m| *m = mu);
+            self.mu_n.iter_mut().for_each(|m| *m = mu);
+            self.update_viscosity();
+        }
+        Ok(())
+    }
+
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = self.view().summary();
+        if let Viscosity::Newtonian { mu } = self.cfg.viscosity {
+            m.insert("viscosity".into(), (mu / self.cfg.flow.density).into());
+            m.insert("reynolds".into(), (self.cfg.flow.density / mu).into());
+        }
+        m.insert("outer_iterations".into(), self.steps.into());
+        m
+    }
+}

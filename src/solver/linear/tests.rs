@@ -1,0 +1,277 @@
+//! Line solvers against a dense solve; iterative solvers on five-point systems like those of
+//! the SIMPLE family (tolerances stated per test).
+
+use super::*;
+use crate::case::LinearSolverKind;
+
+/// A small deterministic generator (xorshift64*), uniform in [0, 1).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Gaussian elimination with partial pivoting on a dense copy of the tridiagonal system.
+fn dense_solve(a: &[f64], b: &[f64], c: &[f64], d: &[f64]) -> Vec<f64> {
+    let n = b.len();
+    let mut m = vec![vec![0.0; n + 1]; n];
+    for i in 0..n {
+        m[i][i] = b[i];
+        if i > 0 {
+            m[i][i - 1] = a[i];
+        }
+        if i + 1 < n {
+            m[i][i + 1] = c[i];
+        }
+        m[i][n] = d[i];
+    }
+    for col in 0..n {
+        let piv = (col..n)
+            .max_by(|&x, &y| m[x][col].abs().total_cmp(&m[y][col].abs()))
+            .unwrap();
+        m.swap(col, piv);
+        for row in col + 1..n {
+            let f = m[row][col] / m[col][col];
+            for k in col..=n {
+                m[row][k] -= f * m[col][k];
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for i in (0..n).rev() {
+        let s: f64 = (i + 1..n).map(|k| m[i][k] * x[k]).sum();
+        x[i] = (m[i][n] - s) / m[i][i];
+    }
+    x
+}
+
+/// Random diagonally dominant tridiagonal system of size n: off-diagonals in [-1, 1], the
+/// diagonal's magnitude their sum plus [0.1, 1.1), either sign.
+fn random_tridiagonal(rng: &mut Rng, n: usize) -> [Vec<f64>; 4] {
+    let a: Vec<f64> = (0..n).map(|_| 2.0 * rng.next() - 1.0).collect();
+    let c: Vec<f64> = (0..n).map(|_| 2.0 * rng.next() - 1.0).collect();
+    let b = (0..n)
+        .map(|i| {
+            let sign = if rng.next() < 0.2 { -1.0 } else { 1.0 };
+            sign * (a[i].abs() + c[i].abs() + 0.1 + rng.next())
+        })
+        .collect();
+    let d = (0..n).map(|_| 10.0 * rng.next() - 5.0).collect();
+    [a, b, c, d]
+}
+
+#[test]
+fn thomas_and_pcr_equal_a_dense_solve_on_random_diagonally_dominant_systems() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    // Powers of two and not, down to one equation.
+    for n in [1, 2, 3, 5, 7, 8, 13, 16, 31, 64, 100, 127, 257, 1000] {
+        for _ in 0..5 {
+            let [a, b, c, d] = random_tridiagonal(&mut rng, n);
+            let want = dense_solve(&a, &b, &c, &d);
+            let scale = want.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+            let mut x = vec![0.0; n];
+            let mut scratch = vec![0.0; 8 * n];
+            thomas(&a, &b, &c, &d, &mut x, &mut scratch);
+            let e_thomas = x.iter().zip(&want).fold(0.0f64, |m, (x, w)| m.max((x - w).abs()));
+            pcr(&a, &b, &c, &d, &mut x, &mut scratch);
+            let e_pcr = x.iter().zip(&want).fold(0.0f64, |m, (x, w)| m.max((x - w).abs()));
+            assert!(e_thomas <= 1e-12 * scale, "Thomas n = {n}: {e_thomas:e}");
+            assert!(e_pcr <= 1e-12 * scale, "PCR n = {n}: {e_pcr:e}");
+        }
+    }
+}
+
+#[test]
+fn pcr_works_in_single_precision() {
+    let mut rng = Rng(7);
+    let n = 200;
+    let [a, b, c, d] = random_tridiagonal(&mut rng, n);
+    let want = dense_solve(&a, &b, &c, &d);
+    let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let mut x = vec![0.0f32; n];
+    let mut scratch = vec![0.0f32; 8 * n];
+    pcr(&f(&a), &f(&b), &f(&c), &f(&d), &mut x, &mut scratch);
+    let scale = want.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    let err = x
+        .iter()
+        .zip(&want)
+        .fold(0.0f64, |m, (x, w)| m.max((*x as f64 - w).abs()));
+    assert!(err <= 1e-5 * scale, "{err:e}");
+}
+
+/// A convection-diffusion system on `ni x nj` (upwind convection at `(cx, cy)` times the
+/// diffusion conductance, Patankar's coefficients with `A(|P|) = 1`), diagonal `sum a_nb / relax`
+/// plus the boundary links of Dirichlet sides, and a random right-hand side.
+fn convection_diffusion(
+    ni: usize,
+    nj: usize,
+    cx: f64,
+    cy: f64,
+    relax: f64,
+    periodic: [bool; 2],
+) -> FivePoint<f64> {
+    let mut rng = Rng(42 + ni as u64);
+    let mut s = FivePoint::new(ni, nj, periodic);
+    for j in 0..nj {
+        for i in 0..ni {
+            let k = j * ni + i;
+            let (ae, aw) = (1.0 + (-cx).max(0.0), 1.0 + cx.max(0.0));
+            let (an, as_) = (1.0 + (-cy).max(0.0), 1.0 + cy.max(0.0));
+            let mut ap = ae + aw + an + as_;
+            s.ae[k] = if i + 1 < ni || periodic[0] { ae } else { 0.0 };
+            s.aw[k] = if i > 0 || periodic[0] { aw } else { 0.0 };
+            s.an[k] = if j + 1 < nj || periodic[1] { an } else { 0.0 };
+            s.as_[k] = if j > 0 || periodic[1] { as_ } else { 0.0 };
+            if relax < 1.0 {
+                ap /= relax;
+            }
+            s.ap[k] = ap;
+            s.b[k] = rng.next() - 0.5;
+        }
+    }
+    s
+}
+
+/// A pressure(-correction) system: symmetric links `rho d A` varying in space, Neumann on every
+/// side (singular, `a_P = sum a_nb`), right-hand side of zero sum.
+fn pressure_system(ni: usize, nj: usize) -> FivePoint<f64> {
+    let mut rng = Rng(3);
+    // Face coefficients: x-faces (ni + 1) x nj, y-faces ni x (nj + 1); walls zero.
+    let fx: Vec<f64> = (0..(ni + 1) * nj)
+        .map(|k| {
+            if k % (ni + 1) == 0 || k % (ni + 1) == ni {
+                0.0
+            } else {
+                0.5 + rng.next()
+            }
+        })
+        .collect();
+    let fy: Vec<f64> = (0..ni * (nj + 1))
+        .map(|k| {
+            if k / ni == 0 || k / ni == nj {
+                0.0
+            } else {
+                0.5 + rng.next()
+            }
+        })
+        .collect();
+    let mut s = FivePoint::new(ni, nj, [false, false]);
+    for j in 0..nj {
+        for i in 0..ni {
+            let k = j * ni + i;
+            s.aw[k] = fx[j * (ni + 1) + i];
+            s.ae[k] = fx[j * (ni + 1) + i + 1];
+            s.as_[k] = fy[j * ni + i];
+            s.an[k] = fy[(j + 1) * ni + i];
+            s.ap[k] = s.aw[k] + s.ae[k] + s.as_[k] + s.an[k];
+            s.b[k] = rng.next() - 0.5;
+        }
+    }
+    let mean = s.b.iter().sum::<f64>() / s.b.len() as f64;
+    s.b.iter_mut().for_each(|b| *b -= mean);
+    s
+}
+
+#[test]
+fn cg_converges_on_a_singular_pressure_system() {
+    let sys = pressure_system(48, 40);
+    let mut x = vec![0.0; sys.len()];
+    let stats = LinearSolver::new(LinearSolverKind::Cg, 48, 40).solve(&sys, &mut x, 1e-10, 2000);
+    assert!(stats.converged, "{stats:?}");
+    assert!(stats.final_residual <= 1e-10 * stats.initial_residual);
+    // Jacobi-preconditioned CG needs O(n) iterations on a 48 x 40 Laplacian-like system.
+    assert!(stats.iterations < 400, "{stats:?}");
+}
+
+#[test]
+fn bicgstab_converges_on_momentum_systems() {
+    for (cx, cy, periodic) in [
+        (5.0, -2.0, [false, false]),
+        (20.0, 3.0, [true, false]),
+        (0.5, 0.5, [false, true]),
+    ] {
+        let sys = convection_diffusion(50, 30, cx, cy, 0.7, periodic);
+        let mut x = vec![0.0; sys.len()];
+        let stats = LinearSolver::new(LinearSolverKind::Bicgstab, 50, 30).solve(&sys, &mut x, 1e-10, 500);
+        assert!(stats.converged, "c = ({cx}, {cy}) {periodic:?}: {stats:?}");
+        let mut partial = vec![0.0; 30];
+        assert!(sys.residual_norm(&x, &mut partial) <= 1.0001e-10 * stats.initial_residual);
+    }
+}
+
+#[test]
+fn every_solver_reaches_the_same_solution() {
+    let sys = convection_diffusion(24, 20, 3.0, -1.0, 0.8, [true, false]);
+    let mut reference = vec![0.0; sys.len()];
+    LinearSolver::new(LinearSolverKind::Bicgstab, 24, 20).solve(&sys, &mut reference, 1e-13, 1000);
+    for kind in [
+        LinearSolverKind::Adi,
+        LinearSolverKind::Jacobi,
+        LinearSolverKind::Bicgstab,
+    ] {
+        let mut x = vec![0.0; sys.len()];
+        let stats = LinearSolver::new(kind, 24, 20).solve(&sys, &mut x, 1e-11, 20_000);
+        assert!(stats.converged, "{kind:?}: {stats:?}");
+        let err = x
+            .iter()
+            .zip(&reference)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(err < 1e-9, "{kind:?}: {err:e}");
+    }
+}
+
+#[test]
+fn adi_converges_faster_per_sweep_than_point_jacobi() {
+    // The error (to a CG/BiCGSTAB solution at 1e-13, mean removed for the singular pressure
+    // system) after the same number of sweeps from zero.
+    let rms_minus_mean = |x: &[f64], y: &[f64]| {
+        let mean = x.iter().zip(y).map(|(a, b)| a - b).sum::<f64>() / x.len() as f64;
+        (x.iter().zip(y).map(|(a, b)| (a - b - mean).powi(2)).sum::<f64>() / x.len() as f64).sqrt()
+    };
+    for (name, sys, exact_kind) in [
+        (
+            "momentum",
+            convection_diffusion(64, 64, 4.0, 1.0, 0.7, [false, false]),
+            LinearSolverKind::Bicgstab,
+        ),
+        ("pressure", pressure_system(64, 64), LinearSolverKind::Cg),
+    ] {
+        let mut exact = vec![0.0; sys.len()];
+        LinearSolver::new(exact_kind, 64, 64).solve(&sys, &mut exact, 1e-13, 5000);
+        let zero = vec![0.0; sys.len()];
+        let e0 = rms_minus_mean(&zero, &exact);
+        let sweeps = 20;
+        let reduce = |kind| {
+            let mut x = vec![0.0; sys.len()];
+            LinearSolver::new(kind, 64, 64).solve(&sys, &mut x, 1e-300, sweeps);
+            rms_minus_mean(&x, &exact) / e0
+        };
+        let (adi, jac) = (reduce(LinearSolverKind::Adi), reduce(LinearSolverKind::Jacobi));
+        eprintln!("{name}: error reduction in {sweeps} sweeps: ADI {adi:.3e}, point Jacobi {jac:.3e}");
+        // Per sweep, ADI must reduce the error at least twice as fast (in the logarithm) as
+        // point Jacobi.
+        assert!(adi < jac * jac, "{name}: ADI {adi:e} vs Jacobi {jac:e}");
+    }
+}
+
+#[test]
+fn adi_is_independent_of_the_thread_count() {
+    let sys = convection_diffusion(33, 17, 2.0, 2.0, 0.9, [true, true]);
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let mut x = vec![0.0; sys.len()];
+                LinearSolver::new(LinearSolverKind::Adi, 33, 17).solve(&sys, &mut x, 1e-12, 30);
+                x
+            })
+    };
+    assert_eq!(run(1), run(2));
+}

@@ -1,0 +1,95 @@
+//! Lid-driven cavity with SIMPLE and SIMPLER against Ghia, Ghia & Shin (1982), J. Comput. Phys.
+//! 48, 387-411 (u on x = 0.5, Table I; v on y = 0.5, Table II), the primary vortex centre and
+//! psi_min, from the shipped case files run to their steady state. Bounds as for the projection
+//! method (issue 2): 0.01 of the lid speed at Re 100, psi_min within 2 %, centre within 0.01.
+
+mod common;
+
+use flowlab::solver::{self, StopReason, StopRule, run_until};
+use std::time::Instant;
+
+fn check(name: &str, method: &str, column: usize, max_dev: f64, centre: (f64, f64), psi_ref: f64) {
+    let case = common::case(name, &[&format!("solver.method={method}")]);
+    let mut s = solver::build(&case.spec).expect("solver builds");
+    let stop = &case.spec.stop;
+    let rule = StopRule {
+        steady_tol: stop.steady_tol,
+        t_end: None,
+        steps: stop.steps,
+    };
+    let t0 = Instant::now();
+    let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(
+        outcome.reason,
+        StopReason::Steady,
+        "{name} {method}: {:?}",
+        s.residuals()
+    );
+    let (mut worst, mut at): (f64, String) = (0.0, String::new());
+    let (_, u_rows) = common::reference_csv("ghia1982_u_vertical_centerline.csv");
+    for r in &u_rows {
+        let (y, u_ref) = (r[1], r[column]);
+        let u = s.sample("u", [0.5, y, 0.0]).unwrap();
+        if (u - u_ref).abs() > worst {
+            (worst, at) = ((u - u_ref).abs(), format!("u at y = {y}: {u:.5} vs {u_ref:.5}"));
+        }
+    }
+    let (_, v_rows) = common::reference_csv("ghia1982_v_horizontal_centerline.csv");
+    for r in &v_rows {
+        let (x, v_ref) = (r[1], r[column]);
+        let v = s.sample("v", [x, 0.5, 0.0]).unwrap();
+        if (v - v_ref).abs() > worst {
+            (worst, at) = ((v - v_ref).abs(), format!("v at x = {x}: {v:.5} vs {v_ref:.5}"));
+        }
+    }
+    let sum = s.summary();
+    let psi = sum["psi_min"].as_f64().unwrap();
+    let (x, y) = (
+        sum["psi_min_x"].as_f64().unwrap(),
+        sum["psi_min_y"].as_f64().unwrap(),
+    );
+    eprintln!(
+        "{name} {method}: {} outer iterations, {wall:.1} s, max |dev| = {worst:.4} ({at}), psi_min = {psi:.6} ({:+.2} %), centre ({x:.4}, {y:.4}) vs ({:.4}, {:.4})",
+        s.steps(),
+        100.0 * (psi - psi_ref) / psi_ref.abs(),
+        centre.0,
+        centre.1
+    );
+    assert!(
+        worst <= max_dev,
+        "{method}: centreline deviation {worst:.4} > {max_dev}"
+    );
+    assert!(
+        (psi - psi_ref).abs() <= 0.02 * psi_ref.abs(),
+        "{method}: psi_min {psi}"
+    );
+    assert!(
+        (x - centre.0).abs() <= 0.01 && (y - centre.1).abs() <= 0.01,
+        "{method}: centre ({x}, {y})"
+    );
+}
+
+#[test]
+fn re100_simple_matches_ghia() {
+    check(
+        "lid_driven_cavity_re100_simple",
+        "simple",
+        2,
+        0.01,
+        (0.6172, 0.7344),
+        -0.103423,
+    );
+}
+
+#[test]
+fn re100_simpler_matches_ghia() {
+    check(
+        "lid_driven_cavity_re100_simple",
+        "simpler",
+        2,
+        0.01,
+        (0.6172, 0.7344),
+        -0.103423,
+    );
+}
