@@ -131,3 +131,43 @@ __device__ __forceinline__ void stencil(const real* p, int i, int j, int nx, int
     *s_out = s;
     *d_out = d;
 }
+
+// TVD limiters (src/solver/limiter.rs; numbering fixed by limiter_code in the CUDA solvers):
+// Sweby's psi(r) and the MUSCL slope from backward and forward differences.
+#define LIM_NONE 0
+#define LIM_MINMOD 1
+#define LIM_SUPERBEE 2
+#define LIM_VAN_LEER 3
+#define LIM_MC 4
+#define LIM_VAN_ALBADA 5
+#define LIM_OSHER 6
+#define LIM_DOWNWIND 7
+#define LIM_CENTRAL 8
+#define LIM_SOU 9
+#define LIM_FROMM 10
+#define LIM_QUICK 11
+
+__device__ __forceinline__ real psi(int lim, real r) {
+    const real zero = 0, one = 1, two = 2;
+    switch (lim) {
+        case LIM_MINMOD: return fmax(zero, fmin(one, r));
+        case LIM_SUPERBEE: return fmax(fmax(zero, fmin(two * r, one)), fmin(r, two));
+        case LIM_VAN_LEER: return (r + fabs(r)) / (one + fabs(r));
+        case LIM_MC: return fmax(zero, fmin(fmin(two * r, (one + r) * (real)0.5), two));
+        case LIM_VAN_ALBADA: return r > zero ? (r * r + r) / (r * r + one) : zero;
+        case LIM_OSHER: return fmax(zero, fmin(r, two));
+        case LIM_DOWNWIND: return two;
+        case LIM_CENTRAL: return one;
+        case LIM_SOU: return r;
+        case LIM_FROMM: return (one + r) * (real)0.5;
+        case LIM_QUICK: return ((real)3 + r) * (real)0.25;
+        default: return zero;
+    }
+}
+
+// Limited slope from the backward difference a and the forward difference b (Limiter::slope; the
+// compressible family allows only the symmetric TVD limiters 0-5).
+__device__ __forceinline__ real limited_slope(int lim, real a, real b) {
+    if (a * b <= (real)0) return (real)0;
+    return b * psi(lim, a / b);
+}

@@ -3,42 +3,12 @@
 // They reproduce src/solver/incompressible/projection.rs operation by operation.
 #include "common.cuh"
 
-// Convection schemes and limiters (numbering fixed by src/solver/incompressible/cuda.rs).
+// Convection schemes (numbering fixed by src/solver/incompressible/cuda.rs); the limiters are in
+// common.cuh.
 #define CONV_CENTRAL 0
 #define CONV_UPWIND 1
 #define CONV_TVD 2
 #define CONV_QUICK 3
-
-#define LIM_NONE 0
-#define LIM_MINMOD 1
-#define LIM_SUPERBEE 2
-#define LIM_VAN_LEER 3
-#define LIM_MC 4
-#define LIM_VAN_ALBADA 5
-#define LIM_OSHER 6
-#define LIM_DOWNWIND 7
-#define LIM_CENTRAL 8
-#define LIM_SOU 9
-#define LIM_FROMM 10
-#define LIM_QUICK 11
-
-__device__ __forceinline__ real psi(int lim, real r) {
-    const real zero = 0, one = 1, two = 2;
-    switch (lim) {
-        case LIM_MINMOD: return fmax(zero, fmin(one, r));
-        case LIM_SUPERBEE: return fmax(fmax(zero, fmin(two * r, one)), fmin(r, two));
-        case LIM_VAN_LEER: return (r + fabs(r)) / (one + fabs(r));
-        case LIM_MC: return fmax(zero, fmin(fmin(two * r, (one + r) * (real)0.5), two));
-        case LIM_VAN_ALBADA: return r > zero ? (r * r + r) / (r * r + one) : zero;
-        case LIM_OSHER: return fmax(zero, fmin(r, two));
-        case LIM_DOWNWIND: return two;
-        case LIM_CENTRAL: return one;
-        case LIM_SOU: return r;
-        case LIM_FROMM: return (one + r) * (real)0.5;
-        case LIM_QUICK: return ((real)3 + r) * (real)0.25;
-        default: return zero;
-    }
-}
 
 __device__ __forceinline__ real tvd_face(int lim, real uu, real u, real d) {
     const real delta = d - u;

@@ -32,12 +32,40 @@ fn every_kernel_file_compiles_in_both_precisions() {
                     "{} {precision}: no {real} arithmetic",
                     set.file_name()
                 );
+                let fused = fma_outside_libm_pow(&ptx);
                 assert!(
-                    !ptx.contains("fma.rn"),
-                    "{} {precision}: FMA contraction must be off (CPU parity)",
+                    fused.is_empty(),
+                    "{} {precision}: FMA contraction must be off (CPU parity); fma in {fused:?}",
                     set.file_name()
                 );
             }
         }
     }
+}
+
+/// The functions of a PTX module (`.entry` kernels and `.func` device functions) that contain an
+/// `fma` instruction, except the `libm_pow_*` wrappers of `kernels/euler.cuh` and the math
+/// library's own `__internal_*` helpers they call: the library's `pow` fuses multiply-adds inside
+/// itself, which no compile option turns off, and is the only place they may appear.
+fn fma_outside_libm_pow(ptx: &str) -> Vec<String> {
+    let mut current = String::new();
+    let mut found = Vec::new();
+    for line in ptx.lines() {
+        let t = line.trim_start();
+        if t.starts_with(".func")
+            || t.starts_with(".entry")
+            || t.starts_with(".visible")
+            || t.starts_with(".weak")
+        {
+            current = t.to_string();
+        }
+        if t.starts_with("fma.")
+            && !current.contains("libm_pow_")
+            && !current.contains("__internal_")
+            && !found.contains(&current)
+        {
+            found.push(current.clone());
+        }
+    }
+    found
 }

@@ -10,13 +10,18 @@
 //! (and at least one step). The cavity's pressure tolerance is 1e-6 in f64 and 1e-4 in f32 unless
 //! `--tolerance` says otherwise.
 //!
-//! With `--backend cuda` the incompressible table is measured on the GPU (thread counts do not
-//! apply), preceded by the device-to-device copy bandwidth (the ceiling) and each main kernel's
-//! time (CUDA events), bytes moved by the model of
-//! [`crate::solver::incompressible::CudaProjection::kernel_timings`], GB/s and fraction of the
-//! ceiling. The compressible family runs on the CPU only.
+//! With `--backend cuda` both families are measured on the GPU (thread counts do not apply),
+//! preceded by the device-to-device copy bandwidth (the ceiling) and each main kernel's time
+//! (CUDA events), bytes moved by the models of
+//! [`crate::solver::incompressible::CudaProjection::kernel_timings`] and
+//! [`crate::solver::compressible::CudaEuler::kernel_timings`], GB/s and fraction of the
+//! ceiling, and what reading a frame of the projection solver back costs. The compressible cases
+//! are also run on the CPU (all threads) for the speed-up, except above [`CPU_MAX_CELLS`] cells,
+//! where the table says "skipped".
 
+use crate::backend::cuda;
 use crate::case::Case;
+use crate::solver::real::Real;
 use crate::solver::{self, Solver as _};
 use clap::Args as ClapArgs;
 use std::fmt::Write as _;
@@ -27,6 +32,10 @@ const SOD: &str = include_str!("../../cases/sod.toml");
 const QUADRANT: &str = include_str!("../../cases/riemann_quadrant_config3.toml");
 const CESE_SOD: &str = include_str!("../../cases/cese_sod.toml");
 const CESE_QUADRANT: &str = include_str!("../../cases/cese_quadrant_2d.toml");
+
+/// Compressible cases larger than this are not run on the CPU for the GPU/CPU ratio (10^8 cells
+/// in f64 need about 25 GB of CPU work arrays and minutes per step).
+pub const CPU_MAX_CELLS: usize = 20_000_000;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
@@ -92,8 +101,17 @@ struct Measurement {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cuda = args.backend == "cuda";
     if cuda {
-        kernels(&args)?;
-        readback(&args)?;
+        let ceiling = device()?;
+        if args.family != "compressible" {
+            projection_kernels(&args, ceiling)?;
+            readback(&args)?;
+        }
+        if args.family != "incompressible" {
+            compressible_cuda(&args, ceiling)?;
+        }
+        if args.family == "compressible" {
+            return Ok(());
+        }
     }
     let threads = if cuda { vec![0] } else { args.threads.clone() };
     let configs = configs(&args);
@@ -168,50 +186,67 @@ fn configs(args: &Args) -> Vec<Config> {
         }
     }
     if args.family != "incompressible" && args.backend == "cpu" {
-        // (scheme, 1D case, 2D case): the MUSCL cases use HLLC + van Leer, the CE/SE ones alpha = 2.
-        let muscl = ["solver.riemann=hllc", "solver.limiter=van_leer"];
-        let schemes = [
-            ("MUSCL-Hancock HLLC van Leer", SOD, QUADRANT, &muscl[..]),
-            ("CE/SE", CESE_SOD, CESE_QUADRANT, &[][..]),
-        ];
-        for (name, one_d, two_d, scheme_sets) in schemes {
-            let with = |mut sets: Vec<String>| {
-                sets.extend(scheme_sets.iter().map(|s| s.to_string()));
-                sets
-            };
-            for &n in &args.sizes_1d {
-                v.push(Config {
-                    label: format!("Sod 1D, {name}"),
-                    cells: n.to_string(),
-                    text: one_d,
-                    sets: with(vec![format!("grid.nx={n}"), precision.clone()]),
-                });
-            }
-            for &n in &args.sizes_2d {
-                v.push(Config {
-                    label: format!("quadrant 2D, {name}"),
-                    cells: format!("{n}^2"),
-                    text: two_d,
-                    sets: with(vec![
-                        format!("grid.nx={n}"),
-                        format!("grid.ny={n}"),
-                        precision.clone(),
-                    ]),
-                });
-            }
+        v.extend(compressible_configs(args, "cpu"));
+    }
+    v
+}
+
+/// The compressible configurations on `backend`: Sod in 1D and the Riemann quadrant
+/// (configuration 3) in 2D, with MUSCL-Hancock + HLLC + van Leer and with CE/SE (alpha = 2).
+fn compressible_configs(args: &Args, backend: &str) -> Vec<Config> {
+    let precision = format!("solver.precision={}", args.precision);
+    let backend = format!("solver.backend={backend}");
+    let muscl = ["solver.riemann=hllc", "solver.limiter=van_leer"];
+    let schemes = [
+        ("MUSCL-Hancock HLLC van Leer", SOD, QUADRANT, &muscl[..]),
+        ("CE/SE", CESE_SOD, CESE_QUADRANT, &[][..]),
+    ];
+    let mut v = Vec::new();
+    for (name, one_d, two_d, scheme_sets) in schemes {
+        let with = |mut sets: Vec<String>| {
+            sets.extend(scheme_sets.iter().map(|s| s.to_string()));
+            sets.push(precision.clone());
+            sets.push(backend.clone());
+            sets
+        };
+        for &n in &args.sizes_1d {
+            v.push(Config {
+                label: format!("Sod 1D, {name}"),
+                cells: n.to_string(),
+                text: one_d,
+                sets: with(vec![format!("grid.nx={n}")]),
+            });
+        }
+        for &n in &args.sizes_2d {
+            v.push(Config {
+                label: format!("quadrant 2D, {name}"),
+                cells: format!("{n}^2"),
+                text: two_d,
+                sets: with(vec![format!("grid.nx={n}"), format!("grid.ny={n}")]),
+            });
         }
     }
     v
 }
 
-fn measure(args: &Args, c: &Config, threads: usize) -> anyhow::Result<Measurement> {
+fn case_of(c: &Config) -> anyhow::Result<Case> {
     let mut case = Case::parse(c.text, &c.label)?;
     for s in &c.sets {
         case.set_assignment(s)?;
     }
-    let pool = crate::backend::cpu::thread_pool(threads)?;
-    let mut s =
+    Ok(case)
+}
+
+fn measure(args: &Args, c: &Config, threads: usize) -> anyhow::Result<Measurement> {
+    let case = case_of(c)?;
+    let s =
         solver::build(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}: {}", c.label, e.key, e.message))?;
+    time_steps(args, s, threads)
+}
+
+/// Steps `s` `args.warmup` times, then times full steps for at least `args.seconds`.
+fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> anyhow::Result<Measurement> {
+    let pool = crate::backend::cpu::thread_pool(threads)?;
     let cells = s.info().grid.cells() as f64;
     pool.install(|| -> anyhow::Result<Measurement> {
         for _ in 0..args.warmup {
@@ -291,10 +326,8 @@ fn readback(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The copy-bandwidth ceiling and the per-kernel table of the CUDA backend.
-fn kernels(args: &Args) -> anyhow::Result<()> {
-    use crate::backend::cuda;
-    use crate::solver::incompressible::{Config, CudaProjection};
+/// Prints the device and returns its device-to-device copy bandwidth (GB/s), the ceiling.
+fn device() -> anyhow::Result<f64> {
     let info = cuda::probe().map_err(|e| anyhow::anyhow!("--backend cuda: {e}"))?;
     println!(
         "device: {} (sm_{}{}, {:.1} GiB), driver {}.{}",
@@ -308,8 +341,38 @@ fn kernels(args: &Args) -> anyhow::Result<()> {
     let gpu = cuda::Gpu::new()?;
     let ceiling = cuda::copy_bandwidth(&gpu, 1 << 30, 20)?;
     println!("device-to-device copy (1 GiB, read + write): {ceiling:.0} GB/s\n");
-    println!("| grid | precision | kernel | us/launch | MB moved (model) | GB/s | of copy |");
-    println!("|---|---|---|---|---|---|---|");
+    Ok(ceiling)
+}
+
+const KERNEL_HEADER: &str = "| grid | precision | kernel | us/launch | MB moved (model) | GB/s | of copy |\n|---|---|---|---|---|---|---|";
+
+/// One row of the kernel table.
+fn kernel_row(grid: &str, precision: &str, ceiling: f64, (name, ms, bytes): (&str, f64, f64)) {
+    let gbs = bytes / (ms * 1e-3) / 1e9;
+    println!(
+        "| {grid} | {precision} | {name} | {:.1} | {:.1} | {gbs:.0} | {:.0} % |",
+        ms * 1e3,
+        bytes / 1e6,
+        100.0 * gbs / ceiling
+    );
+}
+
+/// Kernel timings of the projection solver in precision `T` (after three steps).
+fn projection_rows<T: Real>(
+    cfg: crate::solver::incompressible::Config,
+    reps: usize,
+) -> anyhow::Result<Vec<(&'static str, f64, f64)>> {
+    let mut s = crate::solver::incompressible::CudaProjection::<T>::new(cfg)?;
+    for _ in 0..3 {
+        s.step()?;
+    }
+    Ok(s.kernel_timings(reps)?)
+}
+
+/// The per-kernel table of the CUDA projection solver.
+fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()> {
+    use crate::solver::incompressible::Config;
+    println!("{KERNEL_HEADER}");
     for &n in &args.sizes {
         let mut case = Case::parse(CAVITY, "bench cavity")?;
         for s in [
@@ -326,29 +389,86 @@ fn kernels(args: &Args) -> anyhow::Result<()> {
         }
         let cfg = Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
         let rows = if args.precision == "f32" {
-            let mut s = CudaProjection::<f32>::new(cfg)?;
-            for _ in 0..3 {
-                s.step()?;
-            }
-            s.kernel_timings(args.kernel_reps)?
+            projection_rows::<f32>(cfg, args.kernel_reps)?
         } else {
-            let mut s = CudaProjection::<f64>::new(cfg)?;
-            for _ in 0..3 {
-                s.step()?;
-            }
-            s.kernel_timings(args.kernel_reps)?
+            projection_rows::<f64>(cfg, args.kernel_reps)?
         };
-        for (name, ms, bytes) in rows {
-            let gbs = bytes / (ms * 1e-3) / 1e9;
-            println!(
-                "| {n}^2 | {} | {name} | {:.1} | {:.1} | {gbs:.0} | {:.0} % |",
-                args.precision,
-                ms * 1e3,
-                bytes / 1e6,
-                100.0 * gbs / ceiling
-            );
+        for row in rows {
+            kernel_row(&format!("{n}^2"), &args.precision, ceiling, row);
         }
     }
     println!();
+    Ok(())
+}
+
+/// A compressible case on the GPU in precision `T`: the kernel timings (after `warmup` steps),
+/// then the full steps.
+fn euler_on_gpu<T: Real>(
+    args: &Args,
+    cfg: crate::solver::compressible::Config,
+) -> anyhow::Result<(Vec<(&'static str, f64, f64)>, Measurement)> {
+    let mut s = crate::solver::compressible::CudaEuler::<T>::new(cfg)?;
+    for _ in 0..args.warmup {
+        s.step()?;
+    }
+    let rows = s.kernel_timings(args.kernel_reps)?;
+    Ok((rows, time_steps(args, Box::new(s), 0)?))
+}
+
+/// The compressible cases on the GPU (kernel table, then full steps with the CPU for the ratio).
+fn compressible_cuda(args: &Args, ceiling: f64) -> anyhow::Result<()> {
+    let mut steps = String::from(
+        "| case | cells | precision | cuda steps | cuda ms/step | cuda Mcell-updates/s | cpu threads | cpu ms/step | \
+         cpu Mcell-updates/s | cuda / cpu |\n|---|---|---|---|---|---|---|---|---|---|",
+    );
+    println!("{KERNEL_HEADER}");
+    for c in compressible_configs(args, "cuda") {
+        let case = case_of(&c)?;
+        let cfg = crate::solver::compressible::Config::from_spec(&case.spec)
+            .map_err(|e| anyhow::anyhow!("{}: {}: {}", c.label, e.key, e.message))?;
+        let cells = cfg.grid.cells();
+        let (rows, gpu) = if args.precision == "f32" {
+            euler_on_gpu::<f32>(args, cfg)?
+        } else {
+            euler_on_gpu::<f64>(args, cfg)?
+        };
+        for row in rows {
+            kernel_row(&format!("{} {}", c.label, c.cells), &args.precision, ceiling, row);
+        }
+        let cpu = if cells <= CPU_MAX_CELLS {
+            let cpu_case = Config {
+                label: c.label.clone(),
+                cells: c.cells.clone(),
+                text: c.text,
+                sets: c
+                    .sets
+                    .iter()
+                    .cloned()
+                    .chain(["solver.backend=cpu".to_string()])
+                    .collect(),
+            };
+            let m = measure(args, &cpu_case, 0)?;
+            format!(
+                "{} | {:.3} | {:.1} | {:.1}x",
+                m.threads,
+                1e3 * m.seconds / m.steps as f64,
+                m.mcups,
+                gpu.mcups / m.mcups
+            )
+        } else {
+            format!("- | skipped (over {CPU_MAX_CELLS} cells) | - | -")
+        };
+        let _ = write!(
+            steps,
+            "\n| {} | {} | {} | {} | {:.3} | {:.1} | {cpu} |",
+            c.label,
+            c.cells,
+            args.precision,
+            gpu.steps,
+            1e3 * gpu.seconds / gpu.steps as f64,
+            gpu.mcups
+        );
+    }
+    println!("\n{steps}\n");
     Ok(())
 }

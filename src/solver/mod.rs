@@ -134,45 +134,37 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 /// - `cpu` (the default when the key is absent): the CPU reference solvers;
 /// - `cuda`: the GPU solver, or an error naming `solver.backend` when no usable device, driver
 ///   or NVRTC is present, or the key of a setting the CUDA backend does not have;
-/// - `auto`: the GPU solver where a device is usable and the case's family runs there, else the
-///   CPU solvers (with one warning per process when the device is missing).
+/// - `auto`: the GPU solver where a device is usable and the method runs there (all but SIMPLE
+///   and SIMPLER), else the CPU solvers (with one warning per process when the device is missing).
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     let cpu = |spec: &CaseSpec| match spec.case.kind {
         Kind::Incompressible => incompressible::build(spec),
         Kind::Compressible => compressible::build(spec),
     };
+    let gpu = |spec: &CaseSpec| match spec.case.kind {
+        Kind::Incompressible => incompressible::build_cuda(spec),
+        Kind::Compressible => compressible::build_cuda(spec),
+    };
     match spec.solver.backend.unwrap_or(BackendChoice::Cpu) {
         BackendChoice::Cpu => cpu(spec),
-        BackendChoice::Cuda => match spec.case.kind {
-            Kind::Incompressible => {
-                crate::backend::cuda::probe().map_err(|e| {
-                    Invalid::new(
-                        "solver.backend",
-                        format!("cuda was asked for, but {e}; use backend = \"cpu\" or \"auto\""),
-                    )
-                })?;
-                incompressible::build_cuda(spec)
-            }
-            Kind::Compressible => {
-                compressible::Config::from_spec(spec)?;
-                Err(Invalid::new(
+        BackendChoice::Cuda => {
+            crate::backend::cuda::probe().map_err(|e| {
+                Invalid::new(
                     "solver.backend",
-                    "compressible cases (MUSCL-Hancock, CE/SE) are not available on the CUDA \
-                     backend yet; use backend = \"cpu\" or \"auto\"",
-                ))
-            }
-        },
-        BackendChoice::Auto => match (spec.case.kind, crate::backend::cuda::probe()) {
-            (Kind::Incompressible, Ok(_)) if !incompressible::steady(spec) => {
-                incompressible::build_cuda(spec)
-            }
-            (Kind::Incompressible, Ok(_)) => cpu(spec),
-            (Kind::Incompressible, Err(e)) => {
+                    format!("cuda was asked for, but {e}; use backend = \"cpu\" or \"auto\""),
+                )
+            })?;
+            gpu(spec)
+        }
+        BackendChoice::Auto => match crate::backend::cuda::probe() {
+            // SIMPLE and SIMPLER run on the CPU only.
+            Ok(_) if spec.case.kind == Kind::Incompressible && incompressible::steady(spec) => cpu(spec),
+            Ok(_) => gpu(spec),
+            Err(e) => {
                 static WARNED: std::sync::Once = std::sync::Once::new();
                 WARNED.call_once(|| log::warn!("backend = auto: {e}; running on the CPU backend"));
                 cpu(spec)
             }
-            (Kind::Compressible, _) => cpu(spec),
         },
     }
 }

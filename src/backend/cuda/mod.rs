@@ -18,6 +18,7 @@
 //! Every driver call returns a [`CudaError`]; the solvers turn it into a
 //! [`crate::solver::SolverError`] (an out-of-memory or launch failure never panics).
 
+use crate::solver::limiter::Limiter;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys;
 use std::collections::HashMap;
@@ -28,6 +29,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// The shared header every kernel file includes.
 pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
+/// The ideal-gas helpers, ghost cells and step reduction of the compressible kernel files.
+pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
 
 /// A kernel file (one NVRTC compilation unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -38,16 +41,29 @@ pub enum KernelSet {
     Poisson,
     /// `kernels/bench.cu`: the copy kernel of the bandwidth ceiling.
     Bench,
+    /// `kernels/muscl_hancock.cu` (with `euler.cuh`): the MUSCL-Hancock scheme and the Riemann
+    /// solvers.
+    MusclHancock,
+    /// `kernels/cese.cu` (with `euler.cuh`): the CE/SE scheme.
+    Cese,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 3] = [KernelSet::Projection, KernelSet::Poisson, KernelSet::Bench];
+    pub const ALL: [KernelSet; 5] = [
+        KernelSet::Projection,
+        KernelSet::Poisson,
+        KernelSet::Bench,
+        KernelSet::MusclHancock,
+        KernelSet::Cese,
+    ];
 
     pub fn file_name(self) -> &'static str {
         match self {
             KernelSet::Projection => "projection.cu",
             KernelSet::Poisson => "poisson.cu",
             KernelSet::Bench => "bench.cu",
+            KernelSet::MusclHancock => "muscl_hancock.cu",
+            KernelSet::Cese => "cese.cu",
         }
     }
 
@@ -56,12 +72,35 @@ impl KernelSet {
             KernelSet::Projection => include_str!("../../../kernels/projection.cu"),
             KernelSet::Poisson => include_str!("../../../kernels/poisson.cu"),
             KernelSet::Bench => include_str!("../../../kernels/bench.cu"),
+            KernelSet::MusclHancock => include_str!("../../../kernels/muscl_hancock.cu"),
+            KernelSet::Cese => include_str!("../../../kernels/cese.cu"),
         }
     }
 
-    /// The compilation unit: the file with `#include "common.cuh"` replaced by the header.
+    /// The compilation unit: the file with each `#include "<header>"` line of `kernels/`
+    /// (`common.cuh`, `euler.cuh`) replaced by the header's text.
     pub fn full_source(self) -> String {
-        self.source().replace("#include \"common.cuh\"", COMMON_HEADER)
+        self.source()
+            .replace("#include \"common.cuh\"", COMMON_HEADER)
+            .replace("#include \"euler.cuh\"", EULER_HEADER)
+    }
+}
+
+/// The limiter numbering of `psi` in `kernels/common.cuh`.
+pub fn limiter_code(l: Limiter) -> i64 {
+    match l {
+        Limiter::None => 0,
+        Limiter::Minmod => 1,
+        Limiter::Superbee => 2,
+        Limiter::VanLeer => 3,
+        Limiter::Mc => 4,
+        Limiter::VanAlbada => 5,
+        Limiter::Osher => 6,
+        Limiter::Downwind => 7,
+        Limiter::Central => 8,
+        Limiter::Sou => 9,
+        Limiter::Fromm => 10,
+        Limiter::Quick => 11,
     }
 }
 

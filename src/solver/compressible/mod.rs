@@ -12,6 +12,7 @@
 mod boundary;
 pub mod cese;
 pub mod config;
+mod cuda;
 pub mod exact_riemann;
 mod initial;
 mod layout;
@@ -20,6 +21,7 @@ pub mod riemann;
 pub mod state;
 
 pub use config::Config;
+pub use cuda::CudaEuler;
 
 use crate::backend::cpu::{ordered_sum, par_max};
 use crate::case::{CaseSpec, Invalid, Kind, Method, Precision};
@@ -46,6 +48,33 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     })
 }
 
+/// Builds the compressible solver of a case on the CUDA device ([`CudaEuler`]); a device failure
+/// is an error naming `solver.backend`.
+pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+    let cfg = Config::from_spec(spec)?;
+    if let Some(e) = cuda::unsupported(&cfg) {
+        return Err(e);
+    }
+    let device = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
+    Ok(match cfg.precision {
+        Precision::F64 => Box::new(CudaEuler::<f64>::new(cfg).map_err(device)?),
+        Precision::F32 => Box::new(CudaEuler::<f32>::new(cfg).map_err(device)?),
+    })
+}
+
+/// The size of the next step, `cfl / rate` capped by `dt_cap`, from the largest wave rate
+/// `max_d (|u_d| + c) / dx_d`; a rate that is not finite and positive stops the run.
+fn time_step(cfg: &Config, rate: f64, dt_cap: f64, step: u64, time: f64) -> Result<f64, SolverError> {
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(SolverError::Diverged {
+            step,
+            time,
+            message: format!("the wave speed is {rate}; lower solver.cfl or use a more diffusive limiter"),
+        });
+    }
+    Ok((cfg.cfl / rate).min(dt_cap))
+}
+
 enum Scheme<T> {
     Muscl(MusclHancock<T>),
     Cese(Cese<T>),
@@ -59,7 +88,9 @@ pub struct Euler<T: Real> {
     u: Vec<Q<T>>,
     /// Solid-cell mask on the padded layout.
     solid: Vec<bool>,
-    scheme: Scheme<T>,
+    /// The scheme's work arrays, allocated at the first step (a mirror of a GPU solver never
+    /// steps).
+    scheme: Option<Scheme<T>>,
     time: f64,
     steps: u64,
     /// Upper bound on the next steps' size ([`Solver::set_dt_cap`]).
@@ -101,16 +132,12 @@ impl<T: Real> Euler<T> {
                     .any(|b| (0..2).all(|a| x[a] >= b.min[a] && x[a] <= b.max[a]))
             })
             .collect();
-        let scheme = match cfg.method {
-            Method::Cese => Scheme::Cese(Cese::new(&l)),
-            _ => Scheme::Muscl(MusclHancock::new(&l)),
-        };
         let mut s = Self {
             cfg,
             l,
             u,
             solid,
-            scheme,
+            scheme: None,
             time: 0.0,
             steps: 0,
             dt_cap: f64::INFINITY,
@@ -296,19 +323,15 @@ impl<T: Real> Solver for Euler<T> {
 
     fn step(&mut self) -> Result<(), SolverError> {
         let rate = self.wave_rate();
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(SolverError::Diverged {
-                step: self.steps,
-                time: self.time,
-                message: format!(
-                    "the wave speed is {rate}; lower solver.cfl or use a more diffusive limiter"
-                ),
-            });
-        }
-        let dt = (self.cfg.cfl / rate).min(self.dt_cap);
+        let dt = time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time)?;
         let (l, g) = (self.l, T::of(self.cfg.gamma));
         let h = [self.cfg.grid.spacing[0], self.cfg.grid.spacing[1]];
-        match &mut self.scheme {
+        let method = self.cfg.method;
+        let scheme = self.scheme.get_or_insert_with(|| match method {
+            Method::Cese => Scheme::Cese(Cese::new(&l)),
+            _ => Scheme::Muscl(MusclHancock::new(&l)),
+        });
+        match scheme {
             Scheme::Muscl(m) => {
                 boundary::fill(&l, &self.cfg.bc, g, &mut self.u, None);
                 let s = Settings {
@@ -417,9 +440,8 @@ impl<T: Real> Solver for Euler<T> {
             }
         }
         self.u = next;
-        if let Scheme::Cese(c) = &mut self.scheme {
-            *c = Cese::new(&l);
-        }
+        // CE/SE restarts with zero gradients (MUSCL keeps no state between steps).
+        self.scheme = None;
         self.time = from.time();
         self.steps = from.steps();
         self.dt = from.dt();

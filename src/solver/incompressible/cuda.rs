@@ -21,9 +21,10 @@ use super::Projection;
 use super::config::Config;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::backend::cuda::{self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned};
+use crate::backend::cuda::{
+    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, limiter_code,
+};
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
-use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
@@ -183,23 +184,6 @@ fn convection_code(c: Convection) -> i64 {
         Convection::Tvd => 2,
         Convection::Quick => 3,
         Convection::PowerLaw => unreachable!("Config::from_spec rejects power_law for the projection method"),
-    }
-}
-
-fn limiter_code(l: Limiter) -> i64 {
-    match l {
-        Limiter::None => 0,
-        Limiter::Minmod => 1,
-        Limiter::Superbee => 2,
-        Limiter::VanLeer => 3,
-        Limiter::Mc => 4,
-        Limiter::VanAlbada => 5,
-        Limiter::Osher => 6,
-        Limiter::Downwind => 7,
-        Limiter::Central => 8,
-        Limiter::Sou => 9,
-        Limiter::Fromm => 10,
-        Limiter::Quick => 11,
     }
 }
 

@@ -1,0 +1,442 @@
+// The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
+// (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
+// euler_ghosts (y then x), mh_faces (slopes and the Hancock half-step, one thread per cell),
+// mh_flux (one thread per face, once per axis), mh_update (one thread per cell), euler_reduce.
+// Storage and operation order: see euler.cuh.
+#include "common.cuh"
+#include "euler.cuh"
+
+// Riemann solvers (numbering fixed by src/solver/compressible/cuda.rs).
+#define RS_EXACT 0
+#define RS_HLLC 1
+#define RS_ROE 2
+#define RS_ROE_NO_FIX 3
+#define RS_HLL 4
+#define RS_RUSANOV 5
+
+// ---- The exact Riemann solver (Toro 2009 ch. 4), in double as on the CPU ----
+
+// +infinity in double.
+#define DBL_INF __longlong_as_double(0x7ff0000000000000LL)
+
+struct gas {
+    double rho, u, p;
+};
+
+struct exact_rp {
+    double g;
+    gas l, r;
+    bool has_star;
+    double ps, us, rho_l, rho_r;
+};
+
+__device__ __forceinline__ double gas_c(double g, gas w) { return sqrt(g * w.p / w.rho); }
+
+// Toro's pressure function f_K(p) and its derivative (eqs. 4.6, 4.7, 4.37).
+__device__ void pressure_function(double g, double p, gas k, double* f, double* df) {
+    if (p > k.p) {
+        const double a = 2.0 / ((g + 1.0) * k.rho);
+        const double b = (g - 1.0) / (g + 1.0) * k.p;
+        const double q = sqrt(a / (p + b));
+        *f = (p - k.p) * q;
+        *df = q * (1.0 - 0.5 * (p - k.p) / (b + p));
+    } else {
+        const double c = gas_c(g, k);
+        const double ratio = p / k.p;
+        *f = 2.0 * c / (g - 1.0) * (libm_pow_f64(ratio, (g - 1.0) / (2.0 * g)) - 1.0);
+        *df = libm_pow_f64(ratio, -(g + 1.0) / (2.0 * g)) / (k.rho * c);
+    }
+}
+
+// Toro's adaptive initial guess (sec. 9.5.1).
+__device__ double star_guess(double g, gas l, gas r) {
+    const double cl = gas_c(g, l), cr = gas_c(g, r);
+    const double ppv = fmax(0.5 * (l.p + r.p) - 0.125 * (r.u - l.u) * (l.rho + r.rho) * (cl + cr), 0.0);
+    const double pmin = fmin(l.p, r.p), pmax = fmax(l.p, r.p);
+    if (pmax / pmin <= 2.0 && ppv >= pmin && ppv <= pmax) return ppv;
+    if (ppv < pmin) {
+        const double z = (g - 1.0) / (2.0 * g);
+        const double num = cl + cr - 0.5 * (g - 1.0) * (r.u - l.u);
+        return libm_pow_f64(num / (cl / libm_pow_f64(l.p, z) + cr / libm_pow_f64(r.p, z)), 1.0 / z);
+    }
+    const double gl = sqrt(2.0 / ((g + 1.0) * l.rho) / ((g - 1.0) / (g + 1.0) * l.p + ppv));
+    const double gr = sqrt(2.0 / ((g + 1.0) * r.rho) / ((g - 1.0) / (g + 1.0) * r.p + ppv));
+    return fmax((gl * l.p + gr * r.p - (r.u - l.u)) / (gl + gr), 1e-12 * pmin);
+}
+
+__device__ exact_rp exact_new(double g, gas l, gas r) {
+    exact_rp e;
+    e.g = g;
+    e.l = l;
+    e.r = r;
+    e.has_star = false;
+    e.ps = e.us = e.rho_l = e.rho_r = 0.0;
+    if (!(l.rho > 0.0 && r.rho > 0.0)) return e;
+    const double critical = 2.0 * (gas_c(g, l) + gas_c(g, r)) / (g - 1.0);
+    if (!(critical > r.u - l.u)) return e;
+    const double du = r.u - l.u;
+    double p = fmax(star_guess(g, l, r), 2.2250738585072014e-308);
+    double fl, dl, fr, dr;
+    for (int it = 0; it < 200; it++) {
+        pressure_function(g, p, l, &fl, &dl);
+        pressure_function(g, p, r, &fr, &dr);
+        double next = p - (fl + fr + du) / (dl + dr);
+        if (next <= 0.0) next = 0.1 * p;
+        const double change = fabs(next - p) / (0.5 * (next + p));
+        p = next;
+        if (change <= 1e-15) break;
+    }
+    pressure_function(g, p, l, &fl, &dl);
+    pressure_function(g, p, r, &fr, &dr);
+    e.has_star = true;
+    e.ps = p;
+    e.us = 0.5 * (l.u + r.u) + 0.5 * (fr - fl);
+    const double gm = (g - 1.0) / (g + 1.0);
+    double ratio = p / l.p;
+    e.rho_l = p > l.p ? l.rho * (ratio + gm) / (gm * ratio + 1.0) : l.rho * libm_pow_f64(ratio, 1.0 / g);
+    ratio = p / r.p;
+    e.rho_r = p > r.p ? r.rho * (ratio + gm) / (gm * ratio + 1.0) : r.rho * libm_pow_f64(ratio, 1.0 / g);
+    return e;
+}
+
+// State inside the rarefaction fan of k on the ray s (Toro eqs. 4.56, 4.63).
+__device__ gas exact_fan(double g, gas k, double s, bool left) {
+    const double c = gas_c(g, k);
+    const double sign = left ? 1.0 : -1.0;
+    const double base = 2.0 / (g + 1.0) + sign * (g - 1.0) / ((g + 1.0) * c) * (k.u - s);
+    gas out;
+    out.rho = k.rho * libm_pow_f64(base, 2.0 / (g - 1.0));
+    out.u = 2.0 / (g + 1.0) * (sign * c + 0.5 * (g - 1.0) * k.u + s);
+    out.p = k.p * libm_pow_f64(base, 2.0 * g / (g - 1.0));
+    return out;
+}
+
+// Left edge of a vacuum region (the contact speed of a solution without a star region).
+__device__ double vacuum_left_edge(const exact_rp& e) {
+    return e.l.rho > 0.0 ? e.l.u + 2.0 * gas_c(e.g, e.l) / (e.g - 1.0) : -DBL_INF;
+}
+
+// The state on the ray s (ExactRiemann::sample), vacuum cases included (Toro sec. 4.6).
+__device__ gas exact_sample(const exact_rp& e, double s) {
+    const double g = e.g;
+    const gas l = e.l, r = e.r;
+    const gas vac = {0.0, 0.0, 0.0};
+    if (!e.has_star) {
+        double lh = -DBL_INF, rh = DBL_INF, rt = DBL_INF;
+        const double lt = vacuum_left_edge(e);
+        if (l.rho > 0.0) lh = l.u - gas_c(g, l);
+        if (r.rho > 0.0) {
+            const double cr = gas_c(g, r);
+            rh = r.u + cr;
+            rt = r.u - 2.0 * cr / (g - 1.0);
+        }
+        if (s <= lt) return s <= lh ? l : exact_fan(g, l, s, true);
+        if (s >= rt) return s >= rh ? r : exact_fan(g, r, s, false);
+        return vac;
+    }
+    const gas star_l = {e.rho_l, e.us, e.ps}, star_r = {e.rho_r, e.us, e.ps};
+    if (s <= e.us) {
+        if (l.rho <= 0.0) return vac;
+        const double cl = gas_c(g, l);
+        if (e.ps > l.p) {
+            const double sl = l.u - cl * sqrt((g + 1.0) / (2.0 * g) * e.ps / l.p + (g - 1.0) / (2.0 * g));
+            return s <= sl ? l : star_l;
+        }
+        const double head = l.u - cl;
+        const double tail = e.us - cl * libm_pow_f64(e.ps / l.p, (g - 1.0) / (2.0 * g));
+        if (s <= head) return l;
+        if (s >= tail) return star_l;
+        return exact_fan(g, l, s, true);
+    }
+    const double cr = gas_c(g, r);
+    if (e.ps > r.p) {
+        const double sr = r.u + cr * sqrt((g + 1.0) / (2.0 * g) * e.ps / r.p + (g - 1.0) / (2.0 * g));
+        return s >= sr ? r : star_r;
+    }
+    const double head = r.u + cr;
+    const double tail = e.us + cr * libm_pow_f64(e.ps / r.p, (g - 1.0) / (2.0 * g));
+    if (s >= head) return r;
+    if (s <= tail) return star_r;
+    return exact_fan(g, r, s, false);
+}
+
+// Godunov's flux from the exact solution on x/t = 0; the tangential velocity is upwinded by the
+// contact.
+__device__ q4 flux_exact(real g, q4 l, q4 r) {
+    const gas gl = {(double)l.c[0], (double)l.c[1], (double)l.c[3]};
+    const gas gr = {(double)r.c[0], (double)r.c[1], (double)r.c[3]};
+    const exact_rp e = exact_new((double)g, gl, gr);
+    const gas s = exact_sample(e, 0.0);
+    const double contact = e.has_star ? e.us : vacuum_left_edge(e);
+    const real v = contact >= 0.0 ? l.c[2] : r.c[2];
+    if (s.rho <= 0.0) return make_q4(0, 0, 0, 0);
+    return euler_flux(g, make_q4((real)s.rho, (real)s.u, v, (real)s.p));
+}
+
+// ---- Approximate Riemann solvers (riemann.rs) ----
+
+struct roe_avg {
+    real u, v, h, c;
+};
+
+__device__ __forceinline__ roe_avg roe_average(real g, q4 l, q4 r, q4 ql, q4 qr) {
+    const real sl = sqrt(l.c[0]), sr = sqrt(r.c[0]);
+    const real w = (real)1 / (sl + sr);
+    roe_avg a;
+    a.u = (sl * l.c[1] + sr * r.c[1]) * w;
+    a.v = (sl * l.c[2] + sr * r.c[2]) * w;
+    a.h = (sl * (ql.c[3] + l.c[3]) / l.c[0] + sr * (qr.c[3] + r.c[3]) / r.c[0]) * w;
+    const real c2 = (g - (real)1) * (a.h - (real)0.5 * (a.u * a.u + a.v * a.v));
+    a.c = sqrt(fmax(c2, (real)0));
+    return a;
+}
+
+// Einfeldt's bounds (S_L, S_R).
+__device__ __forceinline__ void einfeldt(real g, q4 l, q4 r, q4 ql, q4 qr, real* sl, real* sr) {
+    const roe_avg a = roe_average(g, l, r, ql, qr);
+    const real cl = sound_speed(g, l.c[0], l.c[3]), cr = sound_speed(g, r.c[0], r.c[3]);
+    *sl = fmin(l.c[1] - cl, a.u - a.c);
+    *sr = fmax(r.c[1] + cr, a.u + a.c);
+}
+
+__device__ q4 flux_hll(real g, q4 l, q4 r) {
+    const q4 ql = conserved(g, l), qr = conserved(g, r);
+    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+    real sl, sr;
+    einfeldt(g, l, r, ql, qr, &sl, &sr);
+    if (sl >= (real)0) return fl;
+    if (sr <= (real)0) return fr;
+    q4 out;
+    for (int k = 0; k < 4; k++)
+        out.c[k] = (sr * fl.c[k] - sl * fr.c[k] + sl * sr * (qr.c[k] - ql.c[k])) / (sr - sl);
+    return out;
+}
+
+__device__ __forceinline__ q4 hllc_star(q4 w, q4 q, q4 f, real s, real m, real s_star) {
+    const real k = m / (s - s_star);
+    const real e = q.c[3] / w.c[0] + (s_star - w.c[1]) * (s_star + w.c[3] / m);
+    const q4 u_star = make_q4(k, k * s_star, k * w.c[2], k * e);
+    q4 out;
+    for (int i = 0; i < 4; i++) out.c[i] = f.c[i] + s * (u_star.c[i] - q.c[i]);
+    return out;
+}
+
+__device__ q4 flux_hllc(real g, q4 l, q4 r) {
+    const q4 ql = conserved(g, l), qr = conserved(g, r);
+    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+    real sl, sr;
+    einfeldt(g, l, r, ql, qr, &sl, &sr);
+    if (sl >= (real)0) return fl;
+    if (sr <= (real)0) return fr;
+    const real ml = l.c[0] * (sl - l.c[1]);
+    const real mr = r.c[0] * (sr - r.c[1]);
+    const real s_star = (r.c[3] - l.c[3] + l.c[1] * ml - r.c[1] * mr) / (ml - mr);
+    return s_star >= (real)0 ? hllc_star(l, ql, fl, sl, ml, s_star) : hllc_star(r, qr, fr, sr, mr, s_star);
+}
+
+__device__ q4 flux_rusanov(real g, q4 l, q4 r) {
+    const q4 ql = conserved(g, l), qr = conserved(g, r);
+    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+    const real s = fmax(fabs(l.c[1]) + sound_speed(g, l.c[0], l.c[3]), fabs(r.c[1]) + sound_speed(g, r.c[0], r.c[3]));
+    const real half = (real)0.5;
+    q4 out;
+    for (int k = 0; k < 4; k++) out.c[k] = half * (fl.c[k] + fr.c[k]) - half * s * (qr.c[k] - ql.c[k]);
+    return out;
+}
+
+__device__ q4 flux_roe(real g, q4 l, q4 r, bool entropy_fix) {
+    const q4 ql = conserved(g, l), qr = conserved(g, r);
+    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+    const roe_avg a = roe_average(g, l, r, ql, qr);
+    const real half = (real)0.5, one = (real)1, zero = (real)0;
+    q4 dq;
+    for (int k = 0; k < 4; k++) dq.c[k] = qr.c[k] - ql.c[k];
+    // Wave strengths (Toro eqs. 11.68-11.70, with the tangential momentum as the shear wave).
+    const real shear = dq.c[2] - a.v * dq.c[0];
+    const real de = dq.c[3] - shear * a.v;
+    const real a2 = (g - one) / (a.c * a.c) * (dq.c[0] * (a.h - a.u * a.u) + a.u * dq.c[1] - de);
+    const real a1 = (dq.c[0] * (a.u + a.c) - dq.c[1] - a.c * a2) / ((real)2 * a.c);
+    const real a5 = dq.c[0] - (a1 + a2);
+    const q4 k1 = make_q4(one, a.u - a.c, a.v, a.h - a.u * a.c);
+    const q4 k2 = make_q4(one, a.u, a.v, half * (a.u * a.u + a.v * a.v));
+    const q4 k3 = make_q4(zero, zero, one, a.v);
+    const q4 k5 = make_q4(one, a.u + a.c, a.v, a.h + a.u * a.c);
+    const real l1 = a.u - a.c, l2 = a.u, l5 = a.u + a.c;
+    q4 out;
+    if (entropy_fix) {
+        // Harten-Hyman: a transonic rarefaction in the left (right) acoustic wave.
+        q4 sl, sr;
+        for (int k = 0; k < 4; k++) {
+            sl.c[k] = ql.c[k] + a1 * k1.c[k];
+            sr.c[k] = qr.c[k] - a5 * k5.c[k];
+        }
+        const q4 star_l = primitive(g, sl), star_r = primitive(g, sr);
+        const real lam1_l = l.c[1] - sound_speed(g, l.c[0], l.c[3]);
+        const real lam1_r = star_l.c[1] - sound_speed(g, star_l.c[0], star_l.c[3]);
+        if (lam1_l < zero && zero < lam1_r) {
+            const real lam = lam1_l * (lam1_r - l1) / (lam1_r - lam1_l);
+            for (int k = 0; k < 4; k++) out.c[k] = fl.c[k] + lam * a1 * k1.c[k];
+            return out;
+        }
+        const real lam5_l = star_r.c[1] + sound_speed(g, star_r.c[0], star_r.c[3]);
+        const real lam5_r = r.c[1] + sound_speed(g, r.c[0], r.c[3]);
+        if (lam5_l < zero && zero < lam5_r) {
+            const real lam = lam5_r * (l5 - lam5_l) / (lam5_r - lam5_l);
+            for (int k = 0; k < 4; k++) out.c[k] = fr.c[k] - lam * a5 * k5.c[k];
+            return out;
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        out.c[k] = half * (fl.c[k] + fr.c[k]) -
+                   half * (fabs(l1) * a1 * k1.c[k] + fabs(l2) * (a2 * k2.c[k] + shear * k3.c[k]) +
+                           fabs(l5) * a5 * k5.c[k]);
+    return out;
+}
+
+// The numerical flux of `solver` between local primitive states l and r (riemann.rs `flux`).
+__device__ q4 riemann_flux(int solver, real g, q4 l, q4 r) {
+    switch (solver) {
+        case RS_EXACT: return flux_exact(g, l, r);
+        case RS_HLLC: return flux_hllc(g, l, r);
+        case RS_ROE: return flux_roe(g, l, r, true);
+        case RS_ROE_NO_FIX: return flux_roe(g, l, r, false);
+        case RS_HLL: return flux_hll(g, l, r);
+        default: return flux_rusanov(g, l, r);
+    }
+}
+
+// ---- The scheme ----
+
+// Limited slope of local primitive states wm, wc, wp, of the primitive or (characteristic != 0)
+// the characteristic variables of the primitive-variable Jacobian (Toro 2009 sec. 14.4.3).
+__device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 wm, q4 wc, q4 wp) {
+    q4 a, b, out;
+    for (int k = 0; k < 4; k++) {
+        a.c[k] = wc.c[k] - wm.c[k];
+        b.c[k] = wp.c[k] - wc.c[k];
+    }
+    if (!characteristic) {
+        for (int k = 0; k < 4; k++) out.c[k] = limited_slope(lim, a.c[k], b.c[k]);
+        return out;
+    }
+    const real rho = wc.c[0], c = sound_speed(g, wc.c[0], wc.c[3]);
+    const real h = (real)0.5 / c, c2 = (real)1 / (c * c);
+    const real half = (real)0.5;
+    const q4 ca = make_q4(-rho * h * a.c[1] + half * c2 * a.c[3], a.c[0] - c2 * a.c[3], a.c[2],
+                          rho * h * a.c[1] + half * c2 * a.c[3]);
+    const q4 cb = make_q4(-rho * h * b.c[1] + half * c2 * b.c[3], b.c[0] - c2 * b.c[3], b.c[2],
+                          rho * h * b.c[1] + half * c2 * b.c[3]);
+    q4 m;
+    for (int k = 0; k < 4; k++) m.c[k] = limited_slope(lim, ca.c[k], cb.c[k]);
+    return make_q4(m.c[0] + m.c[1] + m.c[3], (m.c[3] - m.c[0]) * c / rho, m.c[2], (m.c[0] + m.c[3]) * c * c);
+}
+
+// Steps 1-3 of the scheme for every fluid cell within one cell of the interior (2D grid over
+// the padded array, stride x (ny + 2 g1)): limited slopes along each axis (a solid neighbour is
+// replaced by the mirror image of the cell), face values W -/+ D/2, and the unsplit Hancock
+// half-step U <- U + sum_d half_dt_d (F_d(W_d^-) - F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d).
+// Where an evolved value is inadmissible all faces of the cell fall back to its average. Face e
+// (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
+// primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
+// dimension as a template parameter (face arrays in registers instead of 160 bytes of local
+// memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md).
+extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned char* __restrict__ solid,
+                                    real* __restrict__ faces, long long len, int stride, int g0, int g1,
+                                    int nx, int ny, int dim, real g, int lim, int characteristic, real half_dt_x,
+                                    real half_dt_y) {
+    const int ii = blockIdx.x * blockDim.x + threadIdx.x;
+    const int jj = blockIdx.y * blockDim.y + threadIdx.y;
+    if (ii >= stride || jj >= ny + 2 * g1) return;
+    const int i = ii - g0, j = jj - g1;
+    if (i < -1 || i > nx || (dim == 2 && (j < -1 || j > ny)) || (dim == 1 && j != 0)) return;
+    const long long k = (long long)jj * stride + ii;
+    if (solid[k]) return;
+    const q4 wc = primitive(g, load_q4(q, len, k));
+    const real half = (real)0.5;
+    q4 out[4];
+    for (int d = 0; d < dim; d++) {
+        const long long st = d == 0 ? 1 : stride;
+        const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
+        const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
+        const q4 lc = to_local(d, wc);
+        const q4 sl = mh_slope(lim, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
+        q4 lo, hi;
+        for (int c = 0; c < 4; c++) {
+            lo.c[c] = lc.c[c] - half * sl.c[c];
+            hi.c[c] = lc.c[c] + half * sl.c[c];
+        }
+        out[2 * d] = to_local(d, lo);
+        out[2 * d + 1] = to_local(d, hi);
+    }
+    q4 delta;
+    {
+        const q4 fm = flux_along(g, 0, out[0]), fp = flux_along(g, 0, out[1]);
+        for (int c = 0; c < 4; c++) delta.c[c] = half_dt_x * (fm.c[c] - fp.c[c]);
+    }
+    if (dim == 2) {
+        const q4 fm = flux_along(g, 1, out[2]), fp = flux_along(g, 1, out[3]);
+        for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt_y * (fm.c[c] - fp.c[c]);
+    }
+    bool ok = true;
+    for (int e = 0; e < 2 * dim; e++) {
+        q4 u = conserved(g, out[e]);
+        for (int c = 0; c < 4; c++) u.c[c] = u.c[c] + delta.c[c];
+        out[e] = primitive(g, u);
+        ok = ok && admissible(out[e]);
+    }
+    for (int e = 0; e < 2 * dim; e++) {
+        const q4 v = ok ? out[e] : wc;
+        for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
+    }
+}
+
+// Step 4: the flux through every face normal to axis d, one thread per face (2D grid over
+// (nx + 1) x ny for d = 0, nx x (ny + 1) for d = 1), between cell a (low side) and b (high side):
+// zero between two solid cells, the mirror image of the fluid side's face value in place of a
+// solid one. Face (i, j) left of (below) cell (i, j); component c at flux[c * nf + j * mx + i],
+// mx = nx + 1 - d faces per row, nf = mx * (ny + d).
+extern "C" __global__ void mh_flux(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
+                                   real* __restrict__ flux, long long len, int stride, int g0, int g1, int nx, int ny,
+                                   int d, real g, int solver) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int mx = nx + 1 - d, my = ny + d;
+    if (i >= mx || j >= my) return;
+    const long long b = (long long)(j + g1) * stride + i + g0;
+    const long long a = b - (d == 0 ? 1 : stride);
+    const long long nf = (long long)mx * my, f = (long long)j * mx + i;
+    const bool sa = solid[a], sb = solid[b];
+    q4 out = make_q4(0, 0, 0, 0);
+    if (!(sa && sb)) {
+        const real* lo = faces + (long long)(2 * d) * 4 * len;
+        const real* hi = faces + (long long)(2 * d + 1) * 4 * len;
+        const q4 wl = sa ? mirror(d, load_q4(lo, len, b)) : load_q4(hi, len, a);
+        const q4 wr = sb ? mirror(d, load_q4(hi, len, a)) : load_q4(lo, len, b);
+        out = to_local(d, riemann_flux(solver, g, to_local(d, wl), to_local(d, wr)));
+    }
+    store_q4(flux, nf, f, out);
+}
+
+// Step 5, in place: U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for every
+// interior fluid cell (2D grid over nx x ny); rx = dt/dx, ry = dt/dy.
+extern "C" __global__ void mh_update(real* __restrict__ q, const unsigned char* __restrict__ solid,
+                                     const real* __restrict__ fx, const real* __restrict__ fy, long long len,
+                                     int stride, int g0, int g1, int nx, int ny, int dim, real rx, real ry) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= nx || j >= ny) return;
+    const long long k = (long long)(j + g1) * stride + i + g0;
+    if (solid[k]) return;
+    const long long nfx = (long long)(nx + 1) * ny, fxm = (long long)j * (nx + 1) + i;
+    const q4 u = load_q4(q, len, k);
+    const q4 xm = load_q4(fx, nfx, fxm), xp = load_q4(fx, nfx, fxm + 1);
+    q4 out;
+    if (dim == 2) {
+        const long long nfy = (long long)nx * (ny + 1), fym = (long long)j * nx + i;
+        const q4 ym = load_q4(fy, nfy, fym), yp = load_q4(fy, nfy, fym + nx);
+        for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - (rx * (xp.c[c] - xm.c[c]) + ry * (yp.c[c] - ym.c[c]));
+    } else {
+        for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (xp.c[c] - xm.c[c]);
+    }
+    store_q4(q, len, k, out);
+}
