@@ -5,6 +5,7 @@
 use super::staggered::{Layout, bilinear};
 use crate::solver::Grid;
 use crate::solver::real::Real;
+use rayon::prelude::*;
 
 /// Vorticity `omega = dv/dx - du/dy` at the corners `(i dx, j dy)`, `i in 0..=nx`,
 /// `j in 0..=ny`, index `j * (nx + 1) + i`; ghost values put wall vorticity on walls.
@@ -122,13 +123,15 @@ impl<T: Real> View<'_, T> {
                 _ => return None,
             })
         };
-        out.clear();
-        out.reserve(nx * ny);
-        for j in 1..=ny {
-            for i in 1..=nx {
-                out.push(value(i, j)?);
+        // An unknown name returns None before any work; rows are then filled in parallel
+        // (the display reads a field every frame, at up to 4096^2 cells).
+        value(1, 1)?;
+        out.resize(nx * ny, 0.0);
+        out.par_chunks_mut(nx).enumerate().for_each(|(j0, row)| {
+            for (i0, o) in row.iter_mut().enumerate() {
+                *o = value(i0 + 1, j0 + 1).expect("a known field");
             }
-        }
+        });
         Some(())
     }
 
