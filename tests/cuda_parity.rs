@@ -11,39 +11,15 @@
 
 mod common;
 
-use flowlab::solver::{self, Solver, StopReason, StopRule, run_until};
+use common::{gpu, rel_l2};
 
-fn gpu() -> bool {
-    match flowlab::backend::cuda::probe() {
-        Ok(info) => {
-            eprintln!(
-                "CUDA device: {} (sm_{}{})",
-                info.name, info.compute_capability.0, info.compute_capability.1
-            );
-            true
-        }
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
+use flowlab::solver::{self, Solver, StopReason, StopRule, run_until};
 
 const STEPS: usize = 200;
 
 fn cavity(sets: &[String]) -> flowlab::case::Case {
     let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
     common::case("lid_driven_cavity_re1000", &refs)
-}
-
-fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let (mut d, mut n) = (0.0, 0.0);
-    for (x, y) in a.iter().zip(b) {
-        d += (x - y) * (x - y);
-        n += y * y;
-    }
-    if n == 0.0 { d.sqrt() } else { (d / n).sqrt() }
 }
 
 /// Steps CPU and CUDA solvers of the same case; returns the worst relative L2 difference of

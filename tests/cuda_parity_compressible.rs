@@ -18,33 +18,7 @@ use flowlab::case::RiemannSolver;
 use flowlab::solver::limiter::Limiter;
 use flowlab::solver::{self, Solver};
 
-fn gpu() -> bool {
-    match flowlab::backend::cuda::probe() {
-        Ok(info) => {
-            eprintln!(
-                "CUDA device: {} (sm_{}{})",
-                info.name, info.compute_capability.0, info.compute_capability.1
-            );
-            true
-        }
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            false
-        }
-    }
-}
-
 const STEPS: u64 = 200;
-
-fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let (mut d, mut n) = (0.0, 0.0);
-    for (x, y) in a.iter().zip(b) {
-        d += (x - y) * (x - y);
-        n += y * y;
-    }
-    if n == 0.0 { d.sqrt() } else { (d / n).sqrt() }
-}
 
 /// Worst relative L2 difference of the primitive fields of two solvers.
 fn difference(cpu: &dyn Solver, gpu: &dyn Solver) -> f64 {

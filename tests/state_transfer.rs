@@ -13,6 +13,8 @@
 
 mod common;
 
+use common::rel_l2;
+
 use flowlab::case::Kind;
 use flowlab::solver::{Grid, Solver, SolverError, SolverInfo};
 use std::f64::consts::PI;
@@ -94,12 +96,6 @@ fn cavity(n: usize, sets: &[&str]) -> Box<dyn Solver> {
     all.extend_from_slice(sets);
     let case = common::case("lid_driven_cavity_re100", &all);
     flowlab::solver::build(&case.spec).expect("cavity solver")
-}
-
-fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
-    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
-    let n: f64 = b.iter().map(|y| y * y).sum();
-    (d / n).sqrt()
 }
 
 fn rms(a: &[f64]) -> f64 {

@@ -222,3 +222,31 @@ pub fn sod_convergence_failures(backend: &str) -> Vec<(RiemannSolver, Limiter, f
     }
     failures
 }
+
+/// Whether a CUDA device, driver and NVRTC are usable; prints the device, or why GPU tests skip.
+pub fn gpu() -> bool {
+    match flowlab::backend::cuda::probe() {
+        Ok(info) => {
+            eprintln!(
+                "CUDA device: {} (sm_{}{})",
+                info.name, info.compute_capability.0, info.compute_capability.1
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            false
+        }
+    }
+}
+
+/// Relative L2 distance `|a - b| / |b|` (absolute where `b` is zero).
+pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let (mut d, mut n) = (0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        d += (x - y) * (x - y);
+        n += y * y;
+    }
+    if n == 0.0 { d.sqrt() } else { (d / n).sqrt() }
+}
