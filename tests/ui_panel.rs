@@ -190,3 +190,40 @@ fn choosing_cuda_moves_the_state_or_explains_why_not() {
         }
     }
 }
+
+#[test]
+fn simple_cases_get_their_own_live_controls() {
+    let case = common::case("lid_driven_cavity_re100_simple", &["grid.nx=16", "grid.ny=16"]);
+    let mut state = AppState::new(case).unwrap();
+    state.playing = false;
+    for _ in 0..5 {
+        assert!(state.single_step());
+    }
+    let mut h = harness(state);
+    assert!(h.query_by_label("CFL").is_none(), "no CFL for an outer iteration");
+    h.get_by_label("alpha_u").set_value_accesskit(0.5);
+    h.run();
+    h.get_by_label("momentum solver").click();
+    h.run();
+    h.get_by_label("bicgstab").click();
+    h.run();
+    let state = h.state_mut();
+    assert_eq!(state.case.spec.solver.alpha_u, Some(0.5));
+    let ls = state.case.spec.solver.linear_solver.clone().unwrap();
+    assert_eq!(ls.momentum.map(|k| k.name()), Some("bicgstab"));
+    assert_eq!(state.solver.steps(), 5, "live: the iterate is kept");
+    assert!(state.single_step(), "SIMPLE goes on with the new settings");
+    assert!(state.message.is_none(), "{:?}", state.message);
+    // SIMPLER from SIMPLE's current iterate.
+    let mut h = harness(h.into_state());
+    h.get_by_label("solver method").click();
+    h.run();
+    h.get_by_label("simpler").click();
+    h.run();
+    h.get_by_label("Apply (keep the flow)").click();
+    h.run();
+    let state = h.state_mut();
+    assert_eq!(state.solver.info().method, "simpler");
+    assert_eq!(state.solver.steps(), 6);
+    assert!(state.single_step(), "{:?}", state.message);
+}

@@ -264,32 +264,97 @@ fn run_section(ui: &mut Ui, state: &mut AppState) {
     }
 }
 
+/// Re or the kinematic viscosity, live; a `[fluid]` model is shown, not edited.
+fn viscosity_control(ui: &mut Ui, state: &mut AppState, spec: &crate::case::CaseSpec) {
+    if let Some(re) = spec.physics.re {
+        live_number(
+            ui,
+            state,
+            "Re",
+            "physics.re",
+            re,
+            (re * 0.01).max(0.1),
+            1e-3..=1e6,
+        );
+    } else if let Some(nu) = spec.physics.viscosity {
+        live_number(
+            ui,
+            state,
+            "viscosity",
+            "physics.viscosity",
+            nu,
+            nu * 0.01,
+            1e-9..=1e3,
+        );
+    } else if let Some(f) = &spec.fluid {
+        ui.label(format!("fluid: {} (set in the case file)", name_of(&f.model)));
+    }
+}
+
 fn settings_section(ui: &mut Ui, state: &mut AppState) {
     let spec = state.case.spec.clone();
     let s = &spec.solver;
+    let steady = matches!(s.method, Some(Method::Simple | Method::Simpler));
     match spec.case.kind {
+        Kind::Incompressible if steady => {
+            viscosity_control(ui, state, &spec);
+            let simpler = s.method == Some(Method::Simpler);
+            live_number(
+                ui,
+                state,
+                "alpha_u",
+                "solver.alpha_u",
+                s.alpha_u.unwrap_or(0.7),
+                0.01,
+                0.05..=1.0,
+            );
+            live_number(
+                ui,
+                state,
+                "alpha_p",
+                "solver.alpha_p",
+                s.alpha_p.unwrap_or(if simpler { 1.0 } else { 0.3 }),
+                0.01,
+                0.01..=1.0,
+            );
+            let cv = s.convection.map_or("power_law".into(), |v| name_of(&v));
+            choice(
+                ui,
+                state,
+                "convection",
+                "solver.convection",
+                &cv,
+                &["power_law", "upwind", "central", "quick", "tvd"],
+                false,
+            );
+            let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
+            let names: Vec<&str> = Limiter::TABLE_2_1.iter().map(|l| l.name()).collect();
+            choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
+            let ls = s.linear_solver.clone().unwrap_or_default();
+            let name = |k: Option<crate::case::LinearSolverKind>, default: &str| {
+                k.map_or(default.to_string(), |k| k.name().to_string())
+            };
+            choice(
+                ui,
+                state,
+                "momentum solver",
+                "solver.linear_solver.momentum",
+                &name(ls.momentum, "adi"),
+                &["adi", "jacobi", "bicgstab"],
+                false,
+            );
+            choice(
+                ui,
+                state,
+                "pressure-correction solver",
+                "solver.linear_solver.pressure",
+                &name(ls.pressure, "cg"),
+                &["adi", "jacobi", "cg", "bicgstab"],
+                false,
+            );
+        }
         Kind::Incompressible => {
-            if let Some(re) = spec.physics.re {
-                live_number(
-                    ui,
-                    state,
-                    "Re",
-                    "physics.re",
-                    re,
-                    (re * 0.01).max(0.1),
-                    1e-3..=1e6,
-                );
-            } else if let Some(nu) = spec.physics.viscosity {
-                live_number(
-                    ui,
-                    state,
-                    "viscosity",
-                    "physics.viscosity",
-                    nu,
-                    nu * 0.01,
-                    1e-9..=1e3,
-                );
-            }
+            viscosity_control(ui, state, &spec);
             live_number(
                 ui,
                 state,
@@ -369,7 +434,14 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
         }
     }
     ui.label(RichText::new("restart settings (Apply or Reset)").weak());
-    if spec.case.kind == Kind::Compressible {
+    // Methods that take the same case keys (switching to or from the projection method would
+    // change which keys are valid: that is a case-file edit).
+    let methods: &[&str] = match spec.case.kind {
+        Kind::Compressible => &["muscl_hancock", "cese"],
+        Kind::Incompressible if steady => &["simple", "simpler"],
+        Kind::Incompressible => &[],
+    };
+    if !methods.is_empty() {
         let method = state
             .pending_value("solver.method")
             .map(|v| v.trim_matches('"').to_string())
@@ -377,10 +449,10 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
         choice(
             ui,
             state,
-            "method",
+            "solver method",
             "solver.method",
             &method,
-            &["muscl_hancock", "cese"],
+            methods,
             true,
         );
     }
