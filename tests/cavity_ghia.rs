@@ -17,7 +17,16 @@ struct Ghia {
     psi_min: f64,
 }
 
+/// Runs the check on a pool of its own with one worker: cargo runs the three tests side by side
+/// on the machine's cores, and runs that share one pool spend their time waking each other
+/// (results do not depend on the thread count; `projection.rs` tests that bit for bit).
 fn check(g: Ghia) {
+    flowlab::backend::cpu::thread_pool(1)
+        .expect("a worker thread")
+        .install(|| check_on_this_thread(g));
+}
+
+fn check_on_this_thread(g: Ghia) {
     let case = common::case(&format!("lid_driven_cavity_re{}", g.re), &[]);
     let mut s = solver::build(&case.spec).expect("solver builds");
     // The case's own stop rule: steady (change per unit time below 1e-4) or t = 200.
