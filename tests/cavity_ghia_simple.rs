@@ -8,7 +8,22 @@ mod common;
 use flowlab::solver::{self, StopReason, StopRule, run_until};
 use std::time::Instant;
 
+/// Runs the check on a pool of its own with one worker (as `cavity_ghia.rs`: the tests run side
+/// by side, and runs sharing one pool spend their time waking each other).
 fn check(name: &str, method: &str, column: usize, max_dev: f64, centre: (f64, f64), psi_ref: f64) {
+    flowlab::backend::cpu::thread_pool(1)
+        .expect("a worker thread")
+        .install(|| check_on_this_thread(name, method, column, max_dev, centre, psi_ref));
+}
+
+fn check_on_this_thread(
+    name: &str,
+    method: &str,
+    column: usize,
+    max_dev: f64,
+    centre: (f64, f64),
+    psi_ref: f64,
+) {
     let case = common::case(name, &[&format!("solver.method={method}")]);
     let mut s = solver::build(&case.spec).expect("solver builds");
     let stop = &case.spec.stop;
