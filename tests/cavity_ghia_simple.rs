@@ -41,23 +41,7 @@ fn check_on_this_thread(
         "{name} {method}: {:?}",
         s.residuals()
     );
-    let (mut worst, mut at): (f64, String) = (0.0, String::new());
-    let (_, u_rows) = common::reference_csv("ghia1982_u_vertical_centerline.csv");
-    for r in &u_rows {
-        let (y, u_ref) = (r[1], r[column]);
-        let u = s.sample("u", [0.5, y, 0.0]).unwrap();
-        if (u - u_ref).abs() > worst {
-            (worst, at) = ((u - u_ref).abs(), format!("u at y = {y}: {u:.5} vs {u_ref:.5}"));
-        }
-    }
-    let (_, v_rows) = common::reference_csv("ghia1982_v_horizontal_centerline.csv");
-    for r in &v_rows {
-        let (x, v_ref) = (r[1], r[column]);
-        let v = s.sample("v", [x, 0.5, 0.0]).unwrap();
-        if (v - v_ref).abs() > worst {
-            (worst, at) = ((v - v_ref).abs(), format!("v at x = {x}: {v:.5} vs {v_ref:.5}"));
-        }
-    }
+    let (worst, at) = common::ghia_deviation(s.as_ref(), column);
     let sum = s.summary();
     let psi = sum["psi_min"].as_f64().unwrap();
     let (x, y) = (
