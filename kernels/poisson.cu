@@ -402,3 +402,110 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) x[k] = 0;
 }
+
+// ---- Direct solve by cosine transforms (pressure_poisson/spectral.rs) through cuFFT ----------
+// The 2D DCT-II of an nx x ny field is computed from the real-to-complex FFT of the field
+// reordered along both axes (Makhoul 1980, "A fast cosine transform in one and multiple
+// dimensions"): position q of the reordered axis holds element 2q for q < (n + 1) / 2 and
+// 2(n - 1 - q) + 1 after. With V the 2D DFT of the reordered field and w_n(k) = exp(-i pi k / 2n),
+//   X[a][b] = Re( w_ny(a) (w_nx(b) V[a][b] + conj(w_nx(b)) conj(V[-a][b])) ) / 2,
+// and conversely, writing Y[n][.] = Y[.][n] = 0,
+//   V[a][b] = conj(w_ny(a) w_nx(b)) ((Y[a][b] - Y[-a][-b]) - i (Y[-a][b] + Y[a][-b])),
+// where -a means ny - a in Y and (ny - a) mod ny in V. Rows are y (index a or j), columns x
+// (b or i). Odd cells of a Dirichlet axis change sign on the way in and out (DST-II via DCT-II).
+// The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n: tw[2k], tw[2k + 1].
+
+__device__ __forceinline__ int makhoul_source(int q, int n) { return q < (n + 1) / 2 ? 2 * q : 2 * (n - 1 - q) + 1; }
+
+__device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
+
+// -1 for an odd cell of a flipped axis (flip bit 0: x, bit 1: y), else 1.
+__device__ __forceinline__ bool flipped(int i, int j, int flip) { return ((flip & 1) && (i & 1)) != ((flip & 2) && (j & 1)); }
+
+// v = the reordered, sign-flipped b (guarded: a zero right-hand side ends the solve).
+extern "C" __global__ void dct_pack(const real* __restrict__ b, real* __restrict__ v, const int* __restrict__ ctrl,
+                                    int nx, int ny, int flip) {
+    GUARD(ctrl)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= nx || j >= ny) return;
+    const int si = makhoul_source(i, nx), sj = makhoul_source(j, ny);
+    const real x = b[sj * nx + si];
+    v[j * nx + i] = flipped(si, sj, flip) ? -x : x;
+}
+
+// p = the inverse reordering of v, sign-flipped back.
+extern "C" __global__ void dct_unpack(const real* __restrict__ v, real* __restrict__ p, const int* __restrict__ ctrl,
+                                      int nx, int ny, int flip) {
+    GUARD(ctrl)
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= nx || j >= ny) return;
+    const real x = v[makhoul_position(j, ny) * nx + makhoul_position(i, nx)];
+    p[j * nx + i] = flipped(i, j, flip) ? -x : x;
+}
+
+// V[a][b] of the full DFT from the stored half (columns 0..nx/2), by Hermitian symmetry.
+__device__ __forceinline__ void spectrum_at(const real* V, int a, int b, int nx, int ny, real* re, real* im) {
+    const int h = nx / 2 + 1;
+    if (b < h) {
+        const int k = a * h + b;
+        *re = V[2 * k];
+        *im = V[2 * k + 1];
+    } else {
+        const int k = (a == 0 ? 0 : ny - a) * h + (nx - b);
+        *re = V[2 * k];
+        *im = -V[2 * k + 1];
+    }
+}
+
+// X[a][b] times the solve's multiplier scale / (lambda_x[b] + lambda_y[a]) (computed in double
+// as spectral.rs `multiplier` does, zero for the constant mode); zero for a == ny or b == nx.
+__device__ __forceinline__ real solved_coefficient(const real* V, int a, int b, int nx, int ny, const real* twx,
+                                                   const real* twy, const double* lx, const double* ly,
+                                                   double scale) {
+    if (a == ny || b == nx) return 0;
+    real are, aim, bre, bim;
+    spectrum_at(V, a, b, nx, ny, &are, &aim);
+    spectrum_at(V, a == 0 ? 0 : ny - a, b, nx, ny, &bre, &bim);
+    bim = -bim;
+    const real c2 = twx[2 * b], s2 = twx[2 * b + 1];
+    const real c1 = twy[2 * a], s1 = twy[2 * a + 1];
+    const real re = c2 * (are + bre) + s2 * (aim - bim);
+    const real im = c2 * (aim + bim) - s2 * (are - bre);
+    const real x = (c1 * re + s1 * im) * (real)0.5;
+    const double lambda = lx[b] + ly[a];
+    return x * (real)(lambda == 0.0 ? 0.0 : scale / lambda);
+}
+
+// V[a][b] from the four coefficients of its group (see above).
+__device__ __forceinline__ void spectrum_from(real y00, real y11, real y10, real y01, real c1, real s1, real c2,
+                                              real s2, real* out) {
+    const real wr = c1 * c2 - s1 * s2, wi = c1 * s2 + s1 * c2;
+    const real zr = y00 - y11, zi = -(y10 + y01);
+    out[0] = wr * zr - wi * zi;
+    out[1] = wr * zi + wi * zr;
+}
+
+// In place on the R2C spectrum V (ny x (nx/2 + 1) complex): forward DCT coefficients, divided by
+// the eigenvalues, back to the spectrum of the reordered solution. Thread (k2, k1) for
+// k1 in 0..=ny/2, k2 in 0..=nx/2 owns the stored entries [k1][k2] and [ny - k1][k2]: their four
+// coefficients X[+-k1][+-k2] need no other entry, so threads never share data.
+extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restrict__ ctrl, int nx, int ny,
+                                      const real* __restrict__ twx, const real* __restrict__ twy,
+                                      const double* __restrict__ lx, const double* __restrict__ ly,
+                                      double scale) {
+    GUARD(ctrl)
+    const int k2 = blockIdx.x * blockDim.x + threadIdx.x;
+    const int k1 = blockIdx.y * blockDim.y + threadIdx.y;
+    if (k2 > nx / 2 || k1 > ny / 2) return;
+    const int m1 = ny - k1, m2 = nx - k2;
+    const real y00 = solved_coefficient(V, k1, k2, nx, ny, twx, twy, lx, ly, scale);
+    const real y11 = solved_coefficient(V, m1, m2, nx, ny, twx, twy, lx, ly, scale);
+    const real y10 = solved_coefficient(V, m1, k2, nx, ny, twx, twy, lx, ly, scale);
+    const real y01 = solved_coefficient(V, k1, m2, nx, ny, twx, twy, lx, ly, scale);
+    const int h = nx / 2 + 1;
+    const real c2 = twx[2 * k2], s2 = twx[2 * k2 + 1];
+    spectrum_from(y00, y11, y10, y01, twy[2 * k1], twy[2 * k1 + 1], c2, s2, V + 2 * (k1 * h + k2));
+    if (k1 != 0 && m1 != k1) spectrum_from(y10, y01, y00, y11, twy[2 * m1], twy[2 * m1 + 1], c2, s2, V + 2 * (m1 * h + k2));
+}

@@ -533,6 +533,8 @@ pub enum PressureSolverKind {
     Sor,
     Pcg,
     Multigrid,
+    /// Direct solve by fast cosine transforms (boxes whose sides pair up along each axis).
+    Fft,
 }
 
 /// `[stop]`: the run ends at the first criterion met.

@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
     pub sizes: Vec<usize>,
     /// Pressure solvers to measure.
-    #[arg(long, value_delimiter = ',', default_values = ["jacobi", "sor", "pcg", "multigrid"])]
+    #[arg(long, value_delimiter = ',', default_values = ["jacobi", "sor", "pcg", "multigrid", "fft"])]
     pub solvers: Vec<String>,
     /// 1D shock-tube sizes (cells).
     #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]

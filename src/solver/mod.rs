@@ -159,7 +159,14 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         BackendChoice::Auto => match crate::backend::cuda::probe() {
             // SIMPLE and SIMPLER run on the CPU only.
             Ok(_) if spec.case.kind == Kind::Incompressible && incompressible::steady(spec) => cpu(spec),
-            Ok(_) => gpu(spec),
+            Ok(_) => gpu(spec).or_else(|e| {
+                log::warn!(
+                    "backend = auto: {}: {}; running on the CPU backend",
+                    e.key,
+                    e.message
+                );
+                cpu(spec)
+            }),
             Err(e) => {
                 static WARNED: std::sync::Once = std::sync::Once::new();
                 WARNED.call_once(|| log::warn!("backend = auto: {e}; running on the CPU backend"));

@@ -7,7 +7,18 @@ use std::iter::Sum;
 /// The scalar type a solver computes in. Implemented for `f32` and `f64`; every numerical
 /// routine is generic over it so both precisions share one source.
 pub trait Real:
-    Float + FromPrimitive + ToPrimitive + Sum + Debug + Display + Default + Send + Sync + bytemuck::Pod + 'static
+    Float
+    + FromPrimitive
+    + ToPrimitive
+    + Sum
+    + Debug
+    + Display
+    + Default
+    + Send
+    + Sync
+    + bytemuck::Pod
+    + rustdct::DctNum
+    + 'static
 {
     /// Name used in case files and reports (`"f32"` or `"f64"`).
     const NAME: &'static str;

@@ -394,7 +394,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 "pressure solver",
                 "solver.pressure_solver",
                 &ps,
-                &["jacobi", "sor", "pcg", "multigrid"],
+                &["jacobi", "sor", "pcg", "multigrid", "fft"],
                 false,
             );
         }

@@ -18,6 +18,8 @@
 //! Every driver call returns a [`CudaError`]; the solvers turn it into a
 //! [`crate::solver::SolverError`] (an out-of-memory or launch failure never panics).
 
+pub mod fft;
+
 use crate::solver::limiter::Limiter;
 use cudarc::driver::result as drv;
 use cudarc::driver::sys;

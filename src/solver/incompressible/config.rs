@@ -1,11 +1,12 @@
 //! Resolved settings of an incompressible case: defaults filled in, every value checked.
 
-use super::pressure_poisson::PoissonSettings;
+use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, spectral};
 use crate::case::{
     Boundary, CaseSpec, Convection, Initial, Invalid, Method, Precision, PressureSolverKind, Side,
     TimeIntegrator, validate::positive,
 };
 use crate::solver::limiter::Limiter;
+use crate::solver::real::Real;
 use crate::solver::{Grid, SolverError};
 
 /// Growth beyond this multiple of the velocity scale counts as divergence.
@@ -165,6 +166,16 @@ impl Flow {
 }
 
 /// The largest wall, inflow or initial speed (1 if all are 0).
+/// The pressure condition a side implies: `p = 0` at an outflow face, the periodic image on a
+/// periodic side, `dp/dn = 0` on walls and inflows.
+pub fn pressure_bc(b: &Boundary) -> FaceBc {
+    match b {
+        Boundary::Outflow => FaceBc::Dirichlet,
+        Boundary::Periodic => FaceBc::Periodic,
+        _ => FaceBc::Neumann,
+    }
+}
+
 fn velocity_scale(bc: &[Boundary; 4], initial_velocity: [f64; 2]) -> f64 {
     let mut u = initial_velocity[0].hypot(initial_velocity[1]);
     for b in bc {
@@ -251,6 +262,10 @@ impl Config {
                 ));
             }
         }
+        if kind == PressureSolverKind::Fft {
+            spectral::check(bc.each_ref().map(pressure_bc))
+                .map_err(|e| Invalid::new("solver.pressure_solver", e))?;
+        }
         Ok(Config {
             grid,
             nu,
@@ -274,6 +289,13 @@ impl Config {
     /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
     pub fn velocity_scale(&self) -> f64 {
         velocity_scale(&self.bc, self.initial_velocity)
+    }
+
+    /// The pressure Poisson operator on this grid and its sides' conditions ([`pressure_bc`]).
+    pub fn pressure_operator<T: Real>(&self) -> Laplacian<T> {
+        let [nx, ny, _] = self.grid.n;
+        let [dx, dy, _] = self.grid.spacing;
+        Laplacian::new(nx, ny, dx, dy, self.bc.each_ref().map(pressure_bc))
     }
 
     /// Time step (before any output-time cap): `cfl` times the smallest of the convective limits

@@ -19,8 +19,10 @@
 
 use super::Projection;
 use super::config::Config;
+use super::pressure_poisson::spectral::Axes;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
+use crate::backend::cuda::fft::RealFft2d;
 use crate::backend::cuda::{
     self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, limiter_code,
 };
@@ -82,6 +84,13 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
             "the CUDA backend needs at least 2 x 2 cells",
         ));
     }
+    if cfg.poisson.kind == PressureSolverKind::Fft && !cuda::fft::available() {
+        return Some(Invalid::new(
+            "solver.pressure_solver",
+            "fft on the CUDA backend needs the cuFFT library (libcufft.so), which was not found; \
+             choose multigrid, or backend = \"cpu\"",
+        ));
+    }
     None
 }
 
@@ -109,6 +118,56 @@ enum Work<T> {
         /// Coarsest-level CG vectors: rhs, r, w, d, q.
         cg: [DevBuf<T>; 5],
     },
+    /// The cosine-transform solve (`dct_*` in kernels/poisson.cu).
+    Spectral(Box<SpectralWork<T>>),
+}
+
+/// Device workspace of the transform solve: the reordered field, its half spectrum, the
+/// twiddles `cos, sin (pi k / 2n)` per axis, and the eigenvalues of `spectral::Axes`.
+struct SpectralWork<T> {
+    fft: RealFft2d,
+    v: DevBuf<T>,
+    spectrum: DevBuf<T>,
+    twiddle_x: DevBuf<T>,
+    twiddle_y: DevBuf<T>,
+    lambda_x: DevBuf<f64>,
+    lambda_y: DevBuf<f64>,
+    /// Bit 0: Dirichlet x axis, bit 1: Dirichlet y axis.
+    flip: i64,
+}
+
+impl<T: Real> SpectralWork<T> {
+    fn new(gpu: &Arc<Gpu>, op: &Laplacian<T>) -> Result<Self, CudaError> {
+        let (nx, ny) = (op.nx, op.ny);
+        let axes = Axes::new(op).map_err(CudaError)?;
+        let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
+            let t: Vec<T> = (0..n)
+                .flat_map(|k| {
+                    let a = std::f64::consts::PI * k as f64 / (2 * n) as f64;
+                    [T::of(a.cos()), T::of(a.sin())]
+                })
+                .collect();
+            let b = gpu.alloc(2 * n)?;
+            gpu.upload(&b, &t)?;
+            Ok(b)
+        };
+        let table = |l: &[f64]| -> Result<DevBuf<f64>, CudaError> {
+            let b = gpu.alloc(l.len())?;
+            gpu.upload(&b, l)?;
+            Ok(b)
+        };
+        let double = std::mem::size_of::<T>() == 8;
+        Ok(Self {
+            fft: RealFft2d::new(gpu, ny, nx, double)?,
+            v: gpu.alloc_zeros(nx * ny)?,
+            spectrum: gpu.alloc_zeros(2 * ny * (nx / 2 + 1))?,
+            twiddle_x: twiddles(nx)?,
+            twiddle_y: twiddles(ny)?,
+            lambda_x: table(&axes.lambda_x)?,
+            lambda_y: table(&axes.lambda_y)?,
+            flip: axes.flip[0] as i64 | (axes.flip[1] as i64) << 1,
+        })
+    }
 }
 
 struct Mirror<T: Real> {
@@ -158,14 +217,6 @@ pub struct CudaProjection<T: Real> {
     residuals: Vec<(&'static str, f64)>,
 }
 
-fn face_bc(b: &Boundary) -> FaceBc {
-    match b {
-        Boundary::Outflow => FaceBc::Dirichlet,
-        Boundary::Periodic => FaceBc::Periodic,
-        _ => FaceBc::Neumann,
-    }
-}
-
 fn pack_pbc<T>(op: &Laplacian<T>) -> i64 {
     op.bc.iter().enumerate().fold(0, |acc, (side, b)| {
         let code = match b {
@@ -194,18 +245,7 @@ impl<T: Real> CudaProjection<T> {
         let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
         let [nx, ny, _] = cfg.grid.n;
         let l = Layout::new(nx, ny, &cfg.bc);
-        let op = Laplacian::<T>::new(
-            nx,
-            ny,
-            cfg.grid.spacing[0],
-            cfg.grid.spacing[1],
-            [
-                face_bc(&cfg.bc[0]),
-                face_bc(&cfg.bc[1]),
-                face_bc(&cfg.bc[2]),
-                face_bc(&cfg.bc[3]),
-            ],
-        );
+        let op = cfg.pressure_operator::<T>();
         let n = l.len();
         let mut hu = vec![T::of(cfg.initial_velocity[0]); n];
         let mut hv = vec![T::of(cfg.initial_velocity[1]); n];
@@ -322,6 +362,7 @@ impl<T: Real> CudaProjection<T> {
                 ];
                 Work::Multigrid { levels, cg }
             }
+            PressureSolverKind::Fft => Work::Spectral(Box::new(SpectralWork::new(gpu, op)?)),
         })
     }
 
@@ -826,6 +867,48 @@ impl<T: Real> CudaProjection<T> {
                     self.top_v_cycle()?;
                     cycles += 1;
                 }
+            }
+            Work::Spectral(w) => {
+                let (nx, ny) = (op.nx as i64, op.ny as i64);
+                let pack = |name, src: u64, dst: u64| {
+                    self.kq(
+                        name,
+                        grid2(op.nx, op.ny),
+                        (BX, BY, 1),
+                        Args::new()
+                            .l(src as i64)
+                            .l(dst as i64)
+                            .l(ctrl as i64)
+                            .i(nx)
+                            .i(ny)
+                            .i(w.flip),
+                    )
+                };
+                pack("dct_pack", rhs, w.v.ptr)?;
+                // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T,
+                // the sizes the plan was made for.
+                unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+                self.kq(
+                    "dct_divide",
+                    grid2(op.nx / 2 + 1, op.ny / 2 + 1),
+                    (BX, BY, 1),
+                    Args::new()
+                        .p(&w.spectrum)
+                        .l(ctrl as i64)
+                        .i(nx)
+                        .i(ny)
+                        .p(&w.twiddle_x)
+                        .p(&w.twiddle_y)
+                        .p(&w.lambda_x)
+                        .p(&w.lambda_y)
+                        .r(1.0 / (op.nx * op.ny) as f64),
+                )?;
+                // SAFETY: as for the forward transform.
+                unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }?;
+                pack("dct_unpack", w.v.ptr, p)?;
+                // One "iteration"; its residual is measured, as for the iterative solvers.
+                self.residual(&op, p, rhs, 0, true, ctrl)?;
+                self.finalize_check_mode(nb2, 1, 1, true)?;
             }
         }
         self.kq(

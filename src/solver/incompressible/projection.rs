@@ -14,7 +14,7 @@
 use super::config::Config;
 use super::derived::View;
 use super::momentum::Momentum;
-use super::pressure_poisson::{FaceBc, Laplacian, PoissonSolver};
+use super::pressure_poisson::PoissonSolver;
 use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
@@ -63,18 +63,7 @@ impl<T: Real> Projection<T> {
     pub fn new(cfg: Config) -> Self {
         let [nx, ny, _] = cfg.grid.n;
         let l = Layout::new(nx, ny, &cfg.bc);
-        let pbc = |b: &Boundary| match b {
-            Boundary::Outflow => FaceBc::Dirichlet,
-            Boundary::Periodic => FaceBc::Periodic,
-            _ => FaceBc::Neumann,
-        };
-        let op = Laplacian::new(
-            nx,
-            ny,
-            cfg.grid.spacing[0],
-            cfg.grid.spacing[1],
-            [pbc(&cfg.bc[0]), pbc(&cfg.bc[1]), pbc(&cfg.bc[2]), pbc(&cfg.bc[3])],
-        );
+        let op = cfg.pressure_operator();
         let n = l.len();
         let mut s = Self {
             poisson: PoissonSolver::new(op, cfg.poisson),

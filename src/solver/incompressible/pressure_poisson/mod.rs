@@ -1,6 +1,7 @@
 //! The pressure Poisson equation `L p = b` of the projection method and its iterative solvers:
 //! Jacobi (Thibault & Senocak 2009), red-black SOR, conjugate gradient preconditioned by a
-//! symmetric red-black Gauss-Seidel sweep, and geometric multigrid V-cycles.
+//! symmetric red-black Gauss-Seidel sweep, geometric multigrid V-cycles, and (for boxes whose
+//! sides pair up) a direct solve by fast cosine transforms.
 //!
 //! Every solver iterates until `||b - L p||_2 <= tol ||b||_2` (or its iteration cap), starting
 //! from the `p` it is given (the previous step's pressure), and reports the iterations used.
@@ -13,12 +14,14 @@ mod jacobi;
 mod laplacian;
 mod multigrid;
 mod red_black;
+pub mod spectral;
 
 use crate::solver::linear::CgWork;
 pub use crate::solver::linear::dot;
 pub use conjugate_gradient::Preconditioner;
 pub use laplacian::{FaceBc, Laplacian};
 pub use multigrid::Multigrid;
+pub use spectral::Spectral;
 
 use crate::backend::cpu::ordered_sum;
 use crate::case::PressureSolverKind;
@@ -47,7 +50,7 @@ pub struct PoissonSettings {
 }
 
 /// A pressure solver with its preallocated workspace (solving does not allocate).
-pub struct PoissonSolver<T> {
+pub struct PoissonSolver<T: Real> {
     pub op: Laplacian<T>,
     pub settings: PoissonSettings,
     work: Workspace<T>,
@@ -55,11 +58,12 @@ pub struct PoissonSolver<T> {
     partial: Vec<T>,
 }
 
-enum Workspace<T> {
+enum Workspace<T: Real> {
     Jacobi { next: Vec<T> },
     Sor,
     Pcg(CgWork<T>),
     Multigrid(Box<Multigrid<T>>),
+    Spectral(Box<Spectral<T>>),
 }
 
 impl<T: Real> PoissonSolver<T> {
@@ -82,6 +86,9 @@ impl<T: Real> PoissonSolver<T> {
             PressureSolverKind::Sor => Workspace::Sor,
             PressureSolverKind::Pcg => Workspace::Pcg(CgWork::new(n)),
             PressureSolverKind::Multigrid => Workspace::Multigrid(Box::new(Multigrid::new(*op))),
+            PressureSolverKind::Fft => Workspace::Spectral(Box::new(
+                Spectral::new(op).expect("Config::from_spec admits fft for paired sides only"),
+            )),
         }
     }
 
@@ -134,6 +141,10 @@ impl<T: Real> PoissonSolver<T> {
                 max,
             ),
             Workspace::Multigrid(mg) => mg.solve(p, b, partial, target, max),
+            Workspace::Spectral(fft) => {
+                fft.solve(p, b);
+                (1, residual_norm(&op, p, b, partial))
+            }
         };
         if singular {
             remove_mean(p, partial, op.nx);

@@ -106,6 +106,37 @@ fn every_solver_converges_to_tolerance_with_second_order_error() {
     }
 }
 
+/// The transform solver on the manufactured problems whose sides pair up: one "iteration", a
+/// residual at rounding level, and the same second-order discretisation error as the
+/// iterative solvers (it solves the same discrete equations).
+#[test]
+fn fft_solves_paired_problems_directly_with_second_order_error() {
+    for (name, pr) in problems() {
+        if spectral::check(pr.bc).is_err() {
+            continue;
+        }
+        let mut errs = Vec::new();
+        for n in [16, 32, 64] {
+            let (err, stats) = solve_problem(&pr, n, PressureSolverKind::Fft, 1e-10);
+            assert!(
+                stats.converged && stats.iterations == 1,
+                "{name} n={n}: {stats:?}"
+            );
+            assert!(stats.relative_residual <= 1e-13, "{name} n={n}: {stats:?}");
+            let (mg, _) = solve_problem(&pr, n, PressureSolverKind::Multigrid, 1e-12);
+            assert!(
+                (err - mg).abs() <= 1e-9 * mg,
+                "{name} n={n}: fft {err:e}, multigrid {mg:e}"
+            );
+            errs.push(err);
+        }
+        for w in errs.windows(2) {
+            let order = (w[0] / w[1]).log2();
+            assert!(order > 1.8, "{name} fft: order {order:.2} from errors {errs:?}");
+        }
+    }
+}
+
 #[test]
 fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
     for (name, pr) in problems() {
@@ -140,7 +171,7 @@ fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
 /// tolerance an f32 run can ask of every solver.
 #[test]
 fn f32_solvers_reach_single_precision_tolerances() {
-    for kind in KINDS {
+    for kind in KINDS.into_iter().chain([PressureSolverKind::Fft]) {
         let n = 32;
         let h = 1.0 / n as f64;
         let op = Laplacian::<f32>::new(n, n, h, h, [FaceBc::Neumann; 4]);

@@ -1,0 +1,118 @@
+//! Two-dimensional real-to-complex and complex-to-real FFTs by cuFFT, on a [`Gpu`]'s stream.
+//!
+//! cuFFT is loaded at run time like the driver and NVRTC: [`available`] probes for the library
+//! first, since cudarc panics on a missing one. Layout (cuFFT's): the real array is `rows x
+//! cols`, row-major; its transform is `rows x (cols / 2 + 1)` interleaved complex values (the
+//! non-redundant half of the Hermitian spectrum along the fast axis). Neither direction scales:
+//! `inverse(forward(x)) = rows cols x`.
+
+use super::{CudaError, Gpu};
+use cudarc::cufft::sys;
+use std::sync::Arc;
+
+/// True when the cuFFT library can be loaded.
+pub fn available() -> bool {
+    // SAFETY: only tries to open the shared library.
+    unsafe { sys::is_culib_present() }
+}
+
+impl From<cudarc::cufft::result::CufftError> for CudaError {
+    fn from(e: cudarc::cufft::result::CufftError) -> Self {
+        CudaError(format!("cuFFT error {:?}", e.0))
+    }
+}
+
+/// A forward (real to complex) and an inverse (complex to real) plan of one size and precision.
+pub struct RealFft2d {
+    gpu: Arc<Gpu>,
+    forward: sys::cufftHandle,
+    inverse: sys::cufftHandle,
+    double: bool,
+}
+
+// SAFETY: plans are used from one thread at a time, with the solver's context current.
+unsafe impl Send for RealFft2d {}
+unsafe impl Sync for RealFft2d {}
+
+impl RealFft2d {
+    /// Plans `rows x cols` transforms in f64 (`double`) or f32, enqueued on `gpu`'s stream.
+    pub fn new(gpu: &Arc<Gpu>, rows: usize, cols: usize, double: bool) -> Result<Self, CudaError> {
+        if !available() {
+            return Err(CudaError(
+                "the cuFFT library (libcufft) was not found; the fft pressure solver needs it on the \
+                 CUDA backend"
+                    .into(),
+            ));
+        }
+        gpu.bind()?;
+        let (fwd, inv) = if double {
+            (sys::cufftType::CUFFT_D2Z, sys::cufftType::CUFFT_Z2D)
+        } else {
+            (sys::cufftType::CUFFT_R2C, sys::cufftType::CUFFT_C2R)
+        };
+        let plan = |kind| -> Result<sys::cufftHandle, CudaError> {
+            let mut h: sys::cufftHandle = 0;
+            // SAFETY: `h` is written by cuFFT; sizes are positive and fit an int (grids are
+            // far below 2^31 cells per side).
+            unsafe {
+                sys::cufftPlan2d(&mut h, rows as i32, cols as i32, kind).result()?;
+                sys::cufftSetStream(h, gpu.stream as sys::cudaStream_t).result()?;
+            }
+            Ok(h)
+        };
+        let forward = plan(fwd)?;
+        let inverse = plan(inv).inspect_err(|_| {
+            // SAFETY: `forward` was created above and is not used again.
+            unsafe { sys::cufftDestroy(forward) };
+        })?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            forward,
+            inverse,
+            double,
+        })
+    }
+
+    /// Enqueues `spectrum = FFT(real)`.
+    ///
+    /// # Safety
+    /// `real` and `spectrum` are device pointers to `rows cols` reals and `rows (cols/2 + 1)`
+    /// complex values of this plan's precision.
+    pub unsafe fn forward(&self, real: u64, spectrum: u64) -> Result<(), CudaError> {
+        unsafe {
+            if self.double {
+                sys::cufftExecD2Z(self.forward, real as *mut f64, spectrum as *mut _).result()?;
+            } else {
+                sys::cufftExecR2C(self.forward, real as *mut f32, spectrum as *mut _).result()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Enqueues `real = FFT^-1(spectrum)` (unscaled; `spectrum` is overwritten).
+    ///
+    /// # Safety
+    /// As for [`RealFft2d::forward`].
+    pub unsafe fn inverse(&self, spectrum: u64, real: u64) -> Result<(), CudaError> {
+        unsafe {
+            if self.double {
+                sys::cufftExecZ2D(self.inverse, spectrum as *mut _, real as *mut f64).result()?;
+            } else {
+                sys::cufftExecC2R(self.inverse, spectrum as *mut _, real as *mut f32).result()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RealFft2d {
+    fn drop(&mut self) {
+        // SAFETY: both handles were created by `new` and are destroyed once, after the stream
+        // has finished the transforms enqueued with them.
+        unsafe {
+            let _ = cudarc::driver::result::stream::synchronize(self.gpu.stream);
+            sys::cufftDestroy(self.forward);
+            sys::cufftDestroy(self.inverse);
+        }
+    }
+}
