@@ -1202,6 +1202,25 @@ impl<T: Real> CudaProjection<T> {
                 kernels.push(("v_cycle (graph)", 30.0, Box::new(|s| s.top_v_cycle())));
             }
         }
+        if let Work::Spectral(w) = &self.work {
+            let (v, spectrum) = (w.v.ptr, w.spectrum.ptr);
+            // Each real-to-complex or complex-to-real transform reads and writes about n values.
+            kernels.push((
+                "cuFFT r2c + c2r",
+                4.0,
+                Box::new(move |s| {
+                    let Work::Spectral(w) = &s.work else { unreachable!() };
+                    // SAFETY: the buffers and sizes of this plan.
+                    unsafe {
+                        w.fft.forward(v, spectrum)?;
+                        w.fft.inverse(spectrum, v)
+                    }
+                }),
+            ));
+            // The whole solve: mean removal (2n) and ||b|| (n), pack (2n), the transforms (4n),
+            // the spectral division (2n), unpack (2n) and the residual check (2n).
+            kernels.push(("pressure solve (fft)", 15.0, Box::new(|s| s.solve_pressure())));
+        }
         let mut out = Vec::new();
         for (name, arrays, launch) in kernels {
             launch(self)?;
