@@ -102,34 +102,91 @@ __device__ __forceinline__ real max_partials(const real* partial, int n) {
 #define P_PERIODIC 2
 __device__ __forceinline__ int pside(int pbc, int side) { return (pbc >> (2 * side)) & 3; }
 
-// Five-point Laplacian row (i, j): L p = s - d * p_ij (see laplacian.rs; same operation order).
-__device__ __forceinline__ void stencil(const real* p, int i, int j, int nx, int ny, int pbc,
-                                        real idx2, real idy2, real* s_out, real* d_out) {
-    const int row = j * nx;
+// Five-point Laplacian row (i, j) from the neighbour values west, east, south, north as the
+// operator reads them (the periodic image across a periodic side; any value across another side,
+// which is not read): L p = s - d * p_ij (see laplacian.rs; same operation order).
+__device__ __forceinline__ void stencil_nb(real w, real e, real so, real no, int i, int j, int nx, int ny,
+                                           int pbc, real idx2, real idy2, real* s_out, real* d_out) {
     if (i > 0 && i + 1 < nx && j > 0 && j + 1 < ny) {
-        *s_out = (p[row + i - 1] + p[row + i + 1]) * idx2 + (p[row - nx + i] + p[row + nx + i]) * idy2;
+        *s_out = (w + e) * idx2 + (so + no) * idy2;
         *d_out = (idx2 + idy2) * (real)2.0;
         return;
     }
     real s = 0, d = 0;
-    const int here = row + i;
-#define FACE(inside, nb, wrap, bc, c)          \
+#define FACE(inside, nb, bc, c)                \
     if (inside) {                              \
-        s = s + (c) * p[nb];                   \
+        s = s + (c) * (nb);                    \
         d = d + (c);                           \
     } else if ((bc) == P_DIRICHLET) {          \
         d = d + (c) * (real)2.0;               \
     } else if ((bc) == P_PERIODIC) {           \
-        s = s + (c) * p[wrap];                 \
+        s = s + (c) * (nb);                    \
         d = d + (c);                           \
     }
-    FACE(i > 0, here - 1, row + nx - 1, pside(pbc, 0), idx2)
-    FACE(i + 1 < nx, here + 1, row, pside(pbc, 1), idx2)
-    FACE(j > 0, here - nx, (ny - 1) * nx + i, pside(pbc, 2), idy2)
-    FACE(j + 1 < ny, here + nx, i, pside(pbc, 3), idy2)
+    FACE(i > 0, w, pside(pbc, 0), idx2)
+    FACE(i + 1 < nx, e, pside(pbc, 1), idx2)
+    FACE(j > 0, so, pside(pbc, 2), idy2)
+    FACE(j + 1 < ny, no, pside(pbc, 3), idy2)
 #undef FACE
     *s_out = s;
     *d_out = d;
+}
+
+// The same row with the neighbours read from p (row-major nx x ny).
+__device__ __forceinline__ void stencil(const real* p, int i, int j, int nx, int ny, int pbc, real idx2,
+                                        real idy2, real* s_out, real* d_out) {
+    const int row = j * nx, here = row + i;
+    const real w = i > 0 ? p[here - 1] : pside(pbc, 0) == P_PERIODIC ? p[row + nx - 1] : (real)0;
+    const real e = i + 1 < nx ? p[here + 1] : pside(pbc, 1) == P_PERIODIC ? p[row] : (real)0;
+    const real so = j > 0 ? p[here - nx] : pside(pbc, 2) == P_PERIODIC ? p[(ny - 1) * nx + i] : (real)0;
+    const real no = j + 1 < ny ? p[here + nx] : pside(pbc, 3) == P_PERIODIC ? p[i] : (real)0;
+    stencil_nb(w, e, so, no, i, j, nx, ny, pbc, idx2, idy2, s_out, d_out);
+}
+
+// Blocks of the Poisson stencil kernels (jacobi_sweep, rb_sweep, residual, apply_dot): TBX x TBY
+// threads cover TBX x TILE_H cells, TROWS rows per thread (the launch sites use the same shape).
+#define TBX 32
+#define TBY 8
+#define TROWS 4
+#define TILE_H (TBY * TROWS)
+#define TILE_THREADS (TBX * TBY)
+
+// Index of the periodic image of k in 0..n.
+__device__ __forceinline__ int wrap_index(int k, int n) {
+    if (k >= 0 && k < n) return k;
+    k %= n;
+    return k < 0 ? k + n : k;
+}
+
+// tile[ty][tx] = x at (i0 + tx - H, j0 + ty - H) for the TBX x TILE_H cells from (i0, j0) and a
+// halo of H cells: the periodic image across periodic sides, 0 outside the grid elsewhere.
+// Every thread of the block must call it; a __syncthreads() must follow before the tile is read.
+template <int H>
+__device__ __forceinline__ void load_tile(const real* __restrict__ x, real (*tile)[TBX + 2 * H], int i0, int j0,
+                                          int nx, int ny, int pbc) {
+    constexpr int W = TBX + 2 * H, N = W * (TILE_H + 2 * H);
+    const bool px = pside(pbc, 0) == P_PERIODIC || pside(pbc, 1) == P_PERIODIC;
+    const bool py = pside(pbc, 2) == P_PERIODIC || pside(pbc, 3) == P_PERIODIC;
+    const int t0 = thread_linear();
+#pragma unroll
+    for (int q = 0; q < (N + TILE_THREADS - 1) / TILE_THREADS; ++q) {
+        const int t = t0 + q * TILE_THREADS;
+        if (t < N) {
+            const int ty = t / W, tx = t - ty * W;
+            int gi = i0 + tx - H, gj = j0 + ty - H;
+            if (px) gi = wrap_index(gi, nx);
+            if (py) gj = wrap_index(gj, ny);
+            tile[ty][tx] = gi >= 0 && gi < nx && gj >= 0 && gj < ny ? x[gj * nx + gi] : (real)0;
+        }
+    }
+}
+
+// The five-point row of cell (i, j) at tile position (tx, ty).
+template <int H>
+__device__ __forceinline__ void stencil_tile(const real (*tile)[TBX + 2 * H], int tx, int ty, int i, int j, int nx,
+                                             int ny, int pbc, real idx2, real idy2, real* s_out, real* d_out) {
+    stencil_nb(tile[ty][tx - 1], tile[ty][tx + 1], tile[ty - 1][tx], tile[ty + 1][tx], i, j, nx, ny, pbc, idx2,
+               idy2, s_out, d_out);
 }
 
 // TVD limiters (src/solver/limiter.rs; numbering fixed by limiter_code in the CUDA solvers):

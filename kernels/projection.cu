@@ -17,9 +17,12 @@ __device__ __forceinline__ real tvd_face(int lim, real uu, real u, real d) {
     return u + (real)0.5 * psi(lim, r) * delta;
 }
 
-// Face value between q_{-1} and q_{+1} for advecting velocity a (convection.rs).
-__device__ __forceinline__ real face_value(int scheme, int lim, real a, bool hm2, real qm2, real qm1,
-                                           real qp1, bool hp2, real qp2) {
+// Face value between q_{-1} and q_{+1} for advecting velocity a (convection.rs); the scheme is a
+// template parameter, and qm2 / qp2 (present where hm2 / hp2) are read only by TVD and QUICK.
+template <int SCHEME>
+__device__ __forceinline__ real face_value(int lim, real a, bool hm2, real qm2, real qm1, real qp1, bool hp2,
+                                           real qp2) {
+    if (SCHEME == CONV_CENTRAL) return (real)0.5 * (qm1 + qp1);
     real uu, u, d;
     if (a >= (real)0) {
         uu = hm2 ? qm2 : qm1;
@@ -30,12 +33,9 @@ __device__ __forceinline__ real face_value(int scheme, int lim, real a, bool hm2
         u = qp1;
         d = qm1;
     }
-    switch (scheme) {
-        case CONV_CENTRAL: return (real)0.5 * (qm1 + qp1);
-        case CONV_UPWIND: return u;
-        case CONV_TVD: return tvd_face(lim, uu, u, d);
-        default: return (real)0.75 * u + (real)0.375 * d - (real)0.125 * uu;
-    }
+    if (SCHEME == CONV_UPWIND) return u;
+    if (SCHEME == CONV_TVD) return tvd_face(lim, uu, u, d);
+    return (real)0.75 * u + (real)0.375 * d - (real)0.125 * uu;
 }
 
 __device__ __forceinline__ bool wrap(int k, int n, int periodic, int lo, int hi, int* out) {
@@ -73,36 +73,48 @@ __device__ __forceinline__ bool v_at(const real* v, int i, int j, int nx, int ny
 
 // Predictor F = u + dt (w_new H + w_old H_old), H = nu lap(u) - div(u u), for the u faces
 // (i in 1..=iu_hi, j in 1..=ny) and v faces (i in 1..=nx, j in 1..=jv_hi); H is stored for AB2.
-extern "C" __global__ void predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
-                                   real* __restrict__ g, real* __restrict__ hu, real* __restrict__ hv, int nx,
-                                   int ny, int px, int py, int iu_hi, int jv_hi, int scheme, int lim, real dx,
-                                   real dy, real idx2, real idy2, real nu, real dt, real w_new, real w_old) {
+// One instance per convection scheme, so that central and upwind differencing neither read the
+// second neighbours nor evaluate their periodic wrap (the predictor is issue-bound, not
+// bandwidth-bound).
+template <int SCHEME>
+__device__ __forceinline__ void predict_faces(const real* __restrict__ u, const real* __restrict__ v,
+                                              real* __restrict__ f, real* __restrict__ g, real* __restrict__ hu,
+                                              real* __restrict__ hv, int nx, int ny, int px, int py, int iu_hi,
+                                              int jv_hi, int lim, real dx, real dy, real idx2, real idy2, real nu,
+                                              real dt, real w_new, real w_old) {
+    constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
     const int s = nx + 2;
     const real half = (real)0.5;
     if (i < 1 || j < 1) return;
     const int k = j * s + i;
-    real a2, b2;
-    bool h2, h3;
+    real a2 = 0, b2 = 0;
+    bool h2 = false, h3 = false;
+#define FAR_U(ia, ja, ib, jb)                                   \
+    if (FAR) {                                                  \
+        h2 = u_at(u, ia, ja, nx, ny, px, py, &a2);              \
+        h3 = u_at(u, ib, jb, nx, ny, px, py, &b2);              \
+    }
+#define FAR_V(ia, ja, ib, jb)                                   \
+    if (FAR) {                                                  \
+        h2 = v_at(v, ia, ja, nx, ny, px, py, &a2);              \
+        h3 = v_at(v, ib, jb, nx, ny, px, py, &b2);              \
+    }
     if (i <= iu_hi && j <= ny) {
         const real uc = u[k], ue = u[k + 1], uw = u[k - 1], un = u[k + s], us = u[k - s];
         const real a_e = half * (uc + ue);
         const real a_w = half * (uw + uc);
-        h2 = u_at(u, i - 1, j, nx, ny, px, py, &a2);
-        h3 = u_at(u, i + 2, j, nx, ny, px, py, &b2);
-        const real q_e = face_value(scheme, lim, a_e, h2, a2, uc, ue, h3, b2);
-        h2 = u_at(u, i - 2, j, nx, ny, px, py, &a2);
-        h3 = u_at(u, i + 1, j, nx, ny, px, py, &b2);
-        const real q_w = face_value(scheme, lim, a_w, h2, a2, uw, uc, h3, b2);
+        FAR_U(i - 1, j, i + 2, j)
+        const real q_e = face_value<SCHEME>(lim, a_e, h2, a2, uc, ue, h3, b2);
+        FAR_U(i - 2, j, i + 1, j)
+        const real q_w = face_value<SCHEME>(lim, a_w, h2, a2, uw, uc, h3, b2);
         const real a_n = half * (v[k] + v[k + 1]);
         const real a_s = half * (v[k - s] + v[k - s + 1]);
-        h2 = u_at(u, i, j - 1, nx, ny, px, py, &a2);
-        h3 = u_at(u, i, j + 2, nx, ny, px, py, &b2);
-        const real q_n = face_value(scheme, lim, a_n, h2, a2, uc, un, h3, b2);
-        h2 = u_at(u, i, j - 2, nx, ny, px, py, &a2);
-        h3 = u_at(u, i, j + 1, nx, ny, px, py, &b2);
-        const real q_s = face_value(scheme, lim, a_s, h2, a2, us, uc, h3, b2);
+        FAR_U(i, j - 1, i, j + 2)
+        const real q_n = face_value<SCHEME>(lim, a_n, h2, a2, uc, un, h3, b2);
+        FAR_U(i, j - 2, i, j + 1)
+        const real q_s = face_value<SCHEME>(lim, a_s, h2, a2, us, uc, h3, b2);
         const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
         const real diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
         const real h = diff - conv;
@@ -113,26 +125,39 @@ extern "C" __global__ void predict(const real* __restrict__ u, const real* __res
         const real vc = v[k], ve = v[k + 1], vw = v[k - 1], vn = v[k + s], vs = v[k - s];
         const real a_n = half * (vc + vn);
         const real a_s = half * (vs + vc);
-        h2 = v_at(v, i, j - 1, nx, ny, px, py, &a2);
-        h3 = v_at(v, i, j + 2, nx, ny, px, py, &b2);
-        const real q_n = face_value(scheme, lim, a_n, h2, a2, vc, vn, h3, b2);
-        h2 = v_at(v, i, j - 2, nx, ny, px, py, &a2);
-        h3 = v_at(v, i, j + 1, nx, ny, px, py, &b2);
-        const real q_s = face_value(scheme, lim, a_s, h2, a2, vs, vc, h3, b2);
+        FAR_V(i, j - 1, i, j + 2)
+        const real q_n = face_value<SCHEME>(lim, a_n, h2, a2, vc, vn, h3, b2);
+        FAR_V(i, j - 2, i, j + 1)
+        const real q_s = face_value<SCHEME>(lim, a_s, h2, a2, vs, vc, h3, b2);
         const real a_e = half * (u[k] + u[k + s]);
         const real a_w = half * (u[k - 1] + u[k - 1 + s]);
-        h2 = v_at(v, i - 1, j, nx, ny, px, py, &a2);
-        h3 = v_at(v, i + 2, j, nx, ny, px, py, &b2);
-        const real q_e = face_value(scheme, lim, a_e, h2, a2, vc, ve, h3, b2);
-        h2 = v_at(v, i - 2, j, nx, ny, px, py, &a2);
-        h3 = v_at(v, i + 1, j, nx, ny, px, py, &b2);
-        const real q_w = face_value(scheme, lim, a_w, h2, a2, vw, vc, h3, b2);
+        FAR_V(i - 1, j, i + 2, j)
+        const real q_e = face_value<SCHEME>(lim, a_e, h2, a2, vc, ve, h3, b2);
+        FAR_V(i - 2, j, i + 1, j)
+        const real q_w = face_value<SCHEME>(lim, a_w, h2, a2, vw, vc, h3, b2);
         const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
         const real diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
         const real h = diff - conv;
         g[k] = vc + dt * (w_new * h + w_old * hv[k]);
         hv[k] = h;
     }
+#undef FAR_U
+#undef FAR_V
+}
+
+extern "C" __global__ void predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
+                                   real* __restrict__ g, real* __restrict__ hu, real* __restrict__ hv, int nx,
+                                   int ny, int px, int py, int iu_hi, int jv_hi, int scheme, int lim, real dx,
+                                   real dy, real idx2, real idy2, real nu, real dt, real w_new, real w_old) {
+#define PREDICT(S) \
+    predict_faces<S>(u, v, f, g, hu, hv, nx, ny, px, py, iu_hi, jv_hi, lim, dx, dy, idx2, idy2, nu, dt, w_new, w_old)
+    switch (scheme) {
+        case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
+        case CONV_UPWIND: PREDICT(CONV_UPWIND); break;
+        case CONV_TVD: PREDICT(CONV_TVD); break;
+        default: PREDICT(CONV_QUICK); break;
+    }
+#undef PREDICT
 }
 
 // F, G on faces the momentum equation does not advance (projection.rs predictor_boundaries):

@@ -40,6 +40,9 @@ const BX: u32 = 32;
 const BY: u32 = 8;
 /// 1D thread block.
 const B1: u32 = 256;
+/// Rows per thread of the Poisson stencil kernels jacobi_sweep, rb_sweep, residual and apply_dot
+/// (TROWS in kernels/common.cuh): a (BX, BY) block covers BX x BY TILE_ROWS cells.
+const TILE_ROWS: u32 = 4;
 
 // Slots of the scalar and control blocks (kernels/common.cuh).
 const SC_TARGET: usize = 0;
@@ -60,6 +63,17 @@ fn grid2(nx: usize, ny: usize) -> (u32, u32, u32) {
 
 fn blocks2(nx: usize, ny: usize) -> usize {
     let g = grid2(nx, ny);
+    (g.0 * g.1) as usize
+}
+
+/// Grid of the Poisson stencil kernels of TILE_ROWS rows per thread (jacobi_sweep, rb_sweep,
+/// residual, apply_dot).
+fn grid_tile(nx: usize, ny: usize) -> (u32, u32, u32) {
+    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY * TILE_ROWS), 1)
+}
+
+fn blocks_tile(nx: usize, ny: usize) -> usize {
+    let g = grid_tile(nx, ny);
     (g.0 * g.1) as usize
 }
 
@@ -597,7 +611,7 @@ impl<T: Real> CudaProjection<T> {
         let part = if norm { self.part_a.ptr } else { 0 };
         self.kq(
             "residual",
-            grid2(op.nx, op.ny),
+            grid_tile(op.nx, op.ny),
             (BX, BY, 1),
             Args::new()
                 .l(x as i64)
@@ -672,7 +686,7 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.ctrl)
                 .r(T::of(settings.tolerance)),
         )?;
-        let nb2 = blocks2(op.nx, op.ny);
+        let nb2 = blocks_tile(op.nx, op.ny);
         let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
@@ -684,7 +698,7 @@ impl<T: Real> CudaProjection<T> {
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
                         self.kq(
                             "jacobi_sweep",
-                            grid2(op.nx, op.ny),
+                            grid_tile(op.nx, op.ny),
                             (BX, BY, 1),
                             Args::new()
                                 .l(src as i64)
@@ -806,7 +820,7 @@ impl<T: Real> CudaProjection<T> {
                         }
                         self.kq(
                             "apply_dot",
-                            grid2(op.nx, op.ny),
+                            grid_tile(op.nx, op.ny),
                             (BX, BY, 1),
                             Args::new()
                                 .l(d as i64)
@@ -924,7 +938,7 @@ impl<T: Real> CudaProjection<T> {
     }
 
     /// One V-cycle for the pressure, `L p = rhs`: replayed from a captured graph when graphs are
-    /// on (its 12 launches per level cost more than the coarse levels' work), else launched
+    /// on (its 8 launches per level cost more than the coarse levels' work), else launched
     /// kernel by kernel. A failed capture falls back to direct launches with one warning.
     fn top_v_cycle(&mut self) -> Result<(), CudaError> {
         let (p, rhs) = (self.p.ptr, self.rhs.ptr);
@@ -976,12 +990,10 @@ impl<T: Real> CudaProjection<T> {
                     .r(tol),
             );
         }
-        for _ in 0..2 {
-            self.colour(&op, x, b, 0, T::one(), 0)?;
-            self.colour(&op, x, b, 1, T::one(), 0)?;
-        }
+        let r = levels[k].r.ptr;
+        self.smooth(&op, x, r, b, 0)?;
         let c = &levels[k + 1];
-        self.residual(&op, x, b, levels[k].r.ptr, false, 0)?;
+        self.residual(&op, x, b, r, false, 0)?;
         self.kq(
             "restrict_mean",
             grid2(c.op.nx, c.op.ny),
@@ -1008,11 +1020,46 @@ impl<T: Real> CudaProjection<T> {
                 .i(op.ny as i64)
                 .i(pack_pbc(&c.op)),
         )?;
-        for _ in 0..2 {
-            self.colour(&op, x, b, 1, T::one(), 0)?;
-            self.colour(&op, x, b, 0, T::one(), 0)?;
+        self.smooth(&op, x, r, b, 1)
+    }
+
+    /// The multigrid smoother: two red-black Gauss-Seidel sweeps (colour `first`, then the
+    /// other) of `L x = b`, result in `x`. Each sweep is one fused two-colour launch, from `x`
+    /// to `scratch` and back; odd periodic sizes take the single-colour sweeps with their serial
+    /// seam cells instead.
+    fn smooth(&self, op: &Laplacian<T>, x: u64, scratch: u64, b: u64, first: i64) -> Result<(), CudaError> {
+        let odd_periodic = (op.nx % 2 == 1 && op.bc[0] == FaceBc::Periodic)
+            || (op.ny % 2 == 1 && op.bc[2] == FaceBc::Periodic);
+        if odd_periodic {
+            for _ in 0..2 {
+                self.colour(op, x, b, first, T::one(), 0)?;
+                self.colour(op, x, b, 1 - first, T::one(), 0)?;
+            }
+            return Ok(());
         }
-        Ok(())
+        self.rb_sweep(op, x, scratch, b, first)?;
+        self.rb_sweep(op, scratch, x, b, first)
+    }
+
+    /// One fused red-black sweep `dst = sweep(src)` (kernel rb_sweep, omega 1).
+    fn rb_sweep(&self, op: &Laplacian<T>, src: u64, dst: u64, b: u64, first: i64) -> Result<(), CudaError> {
+        self.kq(
+            "rb_sweep",
+            grid_tile(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .l(src as i64)
+                .l(dst as i64)
+                .l(b as i64)
+                .null()
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(op))
+                .r(op.idx2)
+                .r(op.idy2)
+                .i(first)
+                .r(T::one()),
+        )
     }
 
     /// Correction, ghosts and the step reductions.
@@ -1121,11 +1168,33 @@ impl<T: Real> CudaProjection<T> {
         &self.cfg
     }
 
+    /// One Jacobi sweep `src -> dst` for kernel_timings (no control block).
+    fn jacobi_timed(&self, src: u64, dst: u64, rhs: u64) -> Result<(), CudaError> {
+        let op = self.op;
+        self.kq(
+            "jacobi_sweep",
+            grid_tile(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .l(src as i64)
+                .l(dst as i64)
+                .l(rhs as i64)
+                .p(&self.part_a)
+                .null()
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(&op))
+                .r(op.idx2)
+                .r(op.idy2),
+        )
+    }
+
     /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
     /// warm-up launch) on this solver's buffers; the state is scrambled afterwards, so use a
     /// solver built for the purpose. Returns (kernel, milliseconds per launch, bytes per launch by
     /// the model: every array the kernel touches read or written once, `n = nx ny` values each;
-    /// a colour sweep reads all of `x` and half of `b`, and writes half of `x`).
+    /// a colour sweep reads all of `x` and half of `b`, and writes half of `x`; the fused
+    /// two-colour sweep reads `x` and `b` and writes `x` once).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
         let n = (self.l.nx * self.l.ny) as f64;
@@ -1156,28 +1225,7 @@ impl<T: Real> CudaProjection<T> {
                     )
                 }),
             ),
-            (
-                "jacobi_sweep",
-                3.0,
-                Box::new(move |s| {
-                    s.kq(
-                        "jacobi_sweep",
-                        grid2(op.nx, op.ny),
-                        (BX, BY, 1),
-                        Args::new()
-                            .l(p as i64)
-                            .l(sp as i64)
-                            .l(rhs as i64)
-                            .p(&s.part_a)
-                            .null()
-                            .i(op.nx as i64)
-                            .i(op.ny as i64)
-                            .i(pack_pbc(&op))
-                            .r(op.idx2)
-                            .r(op.idy2),
-                    )
-                }),
-            ),
+            ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi_timed(p, sp, rhs))),
             (
                 "residual",
                 3.0,
@@ -1188,18 +1236,23 @@ impl<T: Real> CudaProjection<T> {
                 2.0,
                 Box::new(move |s| s.colour(&op, p, rhs, 0, T::one(), 0)),
             ),
+            (
+                "rb_sweep (both colours)",
+                3.0,
+                Box::new(move |s| s.rb_sweep(&op, p, sp, rhs, 0)),
+            ),
         ];
         if matches!(self.work, Work::Multigrid { .. }) {
-            // Bytes model of a V-cycle: per level of n cells, 8 colour half-sweeps (2n each),
-            // the residual (3n), restriction (1.25n), the coarse zeroing (0.25n) and the
-            // prolongation (2.25n): 22.75n, times 4/3 over the levels, about 30 fine arrays.
+            // Bytes model of a V-cycle: per level of n cells, 4 fused two-colour sweeps (3n
+            // each), the residual (3n), restriction (1.25n), the coarse zeroing (0.25n) and the
+            // prolongation (2.25n): 18.75n, times 4/3 over the levels, 25 fine arrays.
             kernels.push((
                 "v_cycle (launches)",
-                30.0,
+                25.0,
                 Box::new(move |s| s.v_cycle(0, p, rhs)),
             ));
             if self.graphs {
-                kernels.push(("v_cycle (graph)", 30.0, Box::new(|s| s.top_v_cycle())));
+                kernels.push(("v_cycle (graph)", 25.0, Box::new(|s| s.top_v_cycle())));
             }
         }
         if let Work::Spectral(w) = &self.work {
