@@ -1262,7 +1262,9 @@ impl<T: Real> CudaProjection<T> {
                 "cuFFT r2c + c2r",
                 4.0,
                 Box::new(move |s| {
-                    let Work::Spectral(w) = &s.work else { unreachable!() };
+                    let Work::Spectral(w) = &s.work else {
+                        unreachable!()
+                    };
                     // SAFETY: the buffers and sizes of this plan.
                     unsafe {
                         w.fft.forward(v, spectrum)?;
