@@ -46,15 +46,19 @@ pub enum KernelSet {
     MusclHancock,
     /// `kernels/cese.cu` (with `euler.cuh`): the CE/SE scheme.
     Cese,
+    /// `kernels/display.cu` (with `euler.cuh`): the displayed fields of both families, derived
+    /// from the solver state at the cell centres ([`readback`]).
+    Display,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 5] = [
+    pub const ALL: [KernelSet; 6] = [
         KernelSet::Projection,
         KernelSet::Poisson,
         KernelSet::Bench,
         KernelSet::MusclHancock,
         KernelSet::Cese,
+        KernelSet::Display,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl KernelSet {
             KernelSet::Bench => "bench.cu",
             KernelSet::MusclHancock => "muscl_hancock.cu",
             KernelSet::Cese => "cese.cu",
+            KernelSet::Display => "display.cu",
         }
     }
 
@@ -74,6 +79,7 @@ impl KernelSet {
             KernelSet::Bench => include_str!("../../../kernels/bench.cu"),
             KernelSet::MusclHancock => include_str!("../../../kernels/muscl_hancock.cu"),
             KernelSet::Cese => include_str!("../../../kernels/cese.cu"),
+            KernelSet::Display => include_str!("../../../kernels/display.cu"),
         }
     }
 
