@@ -1,7 +1,9 @@
 //! The solver's worker thread. The window thread never steps the solver: after each frame's UI
 //! pass it hands the [`AppState`] to this thread with [`Stepper::go`], which runs one frame's
 //! worth of steps ([`AppState::advance_frame`]) while the window thread presents the frame and
-//! keeps handling input, then wakes the event loop. The next UI pass takes the state with
+//! keeps handling input, announces the fields on screen to the solver
+//! ([`AppState::prefetch_shown`]: a GPU solver starts their copy to the host without waiting for
+//! it), then wakes the event loop. The next UI pass takes the state with
 //! [`Stepper::try_state`], which never waits for a step to finish.
 
 use crate::ui::state::AppState;
@@ -42,10 +44,11 @@ impl Stepper {
                             }
                             s.go = false;
                         }
-                        state
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .advance_frame();
+                        {
+                            let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
+                            s.advance_frame();
+                            s.prefetch_shown();
+                        }
                         wake();
                     }
                 })

@@ -15,7 +15,7 @@
 //! (CUDA events), bytes moved by the models of
 //! [`crate::solver::incompressible::CudaProjection::kernel_timings`] and
 //! [`crate::solver::compressible::CudaEuler::kernel_timings`], GB/s and fraction of the
-//! ceiling, and what reading a frame of the projection solver back costs. The compressible cases
+//! ceiling, and what showing a field of the projection solver costs per frame ([`readback`]). The compressible cases
 //! are also run on the CPU (all threads) for the speed-up, except above [`CPU_MAX_CELLS`] cells,
 //! where the table says "skipped".
 
@@ -75,9 +75,12 @@ pub struct Args {
     /// Relative tolerance of the pressure solve (default 1e-6 in f64, 1e-4 in f32).
     #[arg(long)]
     pub tolerance: Option<f64>,
-    /// Timed launches per kernel (cuda).
+    /// Timed launches per kernel, and frames of the readback table (cuda).
     #[arg(long, default_value_t = 50)]
     pub kernel_reps: usize,
+    /// Cavity sizes N of the readback table (cuda).
+    #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096])]
+    pub readback_sizes: Vec<usize>,
 }
 
 /// One configuration to measure: a case text and its overrides.
@@ -278,51 +281,109 @@ fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> an
 /// display needs (u, v, p) comes back through pinned memory after a step, then the shown field
 /// is derived on the host. Timed as the first `field` call after a step (copy + derive) minus a
 /// second call (derive only), median of `kernel_reps` frames.
+/// Steps per frame of the readback table's frame loop.
+const FRAME_STEPS: usize = 8;
+
+/// What showing a field costs per frame, on the Re = 1000 cavity (multigrid to 1e-4) at each
+/// `--readback-sizes` size, field `speed`, medians over `max(kernel_reps, 3)` frames:
+/// - before: the whole state (u, v with ghosts, p) read back into the CPU mirror and the field
+///   derived on the host ([`CudaProjection::host_field`], the path fields took before);
+/// - sync: [`Solver::field`] without a prefetch: derived on the device, one value per cell
+///   copied back through pinned memory and widened to f64 (bytes and GB/s of that copy);
+/// - frames of [`FRAME_STEPS`] steps: alone; followed by [`Solver::prefetch`] (the copy runs on
+///   the copy stream, overlapping the next frame's steps); and followed by the prefetch and at
+///   once the read (the app's order: the window thread gathers right after the worker's batch).
+///
+/// [`CudaProjection::host_field`]: crate::solver::incompressible::CudaProjection::host_field
+/// [`Solver::field`]: crate::solver::Solver::field
+/// [`Solver::prefetch`]: crate::solver::Solver::prefetch
 fn readback(args: &Args) -> anyhow::Result<()> {
-    println!("| grid | precision | bytes back/frame | copy ms | copy GB/s | derive ms (speed) |");
-    println!("|---|---|---|---|---|---|");
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    for &n in &args.sizes {
-        let mut case = Case::parse(CAVITY, "bench cavity")?;
-        for s in [
-            format!("grid.nx={n}"),
-            format!("grid.ny={n}"),
-            "solver.tolerance=1e-4".to_string(),
-            format!("solver.precision=\"{}\"", args.precision),
-            "solver.backend=\"cuda\"".to_string(),
-        ] {
-            case.set_assignment(&s)?;
+    println!(
+        "Readback of one field (speed), medians; frames of {FRAME_STEPS} steps (multigrid, tolerance 1e-4)\n"
+    );
+    println!(
+        "| grid | precision | field MB/frame | before: state + host derive (ms) | sync field (ms) | sync GB/s | frame: steps (ms) | + prefetch (ms) | + prefetch + read (ms) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &n in &args.readback_sizes {
+        match args.precision.as_str() {
+            "f32" => readback_row::<f32>(args, n)?,
+            _ => readback_row::<f64>(args, n)?,
         }
-        let mut s = solver::build(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-        let mut out = Vec::new();
-        let (mut first, mut second) = (Vec::new(), Vec::new());
-        for _ in 0..args.kernel_reps.max(3) {
-            s.step()?;
-            let t = Instant::now();
-            s.field("speed", &mut out);
-            first.push(t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            s.field("speed", &mut out);
-            second.push(t.elapsed().as_secs_f64());
-        }
-        let (both, derive) = (median(first), median(second));
-        let copy = (both - derive).max(0.0);
-        let size = if args.precision == "f32" { 4 } else { 8 };
-        // u and v with their ghost layer, p without.
-        let bytes = (2 * (n + 2) * (n + 2) + n * n) * size;
-        println!(
-            "| {n}^2 | {} | {:.1} MB | {:.3} | {:.1} | {:.3} |",
-            args.precision,
-            bytes as f64 / 1e6,
-            1e3 * copy,
-            bytes as f64 / copy / 1e9,
-            1e3 * derive
-        );
     }
     println!();
+    Ok(())
+}
+
+fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
+    use crate::solver::Solver;
+    use crate::solver::incompressible::{Config as ProjectionConfig, CudaProjection};
+    let mut case = Case::parse(CAVITY, "bench cavity")?;
+    for s in [
+        format!("grid.nx={n}"),
+        format!("grid.ny={n}"),
+        "solver.tolerance=1e-4".to_string(),
+        format!("solver.precision=\"{}\"", T::NAME),
+    ] {
+        case.set_assignment(&s)?;
+    }
+    let cfg =
+        ProjectionConfig::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+    let mut s = CudaProjection::<T>::new(cfg)?;
+    let reps = args.kernel_reps.max(3);
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        1e3 * v[v.len() / 2]
+    };
+    let timed = |f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let mut out = Vec::new();
+    // Warm-up: the flow starts moving, buffers and the mirror are allocated.
+    for _ in 0..3 {
+        s.step()?;
+        s.field("speed", &mut out);
+        s.host_field("speed", &mut out);
+    }
+    let (mut before, mut sync) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        s.step()?;
+        before.push(timed(&mut || {
+            s.host_field("speed", &mut out);
+        }));
+        s.step()?;
+        sync.push(timed(&mut || {
+            s.field("speed", &mut out);
+        }));
+    }
+    let mut frames = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..reps {
+        for (mode, times) in frames.iter_mut().enumerate() {
+            let t = Instant::now();
+            for _ in 0..FRAME_STEPS {
+                s.step()?;
+            }
+            if mode > 0 {
+                s.prefetch(&["speed"]);
+            }
+            if mode > 1 {
+                s.field("speed", &mut out);
+            }
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    let bytes = n * n * std::mem::size_of::<T>();
+    let [alone, prefetch, read] = frames.map(median);
+    let sync = median(sync);
+    println!(
+        "| {n}^2 | {} | {:.1} | {:.2} | {sync:.2} | {:.1} | {alone:.2} | {prefetch:.2} | {read:.2} |",
+        T::NAME,
+        bytes as f64 / 1e6,
+        median(before),
+        bytes as f64 / (sync * 1e-3) / 1e9,
+    );
     Ok(())
 }
 

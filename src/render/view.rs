@@ -72,6 +72,38 @@ pub struct ViewSettings {
 }
 
 impl ViewSettings {
+    /// The fields [`gather`] reads for this view, each named once: the coloured field, the
+    /// contoured one (when contours are drawn), and `u` and `v` when arrows or streamlines are
+    /// on. The app announces them to the solver ([`crate::solver::Solver::prefetch`]) after a
+    /// frame's steps.
+    pub fn shown_fields(&self) -> Vec<&str> {
+        let mut names = vec![self.field.as_str()];
+        if let Some(c) = self.contour_field() {
+            names.push(c);
+        }
+        if self.needs_velocity() {
+            names.extend(["u", "v"]);
+        }
+        let mut unique = Vec::with_capacity(names.len());
+        for n in names {
+            if !unique.contains(&n) {
+                unique.push(n);
+            }
+        }
+        unique
+    }
+
+    /// The contoured field, when contours are drawn.
+    fn contour_field(&self) -> Option<&str> {
+        (self.contours.enabled && self.contours.levels > 0)
+            .then(|| self.contours.field.as_deref().unwrap_or(&self.field))
+    }
+
+    /// Whether arrows or streamlines need the velocity.
+    fn needs_velocity(&self) -> bool {
+        self.arrows.is_some() || self.streamlines.seeding != Seeding::Off
+    }
+
     /// The view of `field` with the colormap that suits it (diverging for vorticity).
     pub fn for_field(field: &str) -> ViewSettings {
         ViewSettings {
@@ -285,9 +317,8 @@ pub fn gather(
     out.diverging = view.colormap.is_diverging();
     out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
     out.contour = None;
-    if view.contours.enabled && view.contours.levels > 0 {
+    if let Some(name) = view.contour_field() {
         let mut c = Vec::new();
-        let name = view.contours.field.as_deref().unwrap_or(&view.field);
         if name == view.field {
             c.clone_from(&out.field);
         } else if solver.field(name, &mut scratch.values).is_some() {
@@ -302,7 +333,7 @@ pub fn gather(
             out.contour = Some((c, view.contours.levels, r));
         }
     }
-    let need_velocity = view.arrows.is_some() || view.streamlines.seeding != Seeding::Off;
+    let need_velocity = view.needs_velocity();
     out.velocity = None;
     out.arrows = None;
     out.segments.clear();
@@ -410,6 +441,23 @@ mod tests {
         assert!((back - p).length() < 1e-3);
         c.zoom_at(p, 2.0, vp, ext);
         assert!((c.screen_to_world(p, vp, ext) - w).length() < 1e-5);
+    }
+
+    #[test]
+    fn shown_fields_are_those_gather_reads_each_once() {
+        let mut v = ViewSettings::for_field("vorticity");
+        assert_eq!(v.shown_fields(), ["vorticity"]);
+        v.contours.enabled = true;
+        assert_eq!(v.shown_fields(), ["vorticity"], "contours of the coloured field");
+        v.contours.field = Some("stream_function".into());
+        assert_eq!(v.shown_fields(), ["vorticity", "stream_function"]);
+        v.contours.levels = 0;
+        assert_eq!(v.shown_fields(), ["vorticity"], "no levels, no contours");
+        v.arrows = Some(20);
+        assert_eq!(v.shown_fields(), ["vorticity", "u", "v"]);
+        let mut v = ViewSettings::for_field("u");
+        v.streamlines.seeding = Seeding::Grid { n: 8 };
+        assert_eq!(v.shown_fields(), ["u", "v"]);
     }
 
     #[test]

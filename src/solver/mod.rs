@@ -39,6 +39,12 @@ pub trait Solver: Send {
     /// A scalar field at cell centres, `x` fastest (`out[(k * ny + j) * nx + i]`); `None` for an
     /// unknown name. `out` is resized as needed.
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()>;
+    /// Announces the fields the next [`Solver::field`] calls of the current state will read, so
+    /// a device backend can derive them and start copying them to the host now, overlapped with
+    /// whatever comes next (the CUDA solvers: on the device, into pinned memory, on a copy
+    /// stream). Unknown names are ignored; the CPU solvers compute fields on request and do
+    /// nothing here.
+    fn prefetch(&self, _names: &[&str]) {}
     /// A field's value at a point, interpolated from where the discretisation stores it.
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64>;
     /// Applies the live-changeable settings of `spec` (physics, CFL, schemes, solvers) without

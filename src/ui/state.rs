@@ -280,6 +280,13 @@ impl AppState {
         self.note_rate(n, start.elapsed());
     }
 
+    /// Announces the fields the view shows to the solver ([`crate::solver::Solver::prefetch`]),
+    /// so a GPU solver derives them and starts copying them back now, while the window thread
+    /// takes over; the next [`view::gather`] then finds them copied or under way.
+    pub fn prefetch_shown(&self) {
+        self.solver.prefetch(&self.view.shown_fields());
+    }
+
     /// One step (the "single step" button); returns false if the solver failed.
     pub fn single_step(&mut self) -> bool {
         if self.failure.is_some() {

@@ -29,6 +29,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub mod readback;
+pub use readback::Readback;
+
 /// The shared header every kernel file includes.
 pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
 /// The ideal-gas helpers, ghost cells and step reduction of the compressible kernel files.
@@ -48,15 +51,19 @@ pub enum KernelSet {
     MusclHancock,
     /// `kernels/cese.cu` (with `euler.cuh`): the CE/SE scheme.
     Cese,
+    /// `kernels/display.cu` (with `euler.cuh`): the displayed fields of both families, derived
+    /// from the solver state at the cell centres ([`readback`]).
+    Display,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 5] = [
+    pub const ALL: [KernelSet; 6] = [
         KernelSet::Projection,
         KernelSet::Poisson,
         KernelSet::Bench,
         KernelSet::MusclHancock,
         KernelSet::Cese,
+        KernelSet::Display,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -66,6 +73,7 @@ impl KernelSet {
             KernelSet::Bench => "bench.cu",
             KernelSet::MusclHancock => "muscl_hancock.cu",
             KernelSet::Cese => "cese.cu",
+            KernelSet::Display => "display.cu",
         }
     }
 
@@ -76,6 +84,7 @@ impl KernelSet {
             KernelSet::Bench => include_str!("../../../kernels/bench.cu"),
             KernelSet::MusclHancock => include_str!("../../../kernels/muscl_hancock.cu"),
             KernelSet::Cese => include_str!("../../../kernels/cese.cu"),
+            KernelSet::Display => include_str!("../../../kernels/display.cu"),
         }
     }
 
@@ -238,13 +247,25 @@ pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<
     Ok(ptx)
 }
 
-/// The primary context of device 0 and one stream on it. All work of a solver goes to its
-/// stream, in order; the host waits only where it reads scalars or fields.
+/// The primary context of device 0 and two streams on it. All work of a solver goes to its
+/// compute `stream`, in order; `copy` carries the asynchronous field copies of [`Readback`],
+/// ordered against the compute stream by events only, so they overlap the following steps. The
+/// host waits only where it reads scalars or fields.
 pub struct Gpu {
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
     pub stream: sys::CUstream,
+    copy: sys::CUstream,
     pub info: DeviceInfo,
+}
+
+/// One of a [`Gpu`]'s two streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// The solver's work, in order (kernels, scalar reads, synchronous copies).
+    Compute,
+    /// The asynchronous field copies of [`Readback`].
+    Copy,
 }
 
 // SAFETY: the context and stream handles may be used from any thread once the context is made
@@ -259,12 +280,21 @@ impl Gpu {
         let ctx = unsafe { drv::primary_ctx::retain(dev) }?;
         unsafe { drv::ctx::set_current(ctx) }?;
         let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
+        let copy = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
         Ok(Arc::new(Gpu {
             dev,
             ctx,
             stream,
+            copy,
             info,
         }))
+    }
+
+    fn handle(&self, s: Stream) -> sys::CUstream {
+        match s {
+            Stream::Compute => self.stream,
+            Stream::Copy => self.copy,
+        }
     }
 
     /// Makes the context current on the calling thread.
@@ -324,16 +354,37 @@ impl Gpu {
         self.sync()
     }
 
-    /// Device to (pinned) host, asynchronous: call [`Gpu::sync`] before reading `dst`.
+    /// Device to (pinned) host on the compute stream, asynchronous: call [`Gpu::sync`] before
+    /// reading `dst`.
     pub fn download_async<T: Copy>(
         &self,
         dst: &mut Pinned<T>,
         src: &DevBuf<T>,
         len: usize,
     ) -> Result<(), CudaError> {
+        self.download_on(Stream::Compute, dst, src, len)
+    }
+
+    /// Device to (pinned) host on `stream` (the compute or the copy stream), asynchronous: wait
+    /// for the stream, or an event recorded on it after the copy, before reading `dst`.
+    pub fn download_on<T: Copy>(
+        &self,
+        stream: Stream,
+        dst: &mut Pinned<T>,
+        src: &DevBuf<T>,
+        len: usize,
+    ) -> Result<(), CudaError> {
         assert!(len <= dst.len && len <= src.len, "download size");
         let slice = unsafe { std::slice::from_raw_parts_mut(dst.ptr, len) };
-        unsafe { drv::memcpy_dtoh_async(slice, src.ptr, self.stream) }?;
+        unsafe { drv::memcpy_dtoh_async(slice, src.ptr, self.handle(stream)) }?;
+        Ok(())
+    }
+
+    /// Makes later work on `stream` wait until `event`'s last recording has completed (at once
+    /// if it was never recorded); the host does not wait.
+    pub fn wait_event(&self, stream: Stream, event: &Event) -> Result<(), CudaError> {
+        let flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT;
+        unsafe { drv::stream::wait_event(self.handle(stream), event.e, flags) }?;
         Ok(())
     }
 
@@ -343,9 +394,14 @@ impl Gpu {
         Ok(())
     }
 
-    /// Waits for the stream; asynchronous kernel faults surface here.
+    /// Waits for the compute stream; asynchronous kernel faults surface here.
     pub fn sync(&self) -> Result<(), CudaError> {
-        unsafe { drv::stream::synchronize(self.stream) }?;
+        self.sync_on(Stream::Compute)
+    }
+
+    /// Waits for `stream`.
+    pub fn sync_on(&self, stream: Stream) -> Result<(), CudaError> {
+        unsafe { drv::stream::synchronize(self.handle(stream)) }?;
         Ok(())
     }
 
@@ -381,10 +437,20 @@ impl Gpu {
         })
     }
 
+    /// An event that records times ([`Event::elapsed_ms`]).
     pub fn event(self: &Arc<Self>) -> Result<Event, CudaError> {
+        self.new_event(sys::CUevent_flags::CU_EVENT_DEFAULT)
+    }
+
+    /// An event for ordering and waiting only (no timestamps: cheaper to record and wait on).
+    pub fn marker(self: &Arc<Self>) -> Result<Event, CudaError> {
+        self.new_event(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+    }
+
+    fn new_event(self: &Arc<Self>, flags: sys::CUevent_flags) -> Result<Event, CudaError> {
         self.bind()?;
         Ok(Event {
-            e: drv::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)?,
+            e: drv::event::create(flags)?,
             gpu: self.clone(),
         })
     }
@@ -395,7 +461,9 @@ impl Drop for Gpu {
         unsafe {
             let _ = drv::ctx::set_current(self.ctx);
             let _ = drv::stream::synchronize(self.stream);
+            let _ = drv::stream::synchronize(self.copy);
             let _ = drv::stream::destroy(self.stream);
+            let _ = drv::stream::destroy(self.copy);
             let _ = drv::primary_ctx::release(self.dev);
         }
     }
@@ -558,7 +626,8 @@ pub fn graphs_enabled() -> bool {
     std::env::var("FLOWLAB_CUDA_GRAPHS").map_or(true, |v| v != "0")
 }
 
-/// A CUDA event for timing work on the stream.
+/// A CUDA event: a point in a stream's work, for timing ([`Gpu::event`]) or for ordering one
+/// stream after another and waiting on the host ([`Gpu::marker`]).
 pub struct Event {
     e: sys::CUevent,
     gpu: Arc<Gpu>,
@@ -567,8 +636,20 @@ pub struct Event {
 unsafe impl Send for Event {}
 
 impl Event {
+    /// Records the event after the work enqueued so far on the compute stream.
     pub fn record(&self) -> Result<(), CudaError> {
-        unsafe { drv::event::record(self.e, self.gpu.stream) }?;
+        self.record_on(Stream::Compute)
+    }
+
+    /// Records the event after the work enqueued so far on `stream`.
+    pub fn record_on(&self, stream: Stream) -> Result<(), CudaError> {
+        unsafe { drv::event::record(self.e, self.gpu.handle(stream)) }?;
+        Ok(())
+    }
+
+    /// Waits on the host until the last recording has completed (at once if never recorded).
+    pub fn sync(&self) -> Result<(), CudaError> {
+        unsafe { drv::event::synchronize(self.e) }?;
         Ok(())
     }
 

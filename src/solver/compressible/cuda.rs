@@ -17,15 +17,20 @@
 //!
 //! Element-wise kernels are compiled without FMA contraction and keep the CPU's operation order,
 //! so they round identically (the exact Riemann solver's `pow` is the device's, within 2 ulp of
-//! the host's); the reductions are maxima and minima, exact in any order. Fields are read back
-//! on request through a pinned buffer into a CPU [`Euler`] mirror whose field, sampling, exact
-//! solution and summary code is reused.
+//! the host's); the reductions are maxima and minima, exact in any order.
+//!
+//! Fields ([`Solver::field`], [`Solver::prefetch`]) are derived on the device
+//! (`kernels/display.cu`, every field of [`super::FIELDS_1D`] and [`super::FIELDS_2D`]) and only
+//! the requested field comes back, one value per cell, through [`Readback`]. Point samples, the
+//! exact solution, the summary, [`CudaEuler::host_field`] and the report of an inadmissible state
+//! still read the whole state back into a CPU [`Euler`] mirror whose code is reused; none of
+//! them runs per frame.
 
 use super::config::Bc;
 use super::layout::Layout;
 use super::state::conserved;
-use super::{Euler, time_step};
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, limiter_code};
+use super::{Euler, FIELDS_2D, time_step};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
 use crate::case::{CaseSpec, Invalid, Kind, Method, RiemannSolver};
 use crate::solver::real::Real;
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
@@ -124,6 +129,8 @@ struct Mirror<T: Real> {
 pub struct CudaEuler<T: Real> {
     gpu: Arc<Gpu>,
     module: Module,
+    /// `kernels/display.cu`.
+    display: Module,
     cfg: super::Config,
     l: Layout,
     /// Conserved variables, structure of arrays over the padded layout.
@@ -141,6 +148,8 @@ pub struct CudaEuler<T: Real> {
     sc_host: Pinned<T>,
     bad_host: Pinned<i32>,
     mirror: Mutex<Mirror<T>>,
+    /// Device-derived fields on their way to the host.
+    readback: Mutex<Readback<T>>,
     /// Max wave rate of the current state (the next step's dt).
     rate: f64,
     time: f64,
@@ -158,6 +167,7 @@ impl<T: Real> CudaEuler<T> {
             _ => KernelSet::MusclHancock,
         };
         let module = gpu.module(set, T::NAME)?;
+        let display = gpu.module(KernelSet::Display, T::NAME)?;
         let cpu = Euler::<T>::new(cfg.clone());
         let l = cpu.l;
         let len = l.len();
@@ -205,6 +215,8 @@ impl<T: Real> CudaEuler<T> {
             solid,
             work,
             module,
+            display,
+            readback: Mutex::new(Readback::new(&gpu, nx * ny)),
             gpu,
             l,
             cfg,
@@ -467,6 +479,27 @@ impl<T: Real> CudaEuler<T> {
         Ok(f(cpu))
     }
 
+    /// Enqueues `euler_display` of `kernels/display.cu`, which writes field `name` (one of
+    /// [`super::FIELDS_2D`], or of [`super::FIELDS_1D`] in 1D) of the current state into `dst`
+    /// (`nx * ny` cell values, `x` fastest).
+    fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
+        let code = FIELDS_2D.iter().position(|f| *f == name).expect("a known field");
+        let (l, h) = (self.l, self.cfg.grid.spacing);
+        let a = self.geometry(Args::new().p(&self.q).p(dst));
+        let a = a.i(code as i64).r(self.cfg.gamma).r(h[0]).r(h[1]);
+        let f = self.display.function("euler_display")?;
+        // SAFETY: the arguments of `euler_display`, in order; q is the padded state of this
+        // layout, dst holds nx ny values.
+        unsafe { self.gpu.launch(f, grid_of((l.n[0], l.n[1]), B2), B2, &a) }
+    }
+
+    /// Field `name` derived on the host from the whole state read back into the CPU mirror (the
+    /// path [`Solver::field`] took before fields were derived on the device): the reference the
+    /// device derivation is tested against.
+    pub fn host_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        self.read(|m| m.field(name, out))
+    }
+
     /// Reads fields through the mirror; a device failure is logged and yields `None`.
     fn read<R>(&self, f: impl FnOnce(&mut Euler<T>) -> Option<R>) -> Option<R> {
         self.with_mirror(f)
@@ -564,6 +597,7 @@ impl<T: Real> Solver for CudaEuler<T> {
         let rate = self.rate;
         let dt = time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time)?;
         self.mirror.lock().expect("mirror lock").stale = true;
+        self.readback.get_mut().expect("readback lock").invalidate();
         let device = err(self.steps, self.time);
         self.advance(dt).map_err(&device)?;
         self.time += dt;
@@ -605,7 +639,22 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        self.read(|m| m.field(name, out))
+        if !self.field_names().contains(&name) {
+            return None;
+        }
+        let mut r = self.readback.lock().expect("readback lock");
+        r.read(name, |n, dst| self.derive(n, dst), out)
+            .map_err(|e| log::error!("reading field {name} back from the GPU failed: {e}"))
+            .ok()
+    }
+
+    fn prefetch(&self, names: &[&str]) {
+        let fields = self.field_names();
+        let known: Vec<&str> = names.iter().copied().filter(|n| fields.contains(n)).collect();
+        let mut r = self.readback.lock().expect("readback lock");
+        if let Err(e) = r.prefetch(&known, |n, dst| self.derive(n, dst)) {
+            log::error!("starting the readback of {known:?} from the GPU failed: {e}");
+        }
     }
 
     fn exact_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
@@ -626,6 +675,8 @@ impl<T: Real> Solver for CudaEuler<T> {
         }
         self.mirror.lock().expect("mirror lock").cpu.update(spec)?;
         self.cfg = cfg;
+        // Gamma enters p, e and the Mach number.
+        self.readback.get_mut().expect("readback lock").invalidate();
         // Gamma is live: the inflow states and the next step's wave rate depend on it.
         (|| {
             self.upload_inflow()?;
@@ -672,6 +723,7 @@ impl<T: Real> Solver for CudaEuler<T> {
         self.time = from.time();
         self.steps = from.steps();
         self.dt = from.dt();
+        self.readback.get_mut().expect("readback lock").invalidate();
         Ok(())
     }
 }

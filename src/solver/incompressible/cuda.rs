@@ -14,17 +14,23 @@
 //!
 //! Element-wise kernels are compiled without FMA contraction and use the CPU's operation order,
 //! so they round identically; only sums (norms, dot products, means) are added in a different
-//! (fixed, tree) order. Fields are read back only on request, through pinned host buffers, into
-//! a CPU [`Projection`] mirror whose field, sampling and summary code is reused unchanged.
+//! (fixed, tree) order.
+//!
+//! Fields ([`Solver::field`], [`Solver::prefetch`]) are derived on the device
+//! (`kernels/display.cu`: every field of [`super::FIELDS`], the stream function too, by the
+//! CPU's path integral) and only the requested field comes back, one value per cell, through
+//! [`cuda::Readback`]. Point samples, the cavity summary, [`CudaProjection::host_field`] and
+//! [`Solver::load_state`] still read the whole state (u, v, p) back into a CPU [`Projection`]
+//! mirror whose code is reused unchanged; none of them runs per frame.
 
-use super::Projection;
 use super::config::Config;
 use super::pressure_poisson::spectral::Axes;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cuda::fft::RealFft2d;
+use super::{FIELDS, Projection};
 use crate::backend::cuda::{
-    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, limiter_code,
+    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, limiter_code,
 };
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
 use crate::solver::real::Real;
@@ -195,6 +201,8 @@ pub struct CudaProjection<T: Real> {
     gpu: Arc<Gpu>,
     mp: Module,
     mq: Module,
+    /// `kernels/display.cu`.
+    md: Module,
     cfg: Config,
     l: Layout,
     op: Laplacian<T>,
@@ -220,6 +228,10 @@ pub struct CudaProjection<T: Real> {
     sc_host: Pinned<T>,
     ctrl_host: Pinned<i32>,
     mirror: Mutex<Mirror<T>>,
+    /// Device-derived fields on their way to the host.
+    readback: Mutex<Readback<T>>,
+    /// Stream function at the corners, `(nx + 1) (ny + 1)` doubles (allocated when first shown).
+    psi: Mutex<Option<DevBuf<f64>>>,
     umax: f64,
     vmax: f64,
     time: f64,
@@ -257,6 +269,7 @@ impl<T: Real> CudaProjection<T> {
         let gpu = Gpu::new()?;
         let mp = gpu.module(KernelSet::Projection, T::NAME)?;
         let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
+        let md = gpu.module(KernelSet::Display, T::NAME)?;
         let [nx, ny, _] = cfg.grid.n;
         let l = Layout::new(nx, ny, &cfg.bc);
         let op = cfg.pressure_operator::<T>();
@@ -317,9 +330,12 @@ impl<T: Real> CudaProjection<T> {
                 stale: true,
                 staging: None,
             }),
+            readback: Mutex::new(Readback::new(&gpu, nx * ny)),
+            psi: Mutex::new(None),
             gpu,
             mp,
             mq,
+            md,
             l,
             op,
             cfg,
@@ -1164,6 +1180,63 @@ impl<T: Real> CudaProjection<T> {
         }
     }
 
+    /// Enqueues the kernels of `kernels/display.cu` that write field `name` (one of
+    /// [`super::FIELDS`]) of the current state into `dst` (`nx * ny` cell values, `x` fastest):
+    /// for the stream function first its corner values (one thread per corner row), then the
+    /// cell values.
+    fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
+        let code = FIELDS.iter().position(|f| *f == name).expect("a known field");
+        let (nx, ny) = (self.l.nx, self.l.ny);
+        let [dx, dy, _] = self.cfg.grid.spacing;
+        let mut psi = self.psi.lock().expect("psi lock");
+        let launch = |kernel, grid, block, a| {
+            let f = self.md.function(kernel)?;
+            // SAFETY: the arguments of the named kernel of kernels/display.cu, in order; u and v
+            // are ghosted (nx + 2) (ny + 2), p and dst nx ny, psi (nx + 1) (ny + 1).
+            unsafe { self.gpu.launch(f, grid, block, &a) }
+        };
+        if name == "stream_function" {
+            if psi.is_none() {
+                *psi = Some(self.gpu.alloc((nx + 1) * (ny + 1))?);
+            }
+            let corners = psi.as_ref().expect("allocated");
+            launch(
+                "stream_function_corners",
+                ((ny as u32 + 1).div_ceil(32), 1, 1),
+                (32, 1, 1),
+                Args::new()
+                    .p(&self.u)
+                    .p(&self.v)
+                    .p(corners)
+                    .i(nx as i64)
+                    .i(ny as i64)
+                    .r(dx)
+                    .r(dy),
+            )?;
+        }
+        let a = Args::new().p(&self.u).p(&self.v).p(&self.p);
+        let a = match psi.as_ref().filter(|_| name == "stream_function") {
+            Some(corners) => a.p(corners),
+            None => a.null(),
+        };
+        let a = a
+            .p(dst)
+            .i(nx as i64)
+            .i(ny as i64)
+            .i(code as i64)
+            .r(dx)
+            .r(dy)
+            .r(self.cfg.density);
+        launch("staggered_display", grid2(nx, ny), (BX, BY, 1), a)
+    }
+
+    /// Field `name` derived on the host from the whole state read back into the CPU mirror (the
+    /// path [`Solver::field`] took before fields were derived on the device): the reference the
+    /// device derivation is tested against, and the baseline of `flowlab bench`'s readback table.
+    pub fn host_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        self.with_mirror(|m| m.field(name, out))?
+    }
+
     pub fn config(&self) -> &Config {
         &self.cfg
     }
@@ -1326,6 +1399,7 @@ impl<T: Real> Solver for CudaProjection<T> {
         self.cfg.check_health(umax, vmax, self.steps, self.time)?;
         let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
         self.mirror.lock().expect("mirror lock").stale = true;
+        self.readback.get_mut().expect("readback lock").invalidate();
         self.step_inner(dt).map_err(err(self.steps, self.time))?;
         let sc = self.sc_host.as_slice();
         let ctrl = self.ctrl_host.as_slice();
@@ -1369,7 +1443,21 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        self.with_mirror(|m| m.field(name, out))?
+        if !FIELDS.contains(&name) {
+            return None;
+        }
+        let mut r = self.readback.lock().expect("readback lock");
+        r.read(name, |n, dst| self.derive(n, dst), out)
+            .map_err(|e| log::error!("reading field {name} back from the GPU failed: {e}"))
+            .ok()
+    }
+
+    fn prefetch(&self, names: &[&str]) {
+        let known: Vec<&str> = names.iter().copied().filter(|n| FIELDS.contains(n)).collect();
+        let mut r = self.readback.lock().expect("readback lock");
+        if let Err(e) = r.prefetch(&known, |n, dst| self.derive(n, dst)) {
+            log::error!("starting the readback of {known:?} from the GPU failed: {e}");
+        }
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
@@ -1399,6 +1487,8 @@ impl<T: Real> Solver for CudaProjection<T> {
             cpu.update(spec)?;
         }
         drop(m);
+        // The density scales the reported pressure.
+        self.readback.get_mut().expect("readback lock").invalidate();
         self.cfg = cfg;
         Ok(())
     }
@@ -1430,6 +1520,7 @@ impl<T: Real> Solver for CudaProjection<T> {
         let mut m = self.mirror.lock().expect("mirror lock");
         m.cpu = Some(cpu);
         m.stale = false;
+        self.readback.get_mut().expect("readback lock").invalidate();
         Ok(())
     }
 
