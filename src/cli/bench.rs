@@ -448,14 +448,27 @@ fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()> {
         ] {
             case.set_assignment(&s)?;
         }
-        let cfg = Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-        let rows = if args.precision == "f32" {
-            projection_rows::<f32>(cfg, args.kernel_reps)?
-        } else {
-            projection_rows::<f64>(cfg, args.kernel_reps)?
-        };
-        for row in rows {
-            kernel_row(&format!("{n}^2"), &args.precision, ceiling, row);
+        // The case's multigrid solver times the shared kernels and the V-cycle; an fft solver
+        // (when measured) adds only its own rows, the transforms and the whole solve.
+        let fft = args.solvers.iter().any(|s| s == "fft");
+        for (ps, only_own) in [("multigrid", false), ("fft", true)] {
+            if only_own && !fft {
+                continue;
+            }
+            case.set_assignment(&format!("solver.pressure_solver=\"{ps}\""))?;
+            let cfg =
+                Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+            let rows = if args.precision == "f32" {
+                projection_rows::<f32>(cfg, args.kernel_reps)?
+            } else {
+                projection_rows::<f64>(cfg, args.kernel_reps)?
+            };
+            for row in rows
+                .into_iter()
+                .filter(|r| !only_own || r.0.contains("fft") || r.0.contains("FFT"))
+            {
+                kernel_row(&format!("{n}^2"), &args.precision, ceiling, row);
+            }
         }
     }
     println!();
