@@ -27,8 +27,8 @@ use super::config::Config;
 use super::pressure_poisson::spectral::Axes;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::backend::cuda::fft::RealFft2d;
 use super::{FIELDS, Projection};
+use crate::backend::cuda::fft::RealFft2d;
 use crate::backend::cuda::{
     self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, limiter_code,
 };

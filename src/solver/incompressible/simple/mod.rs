@@ -36,8 +36,8 @@ pub use viscosity::Viscosity;
 use super::config::BLOW_UP_FACTOR;
 use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::case::{Boundary, CaseSpec, Invalid, Kind};
-use crate::solver::linear::{FivePoint, LinearSolver};
+use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind};
+use crate::solver::linear::{FivePoint, Schwarz};
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
@@ -76,8 +76,9 @@ pub struct Simple {
     /// Unknown vectors of the u, v systems, and the pressure (correction).
     x: [Vec<f64>; 2],
     pc: Vec<f64>,
-    solvers: [LinearSolver<f64>; 2],
-    solver_p: LinearSolver<f64>,
+    /// Linear solvers of the u, v and pressure systems (overlapping Schwarz strips or whole).
+    solvers: [Schwarz<f64>; 2],
+    solver_p: Schwarz<f64>,
     partial: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
@@ -111,10 +112,10 @@ impl Simple {
             x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
             pc: vec![0.0; nx * ny],
             solvers: [
-                LinearSolver::new(cfg.momentum_solver, ui, uj),
-                LinearSolver::new(cfg.momentum_solver, vi, vj),
+                linear_solver(&cfg, cfg.momentum_solver, &FivePoint::new(ui, uj, periodic)),
+                linear_solver(&cfg, cfg.momentum_solver, &FivePoint::new(vi, vj, periodic)),
             ],
-            solver_p: LinearSolver::new(cfg.pressure_solver, nx, ny),
+            solver_p: linear_solver(&cfg, cfg.pressure_solver, &FivePoint::new(nx, ny, periodic)),
             partial: vec![0.0; ny.max(uj).max(vj)],
             l,
             cfg,
@@ -530,6 +531,11 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
     }
 }
 
+/// The linear solver of `kind` for systems shaped like `sys`, decomposed as the case says.
+fn linear_solver(cfg: &SimpleConfig, kind: LinearSolverKind, sys: &FivePoint<f64>) -> Schwarz<f64> {
+    Schwarz::new(kind, sys.ni, sys.nj, cfg.subdomains, cfg.overlap, sys.periodic)
+}
+
 fn relative(r: f64, r0: f64) -> f64 {
     if r0 > 0.0 { r / r0 } else { 0.0 }
 }
@@ -637,14 +643,14 @@ impl Solver for Simple {
                 "the grid, boundaries, initial state and method apply on reset only",
             ));
         }
-        let (nx, ny) = (self.l.nx, self.l.ny);
-        if cfg.momentum_solver != self.cfg.momentum_solver {
+        let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
+        if split || cfg.momentum_solver != self.cfg.momentum_solver {
             for c in 0..2 {
-                self.solvers[c] = LinearSolver::new(cfg.momentum_solver, self.sys[c].ni, self.sys[c].nj);
+                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, &self.sys[c]);
             }
         }
-        if cfg.pressure_solver != self.cfg.pressure_solver {
-            self.solver_p = LinearSolver::new(cfg.pressure_solver, nx, ny);
+        if split || cfg.pressure_solver != self.cfg.pressure_solver {
+            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, &self.sys_p);
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
         self.cfg = cfg;
