@@ -188,21 +188,22 @@ pub fn subdomain_overlay(
     }
     let g = state.solver.info().grid;
     let (x0, x1) = (g.origin[0], g.origin[0] + g.extent(0));
-    let band = Color32::from_rgba_unmultiplied(255, 255, 255, 40);
-    let line = egui::Stroke::new(1.5, Color32::from_rgb(255, 255, 255));
-    for (s, w) in strips.windows(2).enumerate() {
-        // The overlap around the cut between strips s and s + 1: the next strip's extension
-        // below the cut and this strip's above it.
+    let band = Color32::from_rgba_unmultiplied(255, 150, 0, 70);
+    let line = egui::Stroke::new(1.5, Color32::from_rgb(255, 120, 0));
+    for w in strips.windows(2) {
+        // The overlap around the cut between two strips: the upper strip's extension below the
+        // cut and the lower strip's above it.
         let rect = egui::Rect::from_two_pos(to_screen([x0, w[1][2]]), to_screen([x1, w[0][3]]));
         painter.rect_filled(rect, 0.0, band);
-        let (a, b) = (to_screen([x0, w[0][1]]), to_screen([x1, w[0][1]]));
-        painter.line_segment([a, b], line);
+        painter.line_segment([to_screen([x0, w[0][1]]), to_screen([x1, w[0][1]])], line);
+    }
+    for (s, strip) in strips.iter().enumerate() {
         painter.text(
-            a + egui::vec2(4.0, 2.0),
-            egui::Align2::LEFT_TOP,
-            format!("{}", s + 1),
+            to_screen([x0, strip[0]]) + egui::vec2(4.0, -2.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("strip {s}"),
             egui::FontId::proportional(12.0),
-            Color32::WHITE,
+            Color32::from_rgb(255, 120, 0),
         );
     }
 }
