@@ -264,9 +264,9 @@ fn case_of(c: &Config) -> anyhow::Result<Case> {
 fn schwarz(args: &Args) -> anyhow::Result<()> {
     println!("Cavity Re = 100, SIMPLER, to the normalised residual 1e-6 (stop.steps = 20000 at most)\n");
     println!(
-        "| cells | subdomains | overlap | threads | outer iterations | steady | seconds | ms/iteration |"
+        "| cells | subdomains | overlap | threads | outer iterations | steady | seconds | ms/iteration | momentum its/iteration | pressure its/iteration |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &n in &args.schwarz_sizes {
         for &parts in &args.subdomains {
             let overlaps = if parts == 1 { &[2][..] } else { &args.overlaps[..] };
@@ -312,14 +312,16 @@ fn schwarz(args: &Args) -> anyhow::Result<()> {
                         overlap.to_string()
                     };
                     println!(
-                        "| {n}^2 | {parts} | {shown} | {} | {its} | {} | {seconds:.1} | {:.2} |",
+                        "| {n}^2 | {parts} | {shown} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.1} | {:.1} |",
                         pool.current_num_threads(),
                         if out.reason == solver::StopReason::Steady {
                             "yes"
                         } else {
                             "no (cap)"
                         },
-                        1e3 * seconds / its as f64
+                        1e3 * seconds / its as f64,
+                        inner[0] / its as f64,
+                        inner[1] / its as f64
                     );
                 }
             }
