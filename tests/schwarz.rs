@@ -134,7 +134,7 @@ fn decomposition_keys_are_validated_naming_the_key() {
             "[boundary.top]\ntype = \"wall\"\nvelocity = 1.0   # the lid: tangential velocity along +x",
             "[boundary.top]\ntype = \"periodic\"",
         )
-        .replace("[solver.linear_solver]", "[solver.linear_solver]\nsubdomains = 2");
+        .replace("subdomains = 1 ", "subdomains = 2 ");
     let e = Case::parse(&text, "periodic y")
         .expect_err("periodic y")
         .to_string();

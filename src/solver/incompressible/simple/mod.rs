@@ -15,6 +15,11 @@
 //! 5. the pressure correction `p'` from the mass imbalance of `u*`; `u = u* + d (p'_P - p'_E)`,
 //!    and SIMPLE also updates `p += alpha_p p'`.
 //!
+//! Every linear solve of steps 3-5 goes through [`Schwarz`]: the inner solver on the whole grid,
+//! or with `solver.linear_solver.subdomains` > 1 one coloured multiplicative pass over
+//! overlapping strips along y (Lohry 2010, ch. 3). The decomposition changes the path of the
+//! outer iteration, not its converged solution.
+//!
 //! Residuals (the `steady_change` the stop rule reads is the largest of them):
 //! - `momentum_u`, `momentum_v`: `sum |a_P q_P - sum a_nb q_nb - b|` over the component's
 //!   unknowns, with the coefficients and the velocity at the start of the iteration, divided by
@@ -112,10 +117,10 @@ impl Simple {
             x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
             pc: vec![0.0; nx * ny],
             solvers: [
-                linear_solver(&cfg, cfg.momentum_solver, &FivePoint::new(ui, uj, periodic)),
-                linear_solver(&cfg, cfg.momentum_solver, &FivePoint::new(vi, vj, periodic)),
+                linear_solver(&cfg, cfg.momentum_solver, [ui, uj], periodic),
+                linear_solver(&cfg, cfg.momentum_solver, [vi, vj], periodic),
             ],
-            solver_p: linear_solver(&cfg, cfg.pressure_solver, &FivePoint::new(nx, ny, periodic)),
+            solver_p: linear_solver(&cfg, cfg.pressure_solver, [nx, ny], periodic),
             partial: vec![0.0; ny.max(uj).max(vj)],
             l,
             cfg,
@@ -531,9 +536,14 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
     }
 }
 
-/// The linear solver of `kind` for systems shaped like `sys`, decomposed as the case says.
-fn linear_solver(cfg: &SimpleConfig, kind: LinearSolverKind, sys: &FivePoint<f64>) -> Schwarz<f64> {
-    Schwarz::new(kind, sys.ni, sys.nj, cfg.subdomains, cfg.overlap, sys.periodic)
+/// The linear solver of `kind` for `[ni, nj]` systems, decomposed as the case says.
+fn linear_solver(
+    cfg: &SimpleConfig,
+    kind: LinearSolverKind,
+    [ni, nj]: [usize; 2],
+    periodic: [bool; 2],
+) -> Schwarz<f64> {
+    Schwarz::new(kind, ni, nj, cfg.subdomains, cfg.overlap, periodic)
 }
 
 fn relative(r: f64, r0: f64) -> f64 {
@@ -646,11 +656,13 @@ impl Solver for Simple {
         let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
         if split || cfg.momentum_solver != self.cfg.momentum_solver {
             for c in 0..2 {
-                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, &self.sys[c]);
+                let sys = &self.sys[c];
+                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, [sys.ni, sys.nj], sys.periodic);
             }
         }
         if split || cfg.pressure_solver != self.cfg.pressure_solver {
-            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, &self.sys_p);
+            let sys = &self.sys_p;
+            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, [sys.ni, sys.nj], sys.periodic);
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
         self.cfg = cfg;
