@@ -227,3 +227,32 @@ fn simple_cases_get_their_own_live_controls() {
     assert_eq!(state.solver.steps(), 6);
     assert!(state.single_step(), "{:?}", state.message);
 }
+
+#[test]
+fn schwarz_subdomains_apply_live_and_are_drawn() {
+    let case = common::case("lid_driven_cavity_re100_simple", &["grid.nx=16", "grid.ny=16"]);
+    let mut state = AppState::new(case).unwrap();
+    state.playing = false;
+    assert!(state.single_step());
+    assert!(state.subdomain_strips().is_empty(), "one domain: nothing drawn");
+    let mut h = harness(state);
+    h.get_by_label("Schwarz subdomains").set_value_accesskit(2.0);
+    h.run();
+    h.get_by_label("overlap (rows)").set_value_accesskit(1.0);
+    h.run();
+    let state = h.state_mut();
+    let ls = state.case.spec.solver.linear_solver.clone().unwrap();
+    assert_eq!((ls.subdomains, ls.overlap), (Some(2), Some(1)));
+    assert_eq!(state.solver.steps(), 1, "live: the iterate is kept");
+    assert!(state.single_step(), "{:?}", state.message);
+    // Strips of rows 0..8 and 8..16 (cell height 1/16), extended by one row across the cut.
+    let h16 = 1.0 / 16.0;
+    assert_eq!(
+        state.subdomain_strips(),
+        vec![[0.0, 0.5, 0.0, 0.5 + h16], [0.5, 1.0, 0.5 - h16, 1.0]]
+    );
+    // Too many strips for the grid: refused with the key named, the settings kept.
+    let e = state.set("solver.linear_solver.subdomains", "9").unwrap_err();
+    assert!(e.contains("solver.linear_solver.subdomains"), "{e}");
+    assert_eq!(state.subdomain_strips().len(), 2);
+}

@@ -347,6 +347,14 @@ impl App {
             canvas_rect = ui.available_rect_before_wrap();
             let response = ui.allocate_rect(canvas_rect, egui::Sense::click_and_drag());
             interact(ui, &response, state, w);
+            let (viewport, extent, ppp) = (w.viewport(), w.frame.extent, ui.ctx().pixels_per_point());
+            let origin = canvas_rect.min;
+            panel::subdomain_overlay(&ui.painter_at(canvas_rect), state, |p| {
+                let px = w
+                    .camera
+                    .world_to_screen(Vec2::new(p[0] as f32, p[1] as f32), viewport, extent);
+                origin + egui::vec2(px.x, px.y) / ppp
+            });
             if state.show_help {
                 egui::Window::new("Keyboard and mouse")
                     .open(&mut state.show_help)

@@ -387,6 +387,10 @@ pub struct LinearSolvers {
     pub momentum_tolerance: Option<f64>,
     /// Iteration cap of each momentum solve (sweeps or Krylov iterations).
     pub momentum_iterations: Option<usize>,
+    /// Overlapping Schwarz subdomains: strips along y (1: no decomposition).
+    pub subdomains: Option<usize>,
+    /// Rows each strip extends into its neighbours (overlapping Schwarz).
+    pub overlap: Option<usize>,
 }
 
 /// Linear solver of a five-point system (`crate::solver::linear`).

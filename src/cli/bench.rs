@@ -10,6 +10,12 @@
 //! (and at least one step). The cavity's pressure tolerance is 1e-6 in f64 and 1e-4 in f32 unless
 //! `--tolerance` says otherwise.
 //!
+//! `--family schwarz` (not part of `all`) runs the Re = 100 cavity with SIMPLER to steady state
+//! (`stop.steady_tol` = 1e-6 of the case file, normalised residual) at each `--schwarz-sizes`
+//! size, for each number of overlapping Schwarz subdomains and overlap, and prints the outer
+//! iterations and the time to steady (Lohry 2010, ch. 3: 232, 269, 276 iterations on 1, 2, 4
+//! subdomains at 128^2).
+//!
 //! With `--backend cuda` both families are measured on the GPU (thread counts do not apply),
 //! preceded by the device-to-device copy bandwidth (the ceiling) and each main kernel's time
 //! (CUDA events), bytes moved by the models of
@@ -28,6 +34,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 const CAVITY: &str = include_str!("../../cases/lid_driven_cavity_re1000.toml");
+const CAVITY_SIMPLE: &str = include_str!("../../cases/lid_driven_cavity_re100_simple.toml");
 const SOD: &str = include_str!("../../cases/sod.toml");
 const QUADRANT: &str = include_str!("../../cases/riemann_quadrant_config3.toml");
 const CESE_SOD: &str = include_str!("../../cases/cese_sod.toml");
@@ -40,7 +47,7 @@ pub const CPU_MAX_CELLS: usize = 20_000_000;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// Which solver family to measure.
-    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible", "schwarz"])]
     pub family: String,
     /// Cavity grid sizes N (N x N cells).
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
@@ -78,6 +85,15 @@ pub struct Args {
     /// Timed launches per kernel, and frames of the readback table (cuda).
     #[arg(long, default_value_t = 50)]
     pub kernel_reps: usize,
+    /// Cavity sizes N of the Schwarz table (`--family schwarz`).
+    #[arg(long, value_delimiter = ',', default_values_t = [64usize, 128])]
+    pub schwarz_sizes: Vec<usize>,
+    /// Numbers of overlapping Schwarz subdomains (`--family schwarz`).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 4])]
+    pub subdomains: Vec<usize>,
+    /// Overlaps in rows (`--family schwarz`).
+    #[arg(long, value_delimiter = ',', default_values_t = [2usize])]
+    pub overlaps: Vec<usize>,
     /// Cavity sizes N of the readback table (cuda).
     #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096])]
     pub readback_sizes: Vec<usize>,
@@ -102,6 +118,9 @@ struct Measurement {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.family == "schwarz" {
+        return schwarz(&args);
+    }
     let cuda = args.backend == "cuda";
     if cuda {
         let ceiling = device()?;
@@ -238,6 +257,77 @@ fn case_of(c: &Config) -> anyhow::Result<Case> {
         case.set_assignment(s)?;
     }
     Ok(case)
+}
+
+/// Outer iterations and time to steady state of the SIMPLER cavity (Re = 100) versus the number
+/// of Schwarz subdomains and the overlap, with each of `args.threads`.
+fn schwarz(args: &Args) -> anyhow::Result<()> {
+    println!("Cavity Re = 100, SIMPLER, to the normalised residual 1e-6 (stop.steps = 20000 at most)\n");
+    println!(
+        "| cells | subdomains | overlap | threads | outer iterations | steady | seconds | ms/iteration | momentum its/iteration | pressure its/iteration |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &n in &args.schwarz_sizes {
+        for &parts in &args.subdomains {
+            let overlaps = if parts == 1 { &[2][..] } else { &args.overlaps[..] };
+            for &overlap in overlaps {
+                for &threads in &args.threads {
+                    let mut case = Case::parse(CAVITY_SIMPLE, "bench cavity Re 100 SIMPLER")?;
+                    for s in [
+                        "solver.method=\"simpler\"".to_string(),
+                        format!("grid.nx={n}"),
+                        format!("grid.ny={n}"),
+                        format!("solver.linear_solver.subdomains={parts}"),
+                        format!("solver.linear_solver.overlap={overlap}"),
+                    ] {
+                        case.set_assignment(&s)?;
+                    }
+                    let mut s =
+                        solver::build(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
+                    let rule = solver::StopRule {
+                        steps: Some(20_000),
+                        t_end: None,
+                        steady_tol: case.spec.stop.steady_tol,
+                    };
+                    let pool = crate::backend::cpu::thread_pool(threads)?;
+                    let start = Instant::now();
+                    // Inner iterations summed over the run: momentum (u and v), pressure.
+                    let mut inner = [0.0; 2];
+                    let out = pool.install(|| {
+                        solver::run_until(s.as_mut(), &rule, |s| {
+                            for (k, v) in s.residuals() {
+                                match *k {
+                                    "momentum_iterations" => inner[0] += v,
+                                    "pressure_iterations" => inner[1] += v,
+                                    _ => {}
+                                }
+                            }
+                        })
+                    })?;
+                    let seconds = start.elapsed().as_secs_f64();
+                    let its = s.steps();
+                    let shown = if parts == 1 {
+                        "-".to_string()
+                    } else {
+                        overlap.to_string()
+                    };
+                    println!(
+                        "| {n}^2 | {parts} | {shown} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.1} | {:.1} |",
+                        pool.current_num_threads(),
+                        if out.reason == solver::StopReason::Steady {
+                            "yes"
+                        } else {
+                            "no (cap)"
+                        },
+                        1e3 * seconds / its as f64,
+                        inner[0] / its as f64,
+                        inner[1] / its as f64
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn measure(args: &Args, c: &Config, threads: usize) -> anyhow::Result<Measurement> {

@@ -183,6 +183,14 @@ impl Camera {
         self.center + Vec2::new(d.x, -d.y) / s
     }
 
+    /// The pixel position (from the viewport's top-left corner) of a world point; the inverse of
+    /// [`Camera::screen_to_world`].
+    pub fn world_to_screen(&self, world: Vec2, viewport: Vec2, extent: [f64; 2]) -> Vec2 {
+        let s = self.pixels_per_unit(viewport, extent);
+        let d = (world - self.center) * s;
+        0.5 * viewport + Vec2::new(d.x, -d.y)
+    }
+
     /// Moves the view by a pixel drag.
     pub fn pan(&mut self, delta_pixels: Vec2, viewport: Vec2, extent: [f64; 2]) {
         let s = self.pixels_per_unit(viewport, extent);
@@ -439,8 +447,10 @@ mod tests {
         let clip = c.world_to_clip(vp, ext) * w.extend(0.0).extend(1.0);
         let back = Vec2::new((clip.x + 1.0) * 0.5 * vp.x, (1.0 - clip.y) * 0.5 * vp.y);
         assert!((back - p).length() < 1e-3);
+        assert!((c.world_to_screen(w, vp, ext) - p).length() < 1e-3);
         c.zoom_at(p, 2.0, vp, ext);
         assert!((c.screen_to_world(p, vp, ext) - w).length() < 1e-5);
+        assert!((c.world_to_screen(w, vp, ext) - p).length() < 1e-3);
     }
 
     #[test]

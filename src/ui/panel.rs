@@ -121,6 +121,24 @@ fn live_number(
     });
 }
 
+/// A labelled integer drag value that applies `key` live when changed.
+fn live_count(
+    ui: &mut Ui,
+    state: &mut AppState,
+    label: &str,
+    key: &str,
+    value: usize,
+    range: std::ops::RangeInclusive<usize>,
+) {
+    ui.horizontal(|ui| {
+        let mut v = value;
+        let r = named(ui, label, DragValue::new(&mut v).range(range));
+        if r.changed() && v != value {
+            let _ = state.set(key, &v.to_string());
+        }
+    });
+}
+
 /// A combo box of named choices that applies `key` live (or on reset).
 fn choice(
     ui: &mut Ui,
@@ -154,6 +172,40 @@ fn name_of<T: serde::Serialize>(v: &T) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// Draws the overlapping Schwarz strips of a decomposed SIMPLE run over the field view: the
+/// overlap bands shaded, the strip boundaries as lines (`to_screen`: world point to screen
+/// point).
+pub fn subdomain_overlay(
+    painter: &egui::Painter,
+    state: &AppState,
+    to_screen: impl Fn([f64; 2]) -> egui::Pos2,
+) {
+    let strips = state.subdomain_strips();
+    if strips.is_empty() {
+        return;
+    }
+    let g = state.solver.info().grid;
+    let (x0, x1) = (g.origin[0], g.origin[0] + g.extent(0));
+    let band = Color32::from_rgba_unmultiplied(255, 150, 0, 70);
+    let line = egui::Stroke::new(1.5, Color32::from_rgb(255, 120, 0));
+    for w in strips.windows(2) {
+        // The overlap around the cut between two strips: the upper strip's extension below the
+        // cut and the lower strip's above it.
+        let rect = egui::Rect::from_two_pos(to_screen([x0, w[1][2]]), to_screen([x1, w[0][3]]));
+        painter.rect_filled(rect, 0.0, band);
+        painter.line_segment([to_screen([x0, w[0][1]]), to_screen([x1, w[0][1]])], line);
+    }
+    for (s, strip) in strips.iter().enumerate() {
+        painter.text(
+            to_screen([x0, strip[0]]) + egui::vec2(4.0, -2.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("strip {s}"),
+            egui::FontId::proportional(12.0),
+            Color32::from_rgb(255, 120, 0),
+        );
+    }
 }
 
 /// The whole side panel.
@@ -351,6 +403,23 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 &name(ls.pressure, "cg"),
                 &["adi", "jacobi", "cg", "bicgstab"],
                 false,
+            );
+            let ny = spec.grid.ny.max(1);
+            live_count(
+                ui,
+                state,
+                "Schwarz subdomains",
+                "solver.linear_solver.subdomains",
+                ls.subdomains.unwrap_or(1),
+                1..=ny,
+            );
+            live_count(
+                ui,
+                state,
+                "overlap (rows)",
+                "solver.linear_solver.overlap",
+                ls.overlap.unwrap_or(2),
+                0..=ny,
             );
         }
         Kind::Incompressible => {

@@ -2,8 +2,9 @@
 //! live settings (through [`Case::set`] then [`Solver::update`]) and reset-only settings, the
 //! histories behind the plots, and the view settings.
 
-use crate::case::{Case, Kind};
+use crate::case::{Case, Kind, Method};
 use crate::render::view::{self, ViewSettings};
+use crate::solver::linear::schwarz::strip_rows;
 use crate::solver::{self, Solver};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -434,6 +435,30 @@ impl AppState {
     pub fn in_domain(&self, p: [f64; 2]) -> bool {
         let g = self.solver.info().grid;
         (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
+    }
+
+    /// The overlapping Schwarz strips of a decomposed SIMPLE or SIMPLER run, in world y over
+    /// the pressure cells' rows (`crate::solver::linear::schwarz::strip_rows`): for each strip
+    /// `[own start, own end, extended start, extended end]`; empty when not decomposed.
+    pub fn subdomain_strips(&self) -> Vec<[f64; 4]> {
+        let s = &self.case.spec.solver;
+        if !matches!(s.method, Some(Method::Simple | Method::Simpler)) {
+            return Vec::new();
+        }
+        let ls = s.linear_solver.clone().unwrap_or_default();
+        let (n, k) = (ls.subdomains.unwrap_or(1), ls.overlap.unwrap_or(2));
+        let g = self.solver.info().grid;
+        let ny = g.n[1];
+        if n < 2 || ny / n <= k {
+            return Vec::new();
+        }
+        let y = |j: usize| g.origin[1] + j as f64 * g.spacing[1];
+        (0..n)
+            .map(|i| {
+                let (own, ext) = strip_rows(i, n, ny, k);
+                [y(own.start), y(own.end), y(ext.start), y(ext.end)]
+            })
+            .collect()
     }
 
     /// Switches the shown field and picks the colormap that suits it.

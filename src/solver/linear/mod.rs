@@ -7,7 +7,9 @@
 //! - [`jacobi`]: weighted point Jacobi;
 //! - [`conjugate_gradient`]: preconditioned CG for symmetric definite operators (also the
 //!   projection method's pressure solver, through its Laplacian);
-//! - [`bicgstab`]: Jacobi-preconditioned BiCGSTAB for the non-symmetric momentum systems.
+//! - [`bicgstab`]: Jacobi-preconditioned BiCGSTAB for the non-symmetric momentum systems;
+//! - [`schwarz`]: overlapping Schwarz domain decomposition in strips along y, each strip solved by
+//!   one of the above (one coloured multiplicative pass per solve).
 //!
 //! [`LinearSolver::solve`] iterates from the given `x` until `||r|| <= tol ||r_0||` (`r = b + sum
 //! a_nb x_nb - a_P x`, `r_0` that of the starting `x`) or the iteration cap. Reductions are
@@ -19,10 +21,12 @@ pub mod bicgstab;
 pub mod conjugate_gradient;
 pub mod jacobi;
 pub mod pcr;
+pub mod schwarz;
 pub mod thomas;
 
 pub use conjugate_gradient::{CgOperator, CgWork};
 pub use pcr::pcr;
+pub use schwarz::Schwarz;
 pub use thomas::thomas;
 
 use crate::backend::cpu::ordered_sum;

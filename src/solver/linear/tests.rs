@@ -275,3 +275,59 @@ fn adi_is_independent_of_the_thread_count() {
     };
     assert_eq!(run(1), run(2));
 }
+
+#[test]
+fn schwarz_passes_converge_to_the_undecomposed_solution() {
+    // Repeated multiplicative passes (each strip solved to 1e-12) are a convergent fixed-point
+    // iteration whose fixed point is the whole system's solution (Smith, Bjørstad & Gropp 1996,
+    // ch. 1); a wider overlap converges faster.
+    let (ni, nj) = (24, 40);
+    let sys = convection_diffusion(ni, nj, 3.0, -1.0, 0.8, [true, false]);
+    let mut exact = vec![0.0; sys.len()];
+    LinearSolver::new(LinearSolverKind::Bicgstab, ni, nj).solve(&sys, &mut exact, 1e-14, 1000);
+    let mut passes_of = Vec::new();
+    for overlap in [0, 1, 3] {
+        let mut schwarz = Schwarz::new(LinearSolverKind::Adi, ni, nj, 4, overlap, sys.periodic);
+        let mut x = vec![0.0; sys.len()];
+        let mut passes = 0;
+        let mut err = f64::INFINITY;
+        while err > 1e-10 && passes < 200 {
+            schwarz.solve(&sys, &mut x, 1e-12, 500);
+            err = x
+                .iter()
+                .zip(&exact)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            passes += 1;
+        }
+        eprintln!("4 strips, overlap {overlap}: {passes} passes to max error {err:.2e}");
+        assert!(err <= 1e-10, "overlap {overlap}: {err:e} after {passes} passes");
+        passes_of.push(passes);
+    }
+    assert!(passes_of.windows(2).all(|w| w[1] <= w[0]), "{passes_of:?}");
+}
+
+#[test]
+fn one_subdomain_is_the_inner_solver_and_strips_are_thread_independent() {
+    let sys = convection_diffusion(33, 30, 2.0, 2.0, 0.9, [true, false]);
+    let mut plain = vec![0.0; sys.len()];
+    LinearSolver::new(LinearSolverKind::Adi, 33, 30).solve(&sys, &mut plain, 1e-6, 30);
+    let mut one = vec![0.0; sys.len()];
+    Schwarz::new(LinearSolverKind::Adi, 33, 30, 1, 2, sys.periodic).solve(&sys, &mut one, 1e-6, 30);
+    assert_eq!(plain, one);
+    for kind in [LinearSolverKind::Adi, LinearSolverKind::Bicgstab] {
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut s = Schwarz::new(kind, 33, 30, 3, 2, sys.periodic);
+                    let mut x = vec![0.0; sys.len()];
+                    s.solve(&sys, &mut x, 1e-8, 100);
+                    s.solve(&sys, &mut x, 1e-8, 100);
+                    x
+                })
+        };
+        assert_eq!(run(1), run(2), "{kind:?}");
+    }
+}

@@ -1,9 +1,11 @@
 //! Resolved settings of a SIMPLE or SIMPLER case: defaults filled in, every value checked, and
 //! errors naming the key and its valid choices.
 
+use super::coefficients::unknowns;
 use super::viscosity::Viscosity;
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, LinearSolverKind, Method, Precision};
 use crate::solver::incompressible::config::Flow;
+use crate::solver::incompressible::staggered::Layout;
 use crate::solver::limiter::Limiter;
 
 /// How the convection term enters the momentum coefficients.
@@ -35,6 +37,10 @@ pub struct SimpleConfig {
     pub pressure_solver: LinearSolverKind,
     pub pressure_tolerance: f64,
     pub pressure_iterations: usize,
+    /// Overlapping Schwarz strips along y of every linear solve, and their overlap in rows
+    /// ([`crate::solver::linear::Schwarz`]).
+    pub subdomains: usize,
+    pub overlap: usize,
 }
 
 impl SimpleConfig {
@@ -164,6 +170,7 @@ impl SimpleConfig {
                 "must be at least 1",
             ));
         }
+        let (subdomains, overlap) = decomposition(&flow, ls.subdomains, ls.overlap)?;
         Ok(SimpleConfig {
             flow,
             simpler,
@@ -178,6 +185,8 @@ impl SimpleConfig {
             pressure_solver: ls.pressure.unwrap_or(LinearSolverKind::Cg),
             pressure_tolerance: s.tolerance.unwrap_or(1e-3),
             pressure_iterations: s.max_iterations.unwrap_or(2000),
+            subdomains,
+            overlap,
         })
     }
 
@@ -189,4 +198,49 @@ impl SimpleConfig {
         let l = self.flow.grid.extent(0).max(self.flow.grid.extent(1));
         self.flow.velocity_scale().max(self.viscosity.channel_speed(g, l))
     }
+}
+
+/// `solver.linear_solver.subdomains` (default 1) and `overlap` (default 2 rows), checked: at
+/// least one strip, no decomposition of a periodic y axis, and every strip of the smallest
+/// system (u, v or pressure) at least `overlap + 1` rows, so that strips of one colour do not
+/// touch (see [`crate::solver::linear::schwarz`]).
+fn decomposition(
+    flow: &Flow,
+    subdomains: Option<usize>,
+    overlap: Option<usize>,
+) -> Result<(usize, usize), Invalid> {
+    let n = subdomains.unwrap_or(1);
+    let k = overlap.unwrap_or(2);
+    let key = "solver.linear_solver.subdomains";
+    if n == 0 {
+        return Err(Invalid::new(
+            key,
+            "must be at least 1 (1: no domain decomposition)",
+        ));
+    }
+    if n == 1 {
+        return Ok((n, k));
+    }
+    let [nx, ny, _] = flow.grid.n;
+    let l = Layout::new(nx, ny, &flow.bc);
+    if l.periodic_y {
+        return Err(Invalid::new(
+            key,
+            "the strips run along y and a periodic y axis is not decomposed; use subdomains = 1",
+        ));
+    }
+    let rows = unknowns(&l, 0).1.count().min(unknowns(&l, 1).1.count()).min(ny);
+    if rows / n < k + 1 {
+        return Err(Invalid::new(
+            key,
+            format!(
+                "{n} strips of the {rows} unknown rows along y leave a strip of {} rows, fewer than \
+                 solver.linear_solver.overlap + 1 = {}; use at most {} subdomains or a smaller overlap",
+                rows / n,
+                k + 1,
+                rows / (k + 1)
+            ),
+        ));
+    }
+    Ok((n, k))
 }

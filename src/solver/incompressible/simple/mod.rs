@@ -15,6 +15,11 @@
 //! 5. the pressure correction `p'` from the mass imbalance of `u*`; `u = u* + d (p'_P - p'_E)`,
 //!    and SIMPLE also updates `p += alpha_p p'`.
 //!
+//! Every linear solve of steps 3-5 goes through [`Schwarz`]: the inner solver on the whole grid,
+//! or with `solver.linear_solver.subdomains` > 1 one coloured multiplicative pass over
+//! overlapping strips along y (Lohry 2010, ch. 3). The decomposition changes the path of the
+//! outer iteration, not its converged solution.
+//!
 //! Residuals (the `steady_change` the stop rule reads is the largest of them):
 //! - `momentum_u`, `momentum_v`: `sum |a_P q_P - sum a_nb q_nb - b|` over the component's
 //!   unknowns, with the coefficients and the velocity at the start of the iteration, divided by
@@ -36,8 +41,8 @@ pub use viscosity::Viscosity;
 use super::config::BLOW_UP_FACTOR;
 use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::case::{Boundary, CaseSpec, Invalid, Kind};
-use crate::solver::linear::{FivePoint, LinearSolver};
+use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind};
+use crate::solver::linear::{FivePoint, Schwarz};
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
@@ -76,8 +81,9 @@ pub struct Simple {
     /// Unknown vectors of the u, v systems, and the pressure (correction).
     x: [Vec<f64>; 2],
     pc: Vec<f64>,
-    solvers: [LinearSolver<f64>; 2],
-    solver_p: LinearSolver<f64>,
+    /// Linear solvers of the u, v and pressure systems (overlapping Schwarz strips or whole).
+    solvers: [Schwarz<f64>; 2],
+    solver_p: Schwarz<f64>,
     partial: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
@@ -111,10 +117,10 @@ impl Simple {
             x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
             pc: vec![0.0; nx * ny],
             solvers: [
-                LinearSolver::new(cfg.momentum_solver, ui, uj),
-                LinearSolver::new(cfg.momentum_solver, vi, vj),
+                linear_solver(&cfg, cfg.momentum_solver, [ui, uj], periodic),
+                linear_solver(&cfg, cfg.momentum_solver, [vi, vj], periodic),
             ],
-            solver_p: LinearSolver::new(cfg.pressure_solver, nx, ny),
+            solver_p: linear_solver(&cfg, cfg.pressure_solver, [nx, ny], periodic),
             partial: vec![0.0; ny.max(uj).max(vj)],
             l,
             cfg,
@@ -530,6 +536,16 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
     }
 }
 
+/// The linear solver of `kind` for `[ni, nj]` systems, decomposed as the case says.
+fn linear_solver(
+    cfg: &SimpleConfig,
+    kind: LinearSolverKind,
+    [ni, nj]: [usize; 2],
+    periodic: [bool; 2],
+) -> Schwarz<f64> {
+    Schwarz::new(kind, ni, nj, cfg.subdomains, cfg.overlap, periodic)
+}
+
 fn relative(r: f64, r0: f64) -> f64 {
     if r0 > 0.0 { r / r0 } else { 0.0 }
 }
@@ -637,14 +653,16 @@ impl Solver for Simple {
                 "the grid, boundaries, initial state and method apply on reset only",
             ));
         }
-        let (nx, ny) = (self.l.nx, self.l.ny);
-        if cfg.momentum_solver != self.cfg.momentum_solver {
+        let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
+        if split || cfg.momentum_solver != self.cfg.momentum_solver {
             for c in 0..2 {
-                self.solvers[c] = LinearSolver::new(cfg.momentum_solver, self.sys[c].ni, self.sys[c].nj);
+                let sys = &self.sys[c];
+                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, [sys.ni, sys.nj], sys.periodic);
             }
         }
-        if cfg.pressure_solver != self.cfg.pressure_solver {
-            self.solver_p = LinearSolver::new(cfg.pressure_solver, nx, ny);
+        if split || cfg.pressure_solver != self.cfg.pressure_solver {
+            let sys = &self.sys_p;
+            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, [sys.ni, sys.nj], sys.periodic);
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
         self.cfg = cfg;
