@@ -146,6 +146,37 @@ impl<T: Real> Readback<T> {
             .for_each(|(o, v)| *o = v.f64());
         Ok(())
     }
+
+    /// `Solver::field` of a CUDA solver whose fields are `fields`: `None` for another name or
+    /// (logged) a failed read.
+    pub fn solver_field(
+        &mut self,
+        fields: &[&str],
+        name: &str,
+        derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
+        out: &mut Vec<f64>,
+    ) -> Option<()> {
+        if !fields.contains(&name) {
+            return None;
+        }
+        self.read(name, derive, out)
+            .map_err(|e| log::error!("reading field {name} back from the GPU failed: {e}"))
+            .ok()
+    }
+
+    /// `Solver::prefetch` of a CUDA solver whose fields are `fields`: other names are skipped,
+    /// a failure is logged (the later `field` call reports it again).
+    pub fn solver_prefetch(
+        &mut self,
+        fields: &[&str],
+        names: &[&str],
+        derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
+    ) {
+        let known: Vec<&str> = names.iter().copied().filter(|n| fields.contains(n)).collect();
+        if let Err(e) = self.prefetch(&known, derive) {
+            log::error!("starting the readback of {known:?} from the GPU failed: {e}");
+        }
+    }
 }
 
 impl<T> Drop for Readback<T> {

@@ -639,22 +639,13 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        if !self.field_names().contains(&name) {
-            return None;
-        }
         let mut r = self.readback.lock().expect("readback lock");
-        r.read(name, |n, dst| self.derive(n, dst), out)
-            .map_err(|e| log::error!("reading field {name} back from the GPU failed: {e}"))
-            .ok()
+        r.solver_field(self.field_names(), name, |n, dst| self.derive(n, dst), out)
     }
 
     fn prefetch(&self, names: &[&str]) {
-        let fields = self.field_names();
-        let known: Vec<&str> = names.iter().copied().filter(|n| fields.contains(n)).collect();
         let mut r = self.readback.lock().expect("readback lock");
-        if let Err(e) = r.prefetch(&known, |n, dst| self.derive(n, dst)) {
-            log::error!("starting the readback of {known:?} from the GPU failed: {e}");
-        }
+        r.solver_prefetch(self.field_names(), names, |n, dst| self.derive(n, dst));
     }
 
     fn exact_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {

@@ -1443,21 +1443,13 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        if !FIELDS.contains(&name) {
-            return None;
-        }
         let mut r = self.readback.lock().expect("readback lock");
-        r.read(name, |n, dst| self.derive(n, dst), out)
-            .map_err(|e| log::error!("reading field {name} back from the GPU failed: {e}"))
-            .ok()
+        r.solver_field(FIELDS, name, |n, dst| self.derive(n, dst), out)
     }
 
     fn prefetch(&self, names: &[&str]) {
-        let known: Vec<&str> = names.iter().copied().filter(|n| FIELDS.contains(n)).collect();
         let mut r = self.readback.lock().expect("readback lock");
-        if let Err(e) = r.prefetch(&known, |n, dst| self.derive(n, dst)) {
-            log::error!("starting the readback of {known:?} from the GPU failed: {e}");
-        }
+        r.solver_prefetch(FIELDS, names, |n, dst| self.derive(n, dst));
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
