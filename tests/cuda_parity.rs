@@ -444,3 +444,52 @@ fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
         T::NAME
     );
 }
+
+/// The live view's read ([`Solver::display_fields`]) right after a prefetch, on 1024^2 in f32,
+/// where the copy back takes a few hundred microseconds: every answer is of one state, either
+/// the current one or the one prefetched before it, and equals (bitwise) that state's fields as
+/// the synchronous [`Solver::field`] read them; while the current copy is under way the answer is
+/// the earlier state (it must happen: that is the overlap of the copy with the next steps).
+#[test]
+fn shown_fields_are_one_state_at_most_one_prefetch_behind() {
+    if !gpu() {
+        return;
+    }
+    let case = cavity(&s(&[
+        "grid.nx=1024",
+        "grid.ny=1024",
+        "solver.tolerance=1e-5",
+        "solver.precision=\"f32\"",
+    ]));
+    let mut g = solver::build(&case.spec).expect("cuda solver");
+    let names = ["speed", "u", "v"];
+    let read = |g: &dyn Solver| -> Vec<Vec<f64>> { names.iter().map(|n| common::field(g, n)).collect() };
+    let mut behind = 0;
+    for frame in 0..10 {
+        g.step().expect("cuda step");
+        let (k, earlier) = (g.steps(), read(g.as_ref()));
+        g.step().expect("cuda step");
+        g.prefetch(&names);
+        let mut shown = vec![Vec::new(); names.len()];
+        let step = g.display_fields(&names, &mut shown).expect("known fields");
+        let current = read(g.as_ref());
+        let expected = if step == k {
+            behind += 1;
+            &earlier
+        } else {
+            assert_eq!(
+                step,
+                g.steps(),
+                "frame {frame}: step {step}, not {k} or {}",
+                g.steps()
+            );
+            &current
+        };
+        assert!(
+            shown == *expected,
+            "frame {frame}: the fields shown are not those of step {step}"
+        );
+    }
+    eprintln!("display_fields answered the earlier state in {behind} of 10 frames");
+    assert!(behind > 0, "the view never ran ahead of the copy: no overlap");
+}

@@ -13,7 +13,7 @@ use crate::render::gpu::{self, Gpu};
 use crate::render::headless::BACKGROUND;
 use crate::render::offscreen::{self, Target};
 use crate::render::scene::SceneRenderer;
-use crate::render::view::{self, Camera, FrameData, Scratch, Seeding};
+use crate::render::view::{self, Camera, FrameData, Freshness, Scratch, Seeding};
 use crate::ui::panel;
 use crate::ui::state::{AppState, Request};
 use glam::Vec2;
@@ -370,8 +370,10 @@ impl App {
             (canvas_rect.width() * ppp).max(1.0),
             (canvas_rect.height() * ppp).max(1.0),
         ];
-        // Field data for this frame (only the shown fields).
-        let has_frame = gather(state, w);
+        // Field data for this frame (only the shown fields): from a GPU solver, the newest
+        // state whose copy has landed, so that the copy of the last batch overlaps the next.
+        let shown = gather(state, w, Freshness::Latest);
+        let has_frame = shown.is_some();
         if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
             w.camera = Camera::fit(w.frame.origin, w.frame.extent);
             w.last_domain = (w.frame.origin, w.frame.extent);
@@ -427,7 +429,12 @@ impl App {
         state.recording = w.video.is_some();
         // The worker steps while this thread presents.
         let stepping = state.playing && state.failure.is_none();
+        // Paused one frame behind: draw again once the current state's copy has landed.
+        let behind = shown.is_some_and(|step| step != state.solver.steps());
         drop(guard);
+        if behind && !stepping {
+            w.window.request_redraw();
+        }
         if stepping {
             stepper.go();
         }
@@ -573,9 +580,10 @@ fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &
     }
 }
 
-/// Gathers the frame data for the current view; false if there is nothing to draw.
-fn gather(state: &mut AppState, w: &mut WindowState) -> bool {
-    let ok = if state.solver.info().grid.dim == 1 {
+/// Gathers the frame data for the current view; returns the step count of the state drawn, or
+/// `None` if there is nothing to draw.
+fn gather(state: &mut AppState, w: &mut WindowState, freshness: Freshness) -> Option<u64> {
+    let shown = if state.solver.info().grid.dim == 1 {
         let g = state.solver.info().grid;
         let t_end = state.xt.times.last().copied().unwrap_or(0.0);
         let mut v = state.view.clone();
@@ -593,14 +601,20 @@ fn gather(state: &mut AppState, w: &mut WindowState) -> bool {
             &v,
             &mut w.frame,
         )
-        .is_some()
+        .map(|()| state.solver.steps())
     } else {
-        view::gather(state.solver.as_ref(), &state.view, &mut w.scratch, &mut w.frame).is_some()
+        view::gather(
+            state.solver.as_ref(),
+            &state.view,
+            freshness,
+            &mut w.scratch,
+            &mut w.frame,
+        )
     };
-    if ok {
+    if shown.is_some() {
         state.shown_range = w.frame.range;
     }
-    ok
+    shown
 }
 
 fn clamp_canvas(c: [f32; 4], width: u32, height: u32) -> [f32; 4] {
@@ -622,7 +636,8 @@ fn capture(
     with_ui: bool,
     size: Option<[u32; 2]>,
 ) -> Result<image::RgbaImage, String> {
-    let has_frame = gather(state, w);
+    // Screenshots and video frames show the state they are named after.
+    let has_frame = gather(state, w, Freshness::Current).is_some();
     let (width, height, canvas) = if with_ui {
         (
             w.config.width,

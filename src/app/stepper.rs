@@ -4,7 +4,9 @@
 //! keeps handling input, announces the fields on screen to the solver
 //! ([`AppState::prefetch_shown`]: a GPU solver starts their copy to the host without waiting for
 //! it), then wakes the event loop. The next UI pass takes the state with
-//! [`Stepper::try_state`], which never waits for a step to finish.
+//! [`Stepper::try_state`], which never waits for a step to finish, and draws the newest state
+//! whose copy has landed ([`crate::solver::Solver::display_fields`]): the copy of this batch's
+//! fields overlaps the next batch instead of holding up the window thread.
 
 use crate::ui::state::AppState;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError};

@@ -367,10 +367,6 @@ fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> an
     })
 }
 
-/// What showing a field costs per frame on the CUDA backend, at each size: the state the
-/// display needs (u, v, p) comes back through pinned memory after a step, then the shown field
-/// is derived on the host. Timed as the first `field` call after a step (copy + derive) minus a
-/// second call (derive only), median of `kernel_reps` frames.
 /// Steps per frame of the readback table's frame loop.
 const FRAME_STEPS: usize = 8;
 
@@ -381,20 +377,23 @@ const FRAME_STEPS: usize = 8;
 /// - sync: [`Solver::field`] without a prefetch: derived on the device, one value per cell
 ///   copied back through pinned memory and widened to f64 (bytes and GB/s of that copy);
 /// - frames of [`FRAME_STEPS`] steps: alone; followed by [`Solver::prefetch`] (the copy runs on
-///   the copy stream, overlapping the next frame's steps); and followed by the prefetch and at
-///   once the read (the app's order: the window thread gathers right after the worker's batch).
+///   the copy stream, overlapping the next frame's steps); followed by the prefetch and at once
+///   the synchronous read (the window thread gathering right after the worker's batch waits for
+///   the copy); and followed by the prefetch and at once [`Solver::display_fields`] (the app's
+///   order: the view takes the state prefetched the frame before while the copy is under way).
 ///
 /// [`CudaProjection::host_field`]: crate::solver::incompressible::CudaProjection::host_field
 /// [`Solver::field`]: crate::solver::Solver::field
 /// [`Solver::prefetch`]: crate::solver::Solver::prefetch
+/// [`Solver::display_fields`]: crate::solver::Solver::display_fields
 fn readback(args: &Args) -> anyhow::Result<()> {
     println!(
         "Readback of one field (speed), medians; frames of {FRAME_STEPS} steps (multigrid, tolerance 1e-4)\n"
     );
     println!(
-        "| grid | precision | field MB/frame | before: state + host derive (ms) | sync field (ms) | sync GB/s | frame: steps (ms) | + prefetch (ms) | + prefetch + read (ms) |"
+        "| grid | precision | field MB/frame | before: state + host derive (ms) | sync field (ms) | sync GB/s | frame: steps (ms) | + prefetch (ms) | + prefetch + sync read (ms) | + prefetch + display read (ms) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &n in &args.readback_sizes {
         match args.precision.as_str() {
             "f32" => readback_row::<f32>(args, n)?,
@@ -448,7 +447,8 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
             s.field("speed", &mut out);
         }));
     }
-    let mut frames = [Vec::new(), Vec::new(), Vec::new()];
+    let mut frames = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut shown = [Vec::new()];
     for _ in 0..reps {
         for (mode, times) in frames.iter_mut().enumerate() {
             let t = Instant::now();
@@ -458,17 +458,22 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
             if mode > 0 {
                 s.prefetch(&["speed"]);
             }
-            if mode > 1 {
-                s.field("speed", &mut out);
+            match mode {
+                2 => s.field("speed", &mut out).unwrap_or_default(),
+                3 => s
+                    .display_fields(&["speed"], &mut shown)
+                    .map(drop)
+                    .unwrap_or_default(),
+                _ => {}
             }
             times.push(t.elapsed().as_secs_f64());
         }
     }
     let bytes = n * n * std::mem::size_of::<T>();
-    let [alone, prefetch, read] = frames.map(median);
+    let [alone, prefetch, read, display] = frames.map(median);
     let sync = median(sync);
     println!(
-        "| {n}^2 | {} | {:.1} | {:.2} | {sync:.2} | {:.1} | {alone:.2} | {prefetch:.2} | {read:.2} |",
+        "| {n}^2 | {} | {:.1} | {:.2} | {sync:.2} | {:.1} | {alone:.2} | {prefetch:.2} | {read:.2} | {display:.2} |",
         T::NAME,
         bytes as f64 / 1e6,
         median(before),

@@ -6,7 +6,7 @@ use crate::export::{png, video};
 use crate::render::colormap::Colormap;
 use crate::render::headless::Headless;
 use crate::render::streamlines::Integrator;
-use crate::render::view::{self, FrameData, Range, Scratch, Seeding, ViewSettings};
+use crate::render::view::{self, FrameData, Freshness, Range, Scratch, Seeding, ViewSettings};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
 
@@ -203,13 +203,15 @@ pub fn frame_of(
     if solver.info().grid.dim != 2 {
         return Err("flowlab render draws 2D cases; this case is not 2D".into());
     }
-    view::gather(solver, view, scratch, frame).ok_or_else(|| {
-        format!(
-            "the solver has no field `{}` (it has: {})",
-            view.field,
-            solver.field_names().join(", ")
-        )
-    })
+    view::gather(solver, view, Freshness::Current, scratch, frame)
+        .map(|_| ())
+        .ok_or_else(|| {
+            format!(
+                "the solver has no field `{}` (it has: {})",
+                view.field,
+                solver.field_names().join(", ")
+            )
+        })
 }
 
 /// Runs the subcommand.

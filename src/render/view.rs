@@ -3,7 +3,7 @@
 
 use super::colormap::Colormap;
 use super::streamlines::{self, GridVelocity, Integrator, Limits};
-use crate::solver::Solver;
+use crate::solver::{self, Solver};
 use glam::{Mat4, Vec2, Vec3};
 
 /// Colour range of the field view.
@@ -299,18 +299,31 @@ fn percentiles(data: &[f32], a: f64, b: f64) -> Option<(f32, f32)> {
 /// Reusable buffers for [`gather`].
 #[derive(Default)]
 pub struct Scratch {
-    values: Vec<f64>,
+    /// One per name of [`ViewSettings::shown_fields`], in its order.
+    fields: Vec<Vec<f64>>,
     velocity: GridVelocity,
 }
 
-/// Reads the fields the view needs from `solver` (only those), maps ranges, and traces the
-/// streamlines. Returns `None` if the solver does not know the shown field or is not 2D.
+/// Which state [`gather`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The current state (screenshots, `flowlab render`).
+    Current,
+    /// The newest state the solver has ready for display, possibly the one before the current
+    /// state (the live view; see [`Solver::display_fields`]).
+    Latest,
+}
+
+/// Reads the fields the view needs from `solver` (only those, all of one state), maps ranges,
+/// and traces the streamlines. Returns the step count of the state drawn, or `None` if the
+/// solver does not know a shown field or is not 2D.
 pub fn gather(
     solver: &dyn Solver,
     view: &ViewSettings,
+    freshness: Freshness,
     scratch: &mut Scratch,
     out: &mut FrameData,
-) -> Option<()> {
+) -> Option<u64> {
     let g = solver.info().grid;
     if g.dim != 2 {
         return None;
@@ -318,8 +331,18 @@ pub fn gather(
     out.n = [g.n[0], g.n[1]];
     out.origin = [g.origin[0], g.origin[1]];
     out.extent = [g.extent(0), g.extent(1)];
-    solver.field(&view.field, &mut scratch.values)?;
-    to_f32(&scratch.values, &mut out.field);
+    let names = view.shown_fields();
+    let Scratch {
+        fields,
+        velocity: vel,
+    } = scratch;
+    fields.resize_with(names.len(), Vec::new);
+    let step = match freshness {
+        Freshness::Current => solver::read_fields(solver, &names, fields)?,
+        Freshness::Latest => solver.display_fields(&names, fields)?,
+    };
+    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
+    to_f32(&fields[0], &mut out.field);
     out.colormap = Some(view.colormap);
     out.log_scale = view.log_scale;
     out.diverging = view.colormap.is_diverging();
@@ -329,29 +352,27 @@ pub fn gather(
         let mut c = Vec::new();
         if name == view.field {
             c.clone_from(&out.field);
-        } else if solver.field(name, &mut scratch.values).is_some() {
-            to_f32(&scratch.values, &mut c);
+        } else {
+            to_f32(&fields[index(name)], &mut c);
         }
-        if !c.is_empty() {
-            let r = if name == view.field && !view.log_scale {
-                out.range
-            } else {
-                color_range(&c, Range::Auto, false, false)
-            };
-            out.contour = Some((c, view.contours.levels, r));
-        }
+        let r = if name == view.field && !view.log_scale {
+            out.range
+        } else {
+            color_range(&c, Range::Auto, false, false)
+        };
+        out.contour = Some((c, view.contours.levels, r));
     }
     let need_velocity = view.needs_velocity();
     out.velocity = None;
     out.arrows = None;
     out.segments.clear();
     if need_velocity {
-        let vel = &mut scratch.velocity;
         vel.n = out.n;
         vel.origin = out.origin;
         vel.spacing = [g.spacing[0], g.spacing[1]];
-        solver.field("u", &mut vel.u)?;
-        solver.field("v", &mut vel.v)?;
+        // The velocity moves out of the field buffers (they are refilled next frame).
+        std::mem::swap(&mut vel.u, &mut fields[index("u")]);
+        std::mem::swap(&mut vel.v, &mut fields[index("v")]);
         if let Some(count) = view.arrows {
             let mut u = Vec::new();
             let mut v = Vec::new();
@@ -393,7 +414,7 @@ pub fn gather(
             streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
         }
     }
-    Some(())
+    Some(step)
 }
 
 /// The x-t diagram of a 1D run as a 2D frame: `rows` of `nx` values, x across, time upwards

@@ -45,6 +45,15 @@ pub trait Solver: Send {
     /// stream). Unknown names are ignored; the CPU solvers compute fields on request and do
     /// nothing here.
     fn prefetch(&self, _names: &[&str]) {}
+    /// Fields `names` of one state for display, one vector per name in `out` (laid out as in
+    /// [`Solver::field`]); returns the step count of that state, or `None` if a name is unknown.
+    /// A device backend may answer with the state it was last asked to [`Solver::prefetch`]
+    /// before the current one instead of waiting for a copy of the current state still under
+    /// way: the view then runs one frame behind while that copy overlaps the next steps. The
+    /// CPU solvers read the current state.
+    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+        read_fields(self, names, out)
+    }
     /// A field's value at a point, interpolated from where the discretisation stores it.
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64>;
     /// Applies the live-changeable settings of `spec` (physics, CFL, schemes, solvers) without
@@ -68,6 +77,15 @@ pub trait Solver: Send {
 
 /// Whether a state can move from a solver described by `from` to one described by `to`
 /// ([`Solver::load_state`]): same family and dimension, and the same domain.
+/// Fields `names` of `solver`'s current state into `out` (one vector per name, as
+/// [`Solver::field`]); returns its step count, or `None` if a name is unknown.
+pub fn read_fields<S: Solver + ?Sized>(solver: &S, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+    for (name, out) in names.iter().zip(out) {
+        solver.field(name, out)?;
+    }
+    Some(solver.steps())
+}
+
 pub fn check_transfer(to: &SolverInfo, from: &SolverInfo) -> Result<(), Invalid> {
     if to.kind != from.kind || to.grid.dim != from.grid.dim {
         return Err(Invalid::new(

@@ -283,7 +283,8 @@ impl AppState {
 
     /// Announces the fields the view shows to the solver ([`crate::solver::Solver::prefetch`]),
     /// so a GPU solver derives them and starts copying them back now, while the window thread
-    /// takes over; the next [`view::gather`] then finds them copied or under way.
+    /// takes over; the next [`view::gather`] draws them once copied, and the state before
+    /// while the copy is under way.
     pub fn prefetch_shown(&self) {
         self.solver.prefetch(&self.view.shown_fields());
     }

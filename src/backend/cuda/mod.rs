@@ -653,6 +653,15 @@ impl Event {
         Ok(())
     }
 
+    /// Whether the work before the last recording has completed (true if never recorded); no wait.
+    pub fn done(&self) -> Result<bool, CudaError> {
+        match unsafe { drv::event::query(self.e) } {
+            Ok(()) => Ok(true),
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Milliseconds from `self` to `end` (waits for `end`).
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32, CudaError> {
         unsafe { drv::event::synchronize(end.e) }?;

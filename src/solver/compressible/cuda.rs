@@ -597,7 +597,10 @@ impl<T: Real> Solver for CudaEuler<T> {
         let rate = self.rate;
         let dt = time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time)?;
         self.mirror.lock().expect("mirror lock").stale = true;
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps + 1);
         let device = err(self.steps, self.time);
         self.advance(dt).map_err(&device)?;
         self.time += dt;
@@ -648,6 +651,11 @@ impl<T: Real> Solver for CudaEuler<T> {
         r.solver_prefetch(self.field_names(), names, |n, dst| self.derive(n, dst));
     }
 
+    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+        let mut r = self.readback.lock().expect("readback lock");
+        r.solver_display(self.field_names(), names, |n, dst| self.derive(n, dst), out)
+    }
+
     fn exact_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
         self.read(|m| m.exact_field(name, out))
     }
@@ -667,7 +675,10 @@ impl<T: Real> Solver for CudaEuler<T> {
         self.mirror.lock().expect("mirror lock").cpu.update(spec)?;
         self.cfg = cfg;
         // Gamma enters p, e and the Mach number.
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
         // Gamma is live: the inflow states and the next step's wave rate depend on it.
         (|| {
             self.upload_inflow()?;
@@ -714,7 +725,10 @@ impl<T: Real> Solver for CudaEuler<T> {
         self.time = from.time();
         self.steps = from.steps();
         self.dt = from.dt();
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
         Ok(())
     }
 }

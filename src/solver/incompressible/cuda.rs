@@ -1399,7 +1399,10 @@ impl<T: Real> Solver for CudaProjection<T> {
         self.cfg.check_health(umax, vmax, self.steps, self.time)?;
         let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
         self.mirror.lock().expect("mirror lock").stale = true;
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps + 1);
         self.step_inner(dt).map_err(err(self.steps, self.time))?;
         let sc = self.sc_host.as_slice();
         let ctrl = self.ctrl_host.as_slice();
@@ -1452,6 +1455,11 @@ impl<T: Real> Solver for CudaProjection<T> {
         r.solver_prefetch(FIELDS, names, |n, dst| self.derive(n, dst));
     }
 
+    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+        let mut r = self.readback.lock().expect("readback lock");
+        r.solver_display(FIELDS, names, |n, dst| self.derive(n, dst), out)
+    }
+
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
         self.with_mirror(|m| m.sample(name, point))?
     }
@@ -1480,7 +1488,10 @@ impl<T: Real> Solver for CudaProjection<T> {
         }
         drop(m);
         // The density scales the reported pressure.
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
         self.cfg = cfg;
         Ok(())
     }
@@ -1512,7 +1523,10 @@ impl<T: Real> Solver for CudaProjection<T> {
         let mut m = self.mirror.lock().expect("mirror lock");
         m.cpu = Some(cpu);
         m.stale = false;
-        self.readback.get_mut().expect("readback lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
         Ok(())
     }
 
