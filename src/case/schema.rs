@@ -368,6 +368,9 @@ pub struct SolverSettings {
     pub alpha: Option<f64>,
     /// Under-relaxation factor of the momentum equations (SIMPLE, SIMPLER), in (0, 1].
     pub alpha_u: Option<f64>,
+    /// Momentum under-relaxation by a pseudo-time step [s] (SIMPLE, SIMPLER), with or instead
+    /// of `alpha_u`.
+    pub pseudo_dt: Option<f64>,
     /// Under-relaxation factor of the pressure correction (SIMPLE), in (0, 1].
     pub alpha_p: Option<f64>,
     /// Inner linear solvers per equation (SIMPLE, SIMPLER).

@@ -356,7 +356,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "alpha_u",
                 "solver.alpha_u",
-                s.alpha_u.unwrap_or(0.7),
+                s.alpha_u.unwrap_or(if s.pseudo_dt.is_some() { 1.0 } else { 0.7 }),
                 0.01,
                 0.05..=1.0,
             );

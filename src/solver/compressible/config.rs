@@ -108,6 +108,7 @@ impl Config {
         not_here("solver.max_iterations", s.max_iterations.is_some(), inc)?;
         not_here("solver.sor_omega", s.sor_omega.is_some(), inc)?;
         not_here("solver.alpha_u", s.alpha_u.is_some(), inc)?;
+        not_here("solver.pseudo_dt", s.pseudo_dt.is_some(), inc)?;
         not_here("solver.alpha_p", s.alpha_p.is_some(), inc)?;
         not_here("solver.linear_solver", s.linear_solver.is_some(), inc)?;
         not_here("physics.pressure_gradient", ph.pressure_gradient.is_some(), inc)?;

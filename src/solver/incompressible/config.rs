@@ -203,6 +203,7 @@ impl Config {
         let steady_only = "applies to solver.method = \"simple\" or \"simpler\" only";
         let simple_only = [
             ("solver.alpha_u", s.alpha_u.is_some()),
+            ("solver.pseudo_dt", s.pseudo_dt.is_some()),
             ("solver.alpha_p", s.alpha_p.is_some()),
             ("solver.linear_solver", s.linear_solver.is_some()),
             (

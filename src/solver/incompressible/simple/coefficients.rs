@@ -17,8 +17,12 @@
 //! value `U` and the first two nodes, `q_g = (8 U - 6 q_1 + q_2) / 3`, whose wall gradient is
 //! second order and exact for a parabola (so plane Poiseuille flow is reproduced to solver
 //! tolerance): `a_P += 2 a_g`, `a_opposite += a_g / 3`, `b += 8/3 a_g U`. Outflow and symmetry
-//! sides have zero tangential gradient (no link). Under-relaxation (Patankar eq. 6.36):
-//! `a_P / alpha` and `b += (1 - alpha) a_P / alpha q_old`; `d = A_along / (a_P / alpha)`.
+//! sides have zero tangential gradient (no link). Under-relaxation by a factor (Patankar eq.
+//! 6.36) and by a pseudo-time step `dtau` (Patankar sec. 6.7-2; `a_P^0 = rho V / dtau`, `V` the
+//! control volume's area): `a_P' = a_P / alpha + a_P^0`, `b += ((1 - alpha) a_P / alpha + a_P^0)
+//! q_old`; `d = A_along / a_P'`. The factor relaxes each node in proportion to its own `a_P`,
+//! which freezes nodes of very large viscosity (a power-law fluid where the shear vanishes);
+//! the pseudo-time step relaxes all nodes alike in time.
 
 use super::config::Scheme;
 use crate::case::{Boundary, Convection};
@@ -35,6 +39,8 @@ pub struct Constants<'a> {
     pub density: f64,
     pub scheme: Scheme,
     pub alpha: f64,
+    /// Pseudo-time step [s] (infinite: none).
+    pub pseudo_dt: f64,
     /// Mean pressure gradient component along the velocity component [Pa/m].
     pub gradient: f64,
 }
@@ -178,8 +184,10 @@ pub fn assemble(
                 a_mc = 0.0;
             }
             norm += (ap * q[kk]).abs();
+            let ap0 = k.density * k.spacing[0] * k.spacing[1] / k.pseudo_dt;
             let ap_r = ap / k.alpha;
-            b += (1.0 - k.alpha) * ap_r * q[kk];
+            b += ((1.0 - k.alpha) * ap_r + ap0) * q[kk];
+            let ap_r = ap_r + ap0;
             let (ae, aw, an, as_) = if c == 0 {
                 (a_pa, a_ma, a_pc, a_mc)
             } else {

@@ -30,6 +30,8 @@ pub struct SimpleConfig {
     pub pressure_gradient: [f64; 2],
     pub scheme: Scheme,
     pub alpha_u: f64,
+    /// Pseudo-time step of the momentum equations [s] (`solver.pseudo_dt`; infinite: none).
+    pub pseudo_dt: f64,
     pub alpha_p: f64,
     pub momentum_solver: LinearSolverKind,
     pub momentum_tolerance: f64,
@@ -146,7 +148,22 @@ impl SimpleConfig {
                 Err(Invalid::new(key, format!("must lie in (0, 1], got {a}")))
             }
         };
-        let alpha_u = relax("solver.alpha_u", s.alpha_u, 0.7)?;
+        let pseudo_dt = match s.pseudo_dt {
+            None => f64::INFINITY,
+            Some(t) if t > 0.0 && t.is_finite() => t,
+            Some(t) => {
+                return Err(Invalid::new(
+                    "solver.pseudo_dt",
+                    format!("must be a positive number of seconds, got {t}"),
+                ));
+            }
+        };
+        // With a pseudo-time step the factor is optional.
+        let alpha_u = relax(
+            "solver.alpha_u",
+            s.alpha_u,
+            if s.pseudo_dt.is_some() { 1.0 } else { 0.7 },
+        )?;
         let alpha_p = relax("solver.alpha_p", s.alpha_p, if simpler { 1.0 } else { 0.3 })?;
         let ls = s.linear_solver.clone().unwrap_or_default();
         let momentum_solver = ls.momentum.unwrap_or(LinearSolverKind::Adi);
@@ -178,6 +195,7 @@ impl SimpleConfig {
             pressure_gradient,
             scheme,
             alpha_u,
+            pseudo_dt,
             alpha_p,
             momentum_solver,
             momentum_tolerance,

@@ -532,6 +532,7 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
         density: cfg.flow.density,
         scheme: cfg.scheme,
         alpha: cfg.alpha_u,
+        pseudo_dt: cfg.pseudo_dt,
         gradient: cfg.pressure_gradient[c],
     }
 }
