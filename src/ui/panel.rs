@@ -121,20 +121,25 @@ fn live_number(
     });
 }
 
-/// A labelled integer drag value that applies `key` live when changed.
-fn live_count(
+/// A labelled integer drag value that applies `key` when changed: live, or on reset.
+fn count(
     ui: &mut Ui,
     state: &mut AppState,
     label: &str,
     key: &str,
     value: usize,
     range: std::ops::RangeInclusive<usize>,
+    on_reset: bool,
 ) {
     ui.horizontal(|ui| {
         let mut v = value;
         let r = named(ui, label, DragValue::new(&mut v).range(range));
         if r.changed() && v != value {
-            let _ = state.set(key, &v.to_string());
+            let _ = if on_reset {
+                state.set_on_reset(key, &v.to_string())
+            } else {
+                state.set(key, &v.to_string())
+            };
         }
     });
 }
@@ -405,21 +410,23 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 false,
             );
             let ny = spec.grid.ny.max(1);
-            live_count(
+            count(
                 ui,
                 state,
                 "Schwarz subdomains",
                 "solver.linear_solver.subdomains",
                 ls.subdomains.unwrap_or(1),
                 1..=ny,
+                false,
             );
-            live_count(
+            count(
                 ui,
                 state,
                 "overlap (rows)",
                 "solver.linear_solver.overlap",
                 ls.overlap.unwrap_or(2),
                 0..=ny,
+                false,
             );
         }
         Kind::Incompressible => {
@@ -544,14 +551,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             .pending_value(key)
             .and_then(|v| v.parse().ok())
             .unwrap_or([spec.grid.nx, spec.grid.ny][axis]);
-        ui.horizontal(|ui| {
-            let l = ui.label(*key);
-            let mut n = current;
-            let r = ui.add(DragValue::new(&mut n).range(4..=4096)).labelled_by(l.id);
-            if r.changed() && n != current {
-                let _ = state.set_on_reset(key, &n.to_string());
-            }
-        });
+        count(ui, state, key, key, current, 4..=4096, true);
     }
     backend_choice(ui, state);
     if !state.pending.is_empty() {
