@@ -411,38 +411,9 @@ fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
     ]));
     let cfg = flowlab::solver::incompressible::Config::from_spec(&case.spec).expect("config");
     let mut g = CudaProjection::<T>::new(cfg).expect("cuda solver");
-    let mut worst: f64 = 0.0;
-    for round in 0..3 {
-        for _ in 0..20 {
-            g.step().expect("cuda step");
-        }
-        if round == 1 {
-            g.prefetch(FIELDS);
-        }
-        if round == 2 {
-            g.prefetch(FIELDS);
-            g.step().expect("cuda step");
-        }
-        for f in FIELDS {
-            let mut host = Vec::new();
-            g.host_field(f, &mut host).expect("host field");
-            let device = common::field(&g, f);
-            let d = rel_l2(&device, &host);
-            eprintln!("  {} round {round} {f}: rel L2 {d:.3e}", T::NAME);
-            assert!(
-                d <= bound,
-                "{} {f} (round {round}): rel L2 {d:.3e} > {bound:e}",
-                T::NAME
-            );
-            worst = worst.max(d);
-        }
-    }
+    common::device_fields_match(&mut g, FIELDS, CudaProjection::host_field, T::NAME, bound);
     let mut out = Vec::new();
     assert!(g.field("no_such_field", &mut out).is_none());
-    eprintln!(
-        "{}: worst rel L2 of the device-derived fields {worst:.3e}",
-        T::NAME
-    );
 }
 
 /// The live view's read ([`Solver::display_fields`]) right after a prefetch, on 1024^2 in f32,

@@ -349,33 +349,6 @@ fn fields_match<T: flowlab::solver::real::Real>(name: &str, sets: &[&str], bound
         .unwrap();
     let mut g = CudaEuler::<T>::new(Config::from_spec(&case.spec).expect("config")).expect("cuda solver");
     let names = g.field_names();
-    let mut worst: f64 = 0.0;
-    for round in 0..3 {
-        for _ in 0..20 {
-            g.step().expect("cuda step");
-        }
-        if round == 1 {
-            g.prefetch(names);
-        }
-        if round == 2 {
-            g.prefetch(names);
-            g.step().expect("cuda step");
-        }
-        for f in names {
-            let mut host = Vec::new();
-            g.host_field(f, &mut host).expect("host field");
-            let d = rel_l2(&field(&g, f), &host);
-            eprintln!("  {name} {} round {round} {f}: rel L2 {d:.3e}", T::NAME);
-            assert!(
-                d <= bound,
-                "{name} {} {f} (round {round}): rel L2 {d:.3e} > {bound:e}",
-                T::NAME
-            );
-            worst = worst.max(d);
-        }
-    }
-    eprintln!(
-        "{name} {}: worst rel L2 of the device-derived fields {worst:.3e}",
-        T::NAME
-    );
+    let label = format!("{name} {}", T::NAME);
+    common::device_fields_match(&mut g, names, CudaEuler::host_field, &label, bound);
 }

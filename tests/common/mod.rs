@@ -280,3 +280,42 @@ pub fn ghia_deviation(s: &dyn Solver, column: usize) -> (f64, String) {
     }
     (worst, at)
 }
+
+/// The device-derived fields of a GPU solver (read through [`Solver::field`]) against `host`, the
+/// CPU's derivation of the same device state, for every name of `names`, in three rounds of 20
+/// steps: read synchronously, read after a prefetch, and prefetched and then stepped once more
+/// (the field must be that of the new state). Panics above `bound` (relative L2); returns the
+/// worst difference. `label` names the run in the messages.
+pub fn device_fields_match<S: Solver>(
+    g: &mut S,
+    names: &[&str],
+    host: impl Fn(&S, &str, &mut Vec<f64>) -> Option<()>,
+    label: &str,
+    bound: f64,
+) -> f64 {
+    let mut worst: f64 = 0.0;
+    for round in 0..3 {
+        for _ in 0..20 {
+            g.step().expect("cuda step");
+        }
+        if round > 0 {
+            g.prefetch(names);
+        }
+        if round == 2 {
+            g.step().expect("cuda step");
+        }
+        for f in names {
+            let mut h = Vec::new();
+            host(g, f, &mut h).expect("host field");
+            let d = rel_l2(&field(g, f), &h);
+            eprintln!("  {label} round {round} {f}: rel L2 {d:.3e}");
+            assert!(
+                d <= bound,
+                "{label} {f} (round {round}): rel L2 {d:.3e} > {bound:e}"
+            );
+            worst = worst.max(d);
+        }
+    }
+    eprintln!("{label}: worst rel L2 of the device-derived fields {worst:.3e}");
+    worst
+}
