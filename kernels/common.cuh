@@ -13,6 +13,13 @@
 #endif
 typedef REAL real;
 
+// x^y through the CUDA math library, outside the kernels' own arithmetic: pow's implementation
+// (libdevice) uses fused multiply-adds internally for its accuracy (2 ulp in double, 4 in float
+// here; the host's libm is within 1), so it is kept in functions of these names, and
+// tests/cuda_kernels.rs checks that fma instructions occur in them only.
+extern "C" __device__ __noinline__ double libm_pow_f64(double x, double y) { return pow(x, y); }
+extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return pow(x, y); }
+
 // Slots of the device scalar block `sc` (REAL) and of the control block `ctrl` (int).
 #define SC_TARGET 0
 #define SC_BNORM 1

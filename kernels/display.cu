@@ -24,6 +24,7 @@ extern "C" __device__ __noinline__ double libm_hypot_f64(double x, double y) { r
 #define SF_VORTICITY 4
 #define SF_STREAM_FUNCTION 5
 #define SF_DIVERGENCE 6
+#define SF_VISCOSITY 7
 
 // Compressible field codes: positions in `FIELDS_2D` of src/solver/compressible/mod.rs.
 #define EF_RHO 0
@@ -68,7 +69,8 @@ extern "C" __global__ void stream_function_corners(const real* __restrict__ u, c
 // hypot(u, v); p: p[j0 nx + i0] p_scale (p_scale: density for kinematic pressure); divergence:
 // (u[i, j] - u[i-1, j]) / dx + (v[i, j] - v[i, j-1]) / dy; vorticity and stream function: the
 // mean of the four corners, 0.25 (c[i-1, j-1] + c[i, j-1] + c[i-1, j] + c[i, j]) (corner index
-// (i, j) at x = i dx), psi from stream_function_corners (null for the other fields).
+// (i, j) at x = i dx), psi from stream_function_corners (null for the other fields); viscosity
+// (SIMPLE): p is the ghosted cell viscosity, read at (i, j).
 extern "C" __global__ void staggered_display(const real* __restrict__ u, const real* __restrict__ v,
                                              const real* __restrict__ p, const double* __restrict__ psi,
                                              real* __restrict__ out, int nx, int ny, int field, double dx,
@@ -85,6 +87,7 @@ extern "C" __global__ void staggered_display(const real* __restrict__ u, const r
     case SF_V: r = vc; break;
     case SF_SPEED: r = libm_hypot_f64(uc, vc); break;
     case SF_P: r = (double)p[j0 * nx + i0] * p_scale; break;
+    case SF_VISCOSITY: r = (double)p[j * s + i]; break;
     case SF_DIVERGENCE:
         r = (double)(u[j * s + i] - u[j * s + i - 1]) / dx + (double)(v[j * s + i] - v[(j - 1) * s + i]) / dy;
         break;

@@ -11,13 +11,6 @@
 // Every expression keeps the operation order of the CPU code (compiled without FMA contraction),
 // so the results round identically.
 
-// x^y through the CUDA math library, outside the kernels' own arithmetic: pow's implementation
-// (libdevice) uses fused multiply-adds internally for its accuracy (2 ulp in double, 4 in float
-// here; the host's libm is within 1), so it is kept in functions of these names, and
-// tests/cuda_kernels.rs checks that fma instructions occur in them only.
-extern "C" __device__ __noinline__ double libm_pow_f64(double x, double y) { return pow(x, y); }
-extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return pow(x, y); }
-
 struct q4 {
     real c[4];
 };

@@ -14,6 +14,7 @@ use std::time::Instant;
 /// Runs the check on a pool of its own with one worker (as `cavity_ghia.rs`: the tests run side
 /// by side, and runs sharing one pool spend their time waking each other).
 fn check(
+    backend: &str,
     name: &str,
     method: &str,
     grid: usize,
@@ -24,10 +25,12 @@ fn check(
 ) {
     flowlab::backend::cpu::thread_pool(1)
         .expect("a worker thread")
-        .install(|| check_on_this_thread(name, method, column, max_dev, centre, psi_ref, grid));
+        .install(|| check_on_this_thread(backend, name, method, column, max_dev, centre, psi_ref, grid));
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_on_this_thread(
+    backend: &str,
     name: &str,
     method: &str,
     column: usize,
@@ -42,6 +45,7 @@ fn check_on_this_thread(
             &format!("solver.method={method}"),
             &format!("grid.nx={grid}"),
             &format!("grid.ny={grid}"),
+            &format!("solver.backend=\"{backend}\""),
         ],
     );
     let mut s = solver::build(&case.spec).expect("solver builds");
@@ -68,7 +72,7 @@ fn check_on_this_thread(
         sum["psi_min_y"].as_f64().unwrap(),
     );
     eprintln!(
-        "{name} {method}: {} outer iterations, {wall:.1} s, max |dev| = {worst:.4} ({at}), psi_min = {psi:.6} ({:+.2} %), centre ({x:.4}, {y:.4}) vs ({:.4}, {:.4})",
+        "{name} {method} ({backend}): {} outer iterations, {wall:.1} s, max |dev| = {worst:.4} ({at}), psi_min = {psi:.6} ({:+.2} %), centre ({x:.4}, {y:.4}) vs ({:.4}, {:.4})",
         s.steps(),
         100.0 * (psi - psi_ref) / psi_ref.abs(),
         centre.0,
@@ -91,6 +95,7 @@ fn check_on_this_thread(
 #[test]
 fn re100_simple_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re100_simple",
         "simple",
         64,
@@ -104,6 +109,7 @@ fn re100_simple_matches_ghia() {
 #[test]
 fn re100_simpler_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re100_simple",
         "simpler",
         64,
@@ -117,6 +123,7 @@ fn re100_simpler_matches_ghia() {
 #[test]
 fn re400_simple_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re400_simple",
         "simple",
         64,
@@ -130,6 +137,7 @@ fn re400_simple_matches_ghia() {
 #[test]
 fn re400_simpler_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re400_simple",
         "simpler",
         64,
@@ -143,6 +151,7 @@ fn re400_simpler_matches_ghia() {
 #[test]
 fn re1000_simple_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re1000_simple",
         "simple",
         96,
@@ -156,6 +165,7 @@ fn re1000_simple_matches_ghia() {
 #[test]
 fn re1000_simpler_matches_ghia() {
     check(
+        "cpu",
         "lid_driven_cavity_re1000_simple",
         "simpler",
         96,
@@ -164,4 +174,54 @@ fn re1000_simpler_matches_ghia() {
         (0.5313, 0.5625),
         -0.117929,
     );
+}
+
+// The same checks on the CUDA backend (skipped without a usable device).
+
+#[test]
+fn cuda_re100_simple_matches_ghia() {
+    if common::gpu() {
+        check(
+            "cuda",
+            "lid_driven_cavity_re100_simple",
+            "simple",
+            64,
+            2,
+            0.01,
+            (0.6172, 0.7344),
+            -0.103423,
+        );
+    }
+}
+
+#[test]
+fn cuda_re400_simpler_matches_ghia() {
+    if common::gpu() {
+        check(
+            "cuda",
+            "lid_driven_cavity_re400_simple",
+            "simpler",
+            64,
+            3,
+            0.015,
+            (0.5547, 0.6055),
+            -0.113909,
+        );
+    }
+}
+
+#[test]
+fn cuda_re1000_simple_matches_ghia() {
+    if common::gpu() {
+        check(
+            "cuda",
+            "lid_driven_cavity_re1000_simple",
+            "simple",
+            96,
+            4,
+            0.02,
+            (0.5313, 0.5625),
+            -0.117929,
+        );
+    }
 }

@@ -10,6 +10,13 @@
 //! (and at least one step). The cavity's pressure tolerance is 1e-6 in f64 and 1e-4 in f32 unless
 //! `--tolerance` says otherwise.
 //!
+//! `--family steady` (not part of `all`) times the cavity from rest to steady state for SIMPLE,
+//! SIMPLER and the projection method at each `--steady-sizes` size and `--steady-re` Reynolds
+//! number, on `--backend` ([`steady`]).
+//!
+//! `--family readback` (with `--backend cuda`, not part of `all`) measures only the per-frame
+//! readback table ([`readback`]).
+//!
 //! `--family schwarz` (not part of `all`) runs the Re = 100 cavity with SIMPLER to steady state
 //! (`stop.steady_tol` = 1e-6 of the case file, normalised residual) at each `--schwarz-sizes`
 //! size, for each number of overlapping Schwarz subdomains and overlap, and prints the outer
@@ -35,6 +42,8 @@ use std::time::Instant;
 
 const CAVITY: &str = include_str!("../../cases/lid_driven_cavity_re1000.toml");
 const CAVITY_SIMPLE: &str = include_str!("../../cases/lid_driven_cavity_re100_simple.toml");
+const CAVITY_RE100: &str = include_str!("../../cases/lid_driven_cavity_re100.toml");
+const CAVITY_SIMPLE_RE1000: &str = include_str!("../../cases/lid_driven_cavity_re1000_simple.toml");
 const SOD: &str = include_str!("../../cases/sod.toml");
 const QUADRANT: &str = include_str!("../../cases/riemann_quadrant_config3.toml");
 const CESE_SOD: &str = include_str!("../../cases/cese_sod.toml");
@@ -47,7 +56,7 @@ pub const CPU_MAX_CELLS: usize = 20_000_000;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// Which solver family to measure.
-    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible", "schwarz"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible", "schwarz", "steady", "readback"])]
     pub family: String,
     /// Cavity grid sizes N (N x N cells).
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
@@ -94,6 +103,19 @@ pub struct Args {
     /// Overlaps in rows (`--family schwarz`).
     #[arg(long, value_delimiter = ',', default_values_t = [2usize])]
     pub overlaps: Vec<usize>,
+    /// Cavity sizes N of the time-to-steady table (`--family steady`).
+    #[arg(long, value_delimiter = ',', default_values_t = [128usize, 512])]
+    pub steady_sizes: Vec<usize>,
+    /// Reynolds numbers of the time-to-steady table (100 or 1000: their case files).
+    #[arg(long, value_delimiter = ',', default_values_t = [100u32, 1000])]
+    pub steady_re: Vec<u32>,
+    /// Methods of the time-to-steady table.
+    #[arg(long, value_delimiter = ',', default_values = ["simple", "simpler", "projection"])]
+    pub steady_methods: Vec<String>,
+    /// Wall-clock limit of one time-to-steady run [s]; a run stopped by it is reported with the
+    /// residual it reached.
+    #[arg(long, default_value_t = 600.0)]
+    pub steady_seconds: f64,
     /// Cavity sizes N of the readback table (cuda).
     #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096])]
     pub readback_sizes: Vec<usize>,
@@ -120,6 +142,16 @@ struct Measurement {
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.family == "schwarz" {
         return schwarz(&args);
+    }
+    if args.family == "steady" {
+        return steady(&args);
+    }
+    if args.family == "readback" {
+        if args.backend != "cuda" {
+            anyhow::bail!("--family readback measures the GPU's readback; add --backend cuda");
+        }
+        device()?;
+        return readback(&args);
     }
     let cuda = args.backend == "cuda";
     if cuda {
@@ -324,6 +356,96 @@ fn schwarz(args: &Args) -> anyhow::Result<()> {
                         inner[1] / its as f64
                     );
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Time to a steady cavity: each of `args.steady_methods` at each size and Reynolds number (the
+/// shipped case files `lid_driven_cavity_re{100,1000}{,_simple}.toml` with the grid replaced), from
+/// rest until the steady measure falls below 1e-6 or `args.steady_seconds` pass. SIMPLE's and
+/// SIMPLER's measure is the largest normalised residual (momentum u, v, mass); the projection
+/// method's is its steady change `||u^(n+1) - u^n||_2 / (dt ||u^(n+1)||_2)` (per unit time), with the
+/// multigrid pressure solve to 1e-8 so that its noise stays below the target.
+fn steady(args: &Args) -> anyhow::Result<()> {
+    const TOL: f64 = 1e-6;
+    println!(
+        "Cavity from rest to the steady measure {TOL:e} (backend {}, at most {} s a run)\n",
+        args.backend, args.steady_seconds
+    );
+    println!(
+        "| cells | Re | method | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | pressure its/iteration |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for &n in &args.steady_sizes {
+        for &re in &args.steady_re {
+            for method in &args.steady_methods {
+                let (text, mut sets) = match (method.as_str(), re) {
+                    ("projection", 100) => (CAVITY_RE100, vec![]),
+                    ("projection", _) => (CAVITY, vec![]),
+                    (_, 100) => (CAVITY_SIMPLE, vec![format!("solver.method=\"{method}\"")]),
+                    _ => (CAVITY_SIMPLE_RE1000, vec![format!("solver.method=\"{method}\"")]),
+                };
+                if re != 100 && re != 1000 {
+                    anyhow::bail!("--steady-re takes 100 and 1000 (the shipped case files), got {re}");
+                }
+                if method == "projection" {
+                    sets.push("solver.pressure_solver=\"multigrid\"".into());
+                    sets.push("solver.tolerance=1e-8".into());
+                }
+                sets.extend([
+                    format!("grid.nx={n}"),
+                    format!("grid.ny={n}"),
+                    format!("solver.backend=\"{}\"", args.backend),
+                ]);
+                let label = format!("bench steady cavity Re {re} {method}");
+                let mut case = Case::parse(text, &label)?;
+                for s in &sets {
+                    case.set_assignment(s)?;
+                }
+                let mut s = solver::build(&case.spec)
+                    .map_err(|e| anyhow::anyhow!("{label}: {}: {}", e.key, e.message))?;
+                let pool = crate::backend::cpu::thread_pool(0)?;
+                let start = Instant::now();
+                let mut pressure = 0.0;
+                let measure = |s: &dyn solver::Solver| {
+                    s.residuals()
+                        .iter()
+                        .find(|(k, _)| *k == "steady_change")
+                        .map_or(f64::NAN, |(_, v)| *v)
+                };
+                let reached = pool.install(|| -> anyhow::Result<bool> {
+                    loop {
+                        s.step()?;
+                        pressure += s
+                            .residuals()
+                            .iter()
+                            .find(|(k, _)| *k == "pressure_iterations")
+                            .map_or(0.0, |(_, v)| *v);
+                        if measure(s.as_ref()) < TOL {
+                            return Ok(true);
+                        }
+                        if start.elapsed().as_secs_f64() > args.steady_seconds {
+                            return Ok(false);
+                        }
+                    }
+                })?;
+                let seconds = start.elapsed().as_secs_f64();
+                let its = s.steps();
+                println!(
+                    "| {n}^2 | {re} | {method} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} |",
+                    s.info().backend,
+                    if s.info().backend == "cuda" {
+                        "-".to_string()
+                    } else {
+                        pool.current_num_threads().to_string()
+                    },
+                    if reached { "yes" } else { "no (time limit)" },
+                    1e3 * seconds / its as f64,
+                    measure(s.as_ref()),
+                    pressure / its as f64
+                );
             }
         }
     }

@@ -158,8 +158,9 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 /// - `cpu` (the default when the key is absent): the CPU reference solvers;
 /// - `cuda`: the GPU solver, or an error naming `solver.backend` when no usable device, driver
 ///   or NVRTC is present, or the key of a setting the CUDA backend does not have;
-/// - `auto`: the GPU solver where a device is usable and the method runs there (all but SIMPLE
-///   and SIMPLER), else the CPU solvers (with one warning per process when the device is missing).
+/// - `auto`: the GPU solver where a device is usable and the case's settings run there, else the
+///   CPU solvers (with one warning per process when the device is missing or a setting is
+///   CPU-only).
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     let cpu = |spec: &CaseSpec| match spec.case.kind {
         Kind::Incompressible => incompressible::build(spec),
@@ -181,8 +182,6 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
             gpu(spec)
         }
         BackendChoice::Auto => match crate::backend::cuda::probe() {
-            // SIMPLE and SIMPLER run on the CPU only.
-            Ok(_) if spec.case.kind == Kind::Incompressible && incompressible::steady(spec) => cpu(spec),
             Ok(_) => gpu(spec).or_else(|e| {
                 log::warn!(
                     "backend = auto: {}: {}; running on the CPU backend",

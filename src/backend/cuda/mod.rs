@@ -36,6 +36,8 @@ pub use readback::Readback;
 pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
 /// The ideal-gas helpers, ghost cells and step reduction of the compressible kernel files.
 pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
+/// Convection face values and staggered index helpers of the projection and SIMPLE kernels.
+pub const STAGGERED_HEADER: &str = include_str!("../../../kernels/staggered.cuh");
 
 /// A kernel file (one NVRTC compilation unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,16 +56,23 @@ pub enum KernelSet {
     /// `kernels/display.cu` (with `euler.cuh`): the displayed fields of both families, derived
     /// from the solver state at the cell centres ([`readback`]).
     Display,
+    /// `kernels/five_point.cu`: the linear solvers of the SIMPLE family's five-point systems
+    /// (line sweeps by parallel cyclic reduction, Jacobi, the Krylov solvers' operator).
+    FivePoint,
+    /// `kernels/simple.cu` (with `staggered.cuh`): SIMPLE and SIMPLER assembly and corrections.
+    Simple,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 6] = [
+    pub const ALL: [KernelSet; 8] = [
         KernelSet::Projection,
         KernelSet::Poisson,
         KernelSet::Bench,
         KernelSet::MusclHancock,
         KernelSet::Cese,
         KernelSet::Display,
+        KernelSet::FivePoint,
+        KernelSet::Simple,
     ];
 
     pub fn file_name(self) -> &'static str {
@@ -74,6 +83,8 @@ impl KernelSet {
             KernelSet::MusclHancock => "muscl_hancock.cu",
             KernelSet::Cese => "cese.cu",
             KernelSet::Display => "display.cu",
+            KernelSet::FivePoint => "five_point.cu",
+            KernelSet::Simple => "simple.cu",
         }
     }
 
@@ -85,15 +96,18 @@ impl KernelSet {
             KernelSet::MusclHancock => include_str!("../../../kernels/muscl_hancock.cu"),
             KernelSet::Cese => include_str!("../../../kernels/cese.cu"),
             KernelSet::Display => include_str!("../../../kernels/display.cu"),
+            KernelSet::FivePoint => include_str!("../../../kernels/five_point.cu"),
+            KernelSet::Simple => include_str!("../../../kernels/simple.cu"),
         }
     }
 
     /// The compilation unit: the file with each `#include "<header>"` line of `kernels/`
-    /// (`common.cuh`, `euler.cuh`) replaced by the header's text.
+    /// (`common.cuh`, `euler.cuh`, `staggered.cuh`) replaced by the header's text.
     pub fn full_source(self) -> String {
         self.source()
             .replace("#include \"common.cuh\"", COMMON_HEADER)
             .replace("#include \"euler.cuh\"", EULER_HEADER)
+            .replace("#include \"staggered.cuh\"", STAGGERED_HEADER)
     }
 }
 
@@ -419,6 +433,34 @@ impl Gpu {
     ) -> Result<(), CudaError> {
         let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
         unsafe { drv::launch_kernel(f, grid, block, 0, self.stream, &mut ptrs) }?;
+        Ok(())
+    }
+
+    /// Launches `f` with `shared` bytes of dynamic shared memory, first raising the kernel's
+    /// limit where `shared` exceeds the default 48 KiB (an error names the limit the device
+    /// refused).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; the kernel must not use more dynamic shared memory than `shared`.
+    pub unsafe fn launch_shared(
+        &self,
+        f: sys::CUfunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared: u32,
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        if shared > 48 * 1024 {
+            let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+            unsafe { drv::function::set_function_attribute(f, attr, shared as i32) }.map_err(|e| {
+                CudaError(format!(
+                    "{} while allowing {shared} bytes of shared memory per block",
+                    CudaError::from(e)
+                ))
+            })?;
+        }
+        let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
+        unsafe { drv::launch_kernel(f, grid, block, shared, self.stream, &mut ptrs) }?;
         Ok(())
     }
 

@@ -24,6 +24,7 @@
 //! mirror whose code is reused unchanged; none of them runs per frame.
 
 use super::config::Config;
+use super::device_fields::{StaggeredDisplay, StaggeredState};
 use super::pressure_poisson::spectral::Axes;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, optimal_sor_omega};
 use super::staggered::{Layout, fill_velocity_ghosts};
@@ -87,7 +88,40 @@ fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
 
-fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
+/// The velocity conditions as `ghosts_x` / `ghosts_y` of `kernels/projection.cu` read them, in
+/// device memory: a kind per side (`BC_*` of `kernels/common.cuh`) and two values per side (the
+/// tangential wall velocity, or the inflow velocity's x and y components).
+pub(crate) fn boundary_codes<T: Real>(
+    gpu: &Arc<Gpu>,
+    bc: &[Boundary; 4],
+) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
+    let mut bck = [0i32; 4];
+    let mut bcv = [T::zero(); 8];
+    for (side, b) in bc.iter().enumerate() {
+        bck[side] = match b {
+            Boundary::Wall { velocity } => {
+                bcv[2 * side] = T::of(*velocity);
+                0
+            }
+            Boundary::Inflow { velocity, .. } => {
+                bcv[2 * side] = T::of(velocity[0]);
+                bcv[2 * side + 1] = T::of(velocity[1]);
+                1
+            }
+            Boundary::Outflow => 2,
+            Boundary::Symmetry => 3,
+            Boundary::Periodic => 4,
+        };
+    }
+    let bck_d = gpu.alloc::<i32>(4)?;
+    gpu.upload(&bck_d, &bck)?;
+    let bcv_d = gpu.alloc::<T>(8)?;
+    gpu.upload(&bcv_d, &bcv)?;
+    Ok((bck_d, bcv_d))
+}
+
+/// A CUDA failure at `step` (time `time`) as the solver's error.
+pub(crate) fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
     move |e| SolverError::Device {
         step,
         time,
@@ -201,8 +235,6 @@ pub struct CudaProjection<T: Real> {
     gpu: Arc<Gpu>,
     mp: Module,
     mq: Module,
-    /// `kernels/display.cu`.
-    md: Module,
     cfg: Config,
     l: Layout,
     op: Laplacian<T>,
@@ -230,8 +262,8 @@ pub struct CudaProjection<T: Real> {
     mirror: Mutex<Mirror<T>>,
     /// Device-derived fields on their way to the host.
     readback: Mutex<Readback<T>>,
-    /// Stream function at the corners, `(nx + 1) (ny + 1)` doubles (allocated when first shown).
-    psi: Mutex<Option<DevBuf<f64>>>,
+    /// The display kernels.
+    display: StaggeredDisplay,
     umax: f64,
     vmax: f64,
     time: f64,
@@ -269,7 +301,6 @@ impl<T: Real> CudaProjection<T> {
         let gpu = Gpu::new()?;
         let mp = gpu.module(KernelSet::Projection, T::NAME)?;
         let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
-        let md = gpu.module(KernelSet::Display, T::NAME)?;
         let [nx, ny, _] = cfg.grid.n;
         let l = Layout::new(nx, ny, &cfg.bc);
         let op = cfg.pressure_operator::<T>();
@@ -282,28 +313,7 @@ impl<T: Real> CudaProjection<T> {
         gpu.upload(&u, &hu)?;
         gpu.upload(&v, &hv)?;
         let parts = 2 * blocks2(nx + 2, ny + 2).max(grid1(nx * ny).0 as usize) + 16;
-        let mut bck = [0i32; 4];
-        let mut bcv = [T::zero(); 8];
-        for (side, b) in cfg.bc.iter().enumerate() {
-            bck[side] = match b {
-                Boundary::Wall { velocity } => {
-                    bcv[2 * side] = T::of(*velocity);
-                    0
-                }
-                Boundary::Inflow { velocity, .. } => {
-                    bcv[2 * side] = T::of(velocity[0]);
-                    bcv[2 * side + 1] = T::of(velocity[1]);
-                    1
-                }
-                Boundary::Outflow => 2,
-                Boundary::Symmetry => 3,
-                Boundary::Periodic => 4,
-            };
-        }
-        let bck_d = gpu.alloc::<i32>(4)?;
-        gpu.upload(&bck_d, &bck)?;
-        let bcv_d = gpu.alloc::<T>(8)?;
-        gpu.upload(&bcv_d, &bcv)?;
+        let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
         let work = Self::workspace(&gpu, &op, cfg.poisson.kind)?;
         let mut s = Self {
             f: gpu.alloc_zeros(n)?,
@@ -331,11 +341,10 @@ impl<T: Real> CudaProjection<T> {
                 staging: None,
             }),
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
-            psi: Mutex::new(None),
+            display: StaggeredDisplay::new(&gpu, T::NAME)?,
             gpu,
             mp,
             mq,
-            md,
             l,
             op,
             cfg,
@@ -1180,54 +1189,18 @@ impl<T: Real> CudaProjection<T> {
         }
     }
 
-    /// Enqueues the kernels of `kernels/display.cu` that write field `name` (one of
-    /// [`super::FIELDS`]) of the current state into `dst` (`nx * ny` cell values, `x` fastest):
-    /// for the stream function first its corner values (one thread per corner row), then the
-    /// cell values.
+    /// Enqueues the derivation of field `name` of the current state into `dst`
+    /// ([`StaggeredDisplay::derive`]; the pressure is kinematic, shown times the density).
     fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
-        let code = FIELDS.iter().position(|f| *f == name).expect("a known field");
-        let (nx, ny) = (self.l.nx, self.l.ny);
-        let [dx, dy, _] = self.cfg.grid.spacing;
-        let mut psi = self.psi.lock().expect("psi lock");
-        let launch = |kernel, grid, block, a| {
-            let f = self.md.function(kernel)?;
-            // SAFETY: the arguments of the named kernel of kernels/display.cu, in order; u and v
-            // are ghosted (nx + 2) (ny + 2), p and dst nx ny, psi (nx + 1) (ny + 1).
-            unsafe { self.gpu.launch(f, grid, block, &a) }
+        let state = StaggeredState {
+            u: &self.u,
+            v: &self.v,
+            p: &self.p,
+            p_scale: self.cfg.density,
+            viscosity: None,
         };
-        if name == "stream_function" {
-            if psi.is_none() {
-                *psi = Some(self.gpu.alloc((nx + 1) * (ny + 1))?);
-            }
-            let corners = psi.as_ref().expect("allocated");
-            launch(
-                "stream_function_corners",
-                ((ny as u32 + 1).div_ceil(32), 1, 1),
-                (32, 1, 1),
-                Args::new()
-                    .p(&self.u)
-                    .p(&self.v)
-                    .p(corners)
-                    .i(nx as i64)
-                    .i(ny as i64)
-                    .r(dx)
-                    .r(dy),
-            )?;
-        }
-        let a = Args::new().p(&self.u).p(&self.v).p(&self.p);
-        let a = match psi.as_ref().filter(|_| name == "stream_function") {
-            Some(corners) => a.p(corners),
-            None => a.null(),
-        };
-        let a = a
-            .p(dst)
-            .i(nx as i64)
-            .i(ny as i64)
-            .i(code as i64)
-            .r(dx)
-            .r(dy)
-            .r(self.cfg.density);
-        launch("staggered_display", grid2(nx, ny), (BX, BY, 1), a)
+        self.display
+            .derive(&self.gpu, &self.cfg.grid, FIELDS, &state, name, dst)
     }
 
     /// Field `name` derived on the host from the whole state read back into the CPU mirror (the

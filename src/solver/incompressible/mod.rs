@@ -5,6 +5,7 @@ pub(crate) mod config;
 pub(crate) mod convection;
 mod cuda;
 mod derived;
+mod device_fields;
 mod momentum;
 pub mod pressure_poisson;
 mod projection;
@@ -14,7 +15,7 @@ pub(crate) mod staggered;
 pub use config::{Config, Flow};
 pub use cuda::CudaProjection;
 pub use projection::{FIELDS, Projection};
-pub use simple::{Simple, SimpleConfig};
+pub use simple::{CudaSimple, Simple, SimpleConfig};
 
 use crate::case::{CaseSpec, Invalid, Method, Precision};
 use crate::solver::Solver;
@@ -49,18 +50,18 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 /// stops it: `solver.backend` when no usable device or NVRTC is present (or a CUDA call fails
 /// while setting up), another key when a setting is not available on the GPU.
 pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+    let device = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
     if steady(spec) {
-        SimpleConfig::from_spec(spec)?;
-        return Err(Invalid::new(
-            "solver.backend",
-            "SIMPLE and SIMPLER run on the CPU backend only so far; use backend = \"cpu\" or \"auto\"",
-        ));
+        let cfg = SimpleConfig::from_spec(spec)?;
+        if let Some(e) = simple::cuda_unsupported(&cfg) {
+            return Err(e);
+        }
+        return Ok(Box::new(CudaSimple::new(cfg).map_err(device)?));
     }
     let cfg = Config::from_spec(spec)?;
     if let Some(e) = cuda::unsupported(&cfg) {
         return Err(e);
     }
-    let device = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
     Ok(match cfg.precision {
         Precision::F64 => Box::new(CudaProjection::<f64>::new(cfg).map_err(device)?),
         Precision::F32 => Box::new(CudaProjection::<f32>::new(cfg).map_err(device)?),

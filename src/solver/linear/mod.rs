@@ -8,6 +8,8 @@
 //! - [`conjugate_gradient`]: preconditioned CG for symmetric definite operators (also the
 //!   projection method's pressure solver, through its Laplacian);
 //! - [`bicgstab`]: Jacobi-preconditioned BiCGSTAB for the non-symmetric momentum systems;
+//! - [`cuda`]: ADI (lines by parallel cyclic reduction), Jacobi, CG and BiCGSTAB on the GPU, for
+//!   systems in device memory;
 //! - [`schwarz`]: overlapping Schwarz domain decomposition in strips along y, each strip solved by
 //!   one of the above (one coloured multiplicative pass per solve).
 //!
@@ -19,6 +21,7 @@
 pub mod adi;
 pub mod bicgstab;
 pub mod conjugate_gradient;
+pub mod cuda;
 pub mod jacobi;
 pub mod pcr;
 pub mod schwarz;

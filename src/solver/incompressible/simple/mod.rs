@@ -32,10 +32,12 @@
 
 mod coefficients;
 pub mod config;
+mod cuda;
 mod pressure_correction;
 pub mod viscosity;
 
 pub use config::{Scheme, SimpleConfig};
+pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
 pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
@@ -134,6 +136,23 @@ impl Simple {
 
     pub fn config(&self) -> &SimpleConfig {
         &self.cfg
+    }
+
+    /// The state: ghosted `u`, `v`, the pressure, and the ghosted cell and corner viscosities
+    /// (what [`CudaSimple`] copies in and out).
+    pub(crate) fn state_mut(&mut self) -> [&mut Vec<f64>; 5] {
+        [
+            &mut self.u,
+            &mut self.v,
+            &mut self.p,
+            &mut self.mu_c,
+            &mut self.mu_n,
+        ]
+    }
+
+    /// Steps taken (the mirror of [`CudaSimple`] keeps its count).
+    pub(crate) fn set_steps(&mut self, steps: u64) {
+        self.steps = steps;
     }
 
     fn view(&self) -> View<'_, f64> {
@@ -497,28 +516,35 @@ impl Simple {
     }
 
     fn check_health(&self, max_velocity: f64) -> Result<(), SolverError> {
-        let scale = self.cfg.velocity_scale();
         let finite = max_velocity.is_finite() && self.p.iter().all(|p| p.is_finite());
-        if finite && max_velocity <= BLOW_UP_FACTOR * scale {
+        if finite && max_velocity <= BLOW_UP_FACTOR * self.cfg.velocity_scale() {
             return Ok(());
         }
-        let what = if finite {
-            format!(
-                "the largest velocity is {max_velocity:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale:.3e}"
-            )
-        } else {
-            "the velocity or pressure is no longer finite (NaN or infinity)".to_string()
-        };
-        Err(SolverError::Diverged {
-            step: self.steps,
-            time: self.steps as f64,
-            message: format!(
-                "{what} after {} outer iterations. Likely causes: under-relaxation too weak \
-                 (alpha_u = {}, alpha_p = {}; try smaller values) or an unbounded convection \
-                 scheme (try convection = \"power_law\" or a TVD limiter)",
-                self.steps, self.cfg.alpha_u, self.cfg.alpha_p
-            ),
-        })
+        Err(diverged(&self.cfg, self.steps, max_velocity, finite))
+    }
+}
+
+/// The error of a run that diverged after `steps` outer iterations: the largest velocity
+/// `max_velocity` over [`BLOW_UP_FACTOR`] times the problem's scale, or (`finite` false) a
+/// velocity or pressure that is no longer finite; with the likely causes.
+fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> SolverError {
+    let scale = cfg.velocity_scale();
+    let what = if finite {
+        format!(
+            "the largest velocity is {max_velocity:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale:.3e}"
+        )
+    } else {
+        "the velocity or pressure is no longer finite (NaN or infinity)".to_string()
+    };
+    SolverError::Diverged {
+        step: steps,
+        time: steps as f64,
+        message: format!(
+            "{what} after {steps} outer iterations. Likely causes: under-relaxation too weak \
+             (alpha_u = {}, alpha_p = {}; try smaller values) or an unbounded convection \
+             scheme (try convection = \"power_law\" or a TVD limiter)",
+            cfg.alpha_u, cfg.alpha_p
+        ),
     }
 }
 

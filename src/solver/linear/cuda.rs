@@ -1,0 +1,514 @@
+//! The linear solvers of this module on the GPU (`kernels/five_point.cu`, with the Krylov vector
+//! kernels of `kernels/poisson.cu`), for systems whose coefficients stay in device memory
+//! ([`DeviceSystem`]): ADI line sweeps with every line solved by parallel cyclic reduction (one
+//! block per line, Lohry 2010 ch. 3-4; the CPU solves its lines by Thomas), weighted Jacobi, CG
+//! and BiCGSTAB, each with the CPU's iteration, stopping rule and statistics
+//! ([`super::LinearSolver::solve`]): iterate from the given `x` until `||r|| <= tol ||r_0||` or
+//! the cap.
+//!
+//! The stopping test runs on the device (a done flag that makes the remaining enqueued kernels
+//! return at once); the host enqueues iterations in batches of 1, 2, 4, 8, then 16 and reads the
+//! flag between batches, so a solve that converges in one sweep costs one host wait and one that
+//! takes hundreds costs one wait per 16 iterations. In f64 the element-wise arithmetic rounds as
+//! on the CPU; the tridiagonal lines (PCR instead of Thomas) and the sums (tree instead of row
+//! order) round differently, within a few ulps.
+
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Module, Pinned};
+use crate::case::LinearSolverKind;
+use crate::solver::linear::{FivePoint, LinearStats};
+use std::sync::Arc;
+
+/// 1D thread block of the element-wise kernels (and so of their partial sums).
+const B1: u32 = 256;
+/// Equations per thread and threads per block of the line kernel (PCR_K, PCR_THREADS in
+/// kernels/five_point.cu).
+const PCR_K: usize = 8;
+const PCR_THREADS: usize = 512;
+/// The longest line the line kernel takes.
+pub const MAX_LINE: usize = PCR_THREADS * PCR_K;
+
+// Slots of the scalar and control blocks (kernels/common.cuh).
+const SC_BNORM: usize = 1;
+const SC_RNORM: usize = 2;
+const SC_LEN: usize = 16;
+const CTRL_DONE: usize = 0;
+const CTRL_ITERS: usize = 1;
+const CTRL_LEN: usize = 4;
+
+/// `a` followed by the system's shape arguments `ni, nj, px, py`.
+fn shape(a: Args, sys: &DeviceSystem) -> Args {
+    a.i(sys.ni as i64)
+        .i(sys.nj as i64)
+        .i(sys.periodic[0] as i64)
+        .i(sys.periodic[1] as i64)
+}
+
+fn grid1(n: usize) -> (u32, u32, u32) {
+    ((n as u32).div_ceil(B1).max(1), 1, 1)
+}
+
+/// A five-point system in device memory: `a_P, a_E, a_W, a_N, a_S, b` of `ni x nj` unknowns in
+/// one buffer of `6 ni nj` values (the layout of `kernels/five_point.cu`).
+pub struct DeviceSystem {
+    pub ni: usize,
+    pub nj: usize,
+    pub periodic: [bool; 2],
+    pub buf: DevBuf<f64>,
+}
+
+impl DeviceSystem {
+    pub fn new(gpu: &Arc<Gpu>, ni: usize, nj: usize, periodic: [bool; 2]) -> Result<Self, CudaError> {
+        Ok(Self {
+            ni,
+            nj,
+            periodic,
+            buf: gpu.alloc_zeros(6 * ni * nj)?,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.ni * self.nj
+    }
+
+    /// Copies a host system in (tests and the parity checks).
+    pub fn upload(&self, gpu: &Gpu, sys: &FivePoint<f64>) -> Result<(), CudaError> {
+        assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
+        let all: Vec<f64> = [&sys.ap, &sys.ae, &sys.aw, &sys.an, &sys.as_, &sys.b]
+            .into_iter()
+            .flat_map(|v| v.iter().copied())
+            .collect();
+        gpu.upload(&self.buf, &all)
+    }
+}
+
+/// The kernels' workspace of one solver kind.
+enum Work {
+    Adi,
+    Jacobi {
+        next: DevBuf<f64>,
+    },
+    Cg {
+        r: DevBuf<f64>,
+        w: DevBuf<f64>,
+        d: DevBuf<f64>,
+        q: DevBuf<f64>,
+    },
+    Bicgstab {
+        v: [DevBuf<f64>; 8],
+    },
+}
+
+/// A GPU linear solver of one kind for systems of one size, with its own scalar and control
+/// blocks (so its statistics are read with its done flag).
+pub struct DeviceLinearSolver {
+    pub kind: LinearSolverKind,
+    gpu: Arc<Gpu>,
+    m: Module,
+    mq: Module,
+    work: Work,
+    partial: DevBuf<f64>,
+    sc: DevBuf<f64>,
+    ctrl: DevBuf<i32>,
+    sc_host: Pinned<f64>,
+    ctrl_host: Pinned<i32>,
+    ni: usize,
+    nj: usize,
+}
+
+impl DeviceLinearSolver {
+    /// A solver of `kind` for `ni x nj` systems; `Err` when a line is longer than [`MAX_LINE`].
+    pub fn new(gpu: &Arc<Gpu>, kind: LinearSolverKind, ni: usize, nj: usize) -> Result<Self, CudaError> {
+        if kind == LinearSolverKind::Adi && ni.max(nj) > MAX_LINE {
+            return Err(CudaError(format!(
+                "the GPU line solver takes lines of at most {MAX_LINE} cells, this grid has {}",
+                ni.max(nj)
+            )));
+        }
+        let n = ni * nj;
+        let v = || gpu.alloc_zeros::<f64>(n);
+        let work = match kind {
+            LinearSolverKind::Adi => Work::Adi,
+            LinearSolverKind::Jacobi => Work::Jacobi { next: v()? },
+            LinearSolverKind::Cg => Work::Cg {
+                r: v()?,
+                w: v()?,
+                d: v()?,
+                q: v()?,
+            },
+            LinearSolverKind::Bicgstab => Work::Bicgstab {
+                v: [v()?, v()?, v()?, v()?, v()?, v()?, v()?, v()?],
+            },
+        };
+        Ok(Self {
+            kind,
+            m: gpu.module(crate::backend::cuda::KernelSet::FivePoint, "f64")?,
+            mq: gpu.module(crate::backend::cuda::KernelSet::Poisson, "f64")?,
+            work,
+            partial: gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?,
+            sc: gpu.alloc_zeros(SC_LEN)?,
+            ctrl: gpu.alloc_zeros(4)?,
+            sc_host: gpu.pinned(SC_LEN)?,
+            ctrl_host: gpu.pinned(CTRL_LEN)?,
+            gpu: gpu.clone(),
+            ni,
+            nj,
+        })
+    }
+
+    fn k(
+        &self,
+        module: &Module,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: u32,
+        a: Args,
+    ) -> Result<(), CudaError> {
+        let f = module.function(name)?;
+        // SAFETY: every call site passes the arguments of the named kernel of
+        // kernels/five_point.cu or kernels/poisson.cu in order, with buffers of this solver's
+        // system size.
+        unsafe { self.gpu.launch(f, grid, (block, 1, 1), &a) }
+    }
+
+    /// A kernel of five_point.cu over the unknowns.
+    fn fp(&self, name: &'static str, a: Args) -> Result<(), CudaError> {
+        self.k(&self.m, name, grid1(self.ni * self.nj), B1, a)
+    }
+
+    /// A single-block finalize kernel.
+    fn one(&self, module: &Module, name: &'static str, a: Args) -> Result<(), CudaError> {
+        self.k(module, name, (1, 1, 1), 1024, a)
+    }
+
+    fn nb(&self) -> i64 {
+        grid1(self.ni * self.nj).0 as i64
+    }
+
+    /// `fp_residual` of `x` into `r` (or the norm only), partial sums of `r^2` (mode 0, 2) or
+    /// `|r|` (mode 1) into `partial`; `guarded` makes it return once the solve is done.
+    fn residual(
+        &self,
+        sys: &DeviceSystem,
+        x: u64,
+        r: Option<u64>,
+        mode: i64,
+        guarded: bool,
+    ) -> Result<(), CudaError> {
+        let a = Args::new()
+            .p(&sys.buf)
+            .l(x as i64)
+            .l(r.unwrap_or(0) as i64)
+            .p(&self.partial);
+        let a = if guarded { a.p(&self.ctrl) } else { a.null() };
+        self.fp("fp_residual", shape(a.i(mode), sys))
+    }
+
+    /// `sum |b + sum a_nb x_nb - a_P x|` of `sys` at `x` into `sc[slot]` of another scalar block
+    /// (`sum_into` of the SIMPLE kernels, `into`).
+    pub fn residual_l1(
+        &self,
+        sys: &DeviceSystem,
+        x: &DevBuf<f64>,
+        sum_into: impl FnOnce(&DevBuf<f64>, usize) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        self.residual(sys, x.ptr, None, 1, false)?;
+        sum_into(&self.partial, self.nb() as usize)
+    }
+
+    fn check(&self, it: usize, max: usize) -> Result<(), CudaError> {
+        self.one(
+            &self.m,
+            "fp_check",
+            Args::new()
+                .p(&self.partial)
+                .i(self.nb())
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i(it.min(i32::MAX as usize) as i64)
+                .i(max.min(i32::MAX as usize) as i64),
+        )
+    }
+
+    /// Every line along x or y, colour by colour (adi.rs `sweep`; half an ADI iteration).
+    pub fn sweep(&self, sys: &DeviceSystem, x: &DevBuf<f64>, along_x: bool) -> Result<(), CudaError> {
+        let (len, lines, periodic_across) = if along_x {
+            (sys.ni, sys.nj, sys.periodic[1])
+        } else {
+            (sys.nj, sys.ni, sys.periodic[0])
+        };
+        let odd_seam = periodic_across && lines % 2 == 1;
+        let counts = [(lines + 1) / 2 - odd_seam as usize, lines / 2, odd_seam as usize];
+        let threads = len.div_ceil(32).max(1) * 32;
+        let threads = threads.min(PCR_THREADS) as u32;
+        let shared = (4 * len * std::mem::size_of::<f64>()) as u32;
+        let f = self.m.function("fp_lines")?;
+        for (colour, &count) in counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let a = shape(Args::new().p(&sys.buf).p(x).p(&self.ctrl), sys)
+                .i(along_x as i64)
+                .i(colour as i64);
+            // SAFETY: fp_lines' arguments in order; one block per line of this colour, 4 len
+            // values of shared memory, len <= threads * PCR_K (checked in `new`).
+            unsafe {
+                self.gpu
+                    .launch_shared(f, (count as u32, 1, 1), (threads, 1, 1), shared, &a)?
+            };
+        }
+        Ok(())
+    }
+
+    fn read(&mut self) -> Result<(), CudaError> {
+        self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
+        self.gpu
+            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.gpu.sync()
+    }
+
+    /// Iterates on `x` until `||r|| <= tol ||r_0||` or `max` iterations, as
+    /// [`super::LinearSolver::solve`].
+    pub fn solve(
+        &mut self,
+        sys: &DeviceSystem,
+        x: &DevBuf<f64>,
+        tol: f64,
+        max: usize,
+    ) -> Result<LinearStats, CudaError> {
+        assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
+        let n = sys.len() as i64;
+        let nb = self.nb();
+        self.residual(sys, x.ptr, None, 0, false)?;
+        self.one(
+            &self.mq,
+            "finalize_bnorm",
+            Args::new()
+                .p(&self.partial)
+                .i(nb)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .r(tol),
+        )?;
+        // Start of the Krylov solvers.
+        match &self.work {
+            Work::Cg { r, w, d, .. } => {
+                self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
+                self.check(0, usize::MAX)?;
+                self.precondition(sys, r, w, true)?;
+                self.gamma(1)?;
+                self.direction(d, w, 1)?;
+            }
+            Work::Bicgstab { v } => {
+                let [r, r0, p, vv, ..] = v;
+                self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
+                self.one(
+                    &self.m,
+                    "bicg_start",
+                    Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl),
+                )?;
+                self.fp("bicg_init", Args::new().p(r).p(r0).p(p).p(vv).p(&self.ctrl).l(n))?;
+            }
+            _ => {}
+        }
+        let mut it = 1;
+        let mut batch = 1;
+        'outer: loop {
+            for _ in 0..batch {
+                if it > max {
+                    break 'outer;
+                }
+                self.iteration(sys, x, it, max)?;
+                it += 1;
+            }
+            self.read()?;
+            if self.ctrl_host.as_slice()[CTRL_DONE] != 0 {
+                break;
+            }
+            batch = (batch * 2).min(16);
+        }
+        if it > max {
+            self.read()?;
+        }
+        let sc = self.sc_host.as_slice();
+        let ctrl = self.ctrl_host.as_slice();
+        let done = ctrl[CTRL_DONE] != 0;
+        let iterations = if done { ctrl[CTRL_ITERS] as usize } else { max };
+        let (r0, r) = (sc[SC_BNORM], sc[SC_RNORM]);
+        Ok(LinearStats {
+            iterations,
+            initial_residual: r0,
+            final_residual: r,
+            converged: r <= tol * r0,
+        })
+    }
+
+    fn precondition(
+        &self,
+        sys: &DeviceSystem,
+        r: &DevBuf<f64>,
+        w: &DevBuf<f64>,
+        dot: bool,
+    ) -> Result<(), CudaError> {
+        let a = Args::new().p(&sys.buf).p(r).p(w);
+        let a = if dot { a.p(&self.partial) } else { a.null() };
+        self.fp("fp_precondition", a.p(&self.ctrl).l(sys.len() as i64))
+    }
+
+    fn gamma(&self, first: i64) -> Result<(), CudaError> {
+        self.one(
+            &self.mq,
+            "finalize_gamma",
+            Args::new()
+                .p(&self.partial)
+                .i(self.nb())
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i(first),
+        )
+    }
+
+    fn direction(&self, d: &DevBuf<f64>, w: &DevBuf<f64>, first: i64) -> Result<(), CudaError> {
+        self.k(
+            &self.mq,
+            "pcg_direction",
+            grid1(self.ni * self.nj),
+            B1,
+            Args::new()
+                .p(d)
+                .p(w)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i((self.ni * self.nj) as i64)
+                .i(first),
+        )
+    }
+
+    /// `out = A x`, partial sums of `dot_a . out` (and `dot_b . out` after them).
+    fn apply(
+        &self,
+        sys: &DeviceSystem,
+        x: &DevBuf<f64>,
+        out: &DevBuf<f64>,
+        dot_a: &DevBuf<f64>,
+        dot_b: Option<&DevBuf<f64>>,
+    ) -> Result<(), CudaError> {
+        let a = Args::new().p(&sys.buf).p(x).p(out).p(dot_a);
+        let a = match dot_b {
+            Some(b) => a.p(b),
+            None => a.null(),
+        };
+        self.fp("fp_apply", shape(a.p(&self.partial).p(&self.ctrl), sys))
+    }
+
+    /// Enqueues iteration `it` of the solver's kind.
+    fn iteration(&self, sys: &DeviceSystem, x: &DevBuf<f64>, it: usize, max: usize) -> Result<(), CudaError> {
+        let n = sys.len() as i64;
+        let nb = self.nb();
+        let it_i = it.min(i32::MAX as usize) as i64;
+        match &self.work {
+            Work::Adi => {
+                self.sweep(sys, x, true)?;
+                self.sweep(sys, x, false)?;
+                self.residual(sys, x.ptr, None, 0, true)?;
+                self.check(it, max)
+            }
+            Work::Jacobi { next } => {
+                let a = Args::new().p(&sys.buf).p(x).p(next).p(&self.ctrl);
+                self.fp("fp_jacobi", shape(a, sys))?;
+                self.fp("fp_copy", Args::new().p(x).p(next).p(&self.ctrl).l(n))?;
+                self.residual(sys, x.ptr, None, 0, true)?;
+                self.check(it, max)
+            }
+            Work::Cg { r, w, d, q } => {
+                self.apply(sys, d, q, d, None)?;
+                self.one(
+                    &self.mq,
+                    "finalize_alpha",
+                    Args::new()
+                        .p(&self.partial)
+                        .i(nb)
+                        .p(&self.sc)
+                        .p(&self.ctrl)
+                        .i(it_i),
+                )?;
+                self.k(
+                    &self.mq,
+                    "pcg_axpy",
+                    grid1(sys.len()),
+                    B1,
+                    Args::new()
+                        .p(x)
+                        .p(r)
+                        .p(d)
+                        .p(q)
+                        .p(&self.sc)
+                        .p(&self.partial)
+                        .p(&self.ctrl)
+                        .i(n),
+                )?;
+                self.check(it, max)?;
+                self.precondition(sys, r, w, true)?;
+                self.gamma(0)?;
+                self.direction(d, w, 0)
+            }
+            Work::Bicgstab { v } => {
+                let [r, r0, p, vv, y, s, z, t] = v;
+                self.k(
+                    &self.mq,
+                    "dot_partial",
+                    grid1(sys.len()),
+                    B1,
+                    Args::new().p(r0).p(r).p(&self.partial).p(&self.ctrl).i(n),
+                )?;
+                let fin = Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl);
+                self.one(&self.m, "bicg_rho", fin.i(it_i))?;
+                self.fp(
+                    "bicg_direction",
+                    Args::new()
+                        .p(&sys.buf)
+                        .p(p)
+                        .p(r)
+                        .p(vv)
+                        .p(y)
+                        .p(&self.sc)
+                        .p(&self.ctrl)
+                        .l(n),
+                )?;
+                self.apply(sys, y, vv, r0, None)?;
+                let fin = || Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl);
+                self.one(&self.m, "bicg_alpha", fin())?;
+                self.fp(
+                    "bicg_half",
+                    Args::new()
+                        .p(s)
+                        .p(r)
+                        .p(vv)
+                        .p(&self.sc)
+                        .p(&self.partial)
+                        .p(&self.ctrl)
+                        .l(n),
+                )?;
+                self.one(&self.m, "bicg_half_check", fin().i(it_i))?;
+                self.precondition(sys, s, z, false)?;
+                self.apply(sys, z, t, t, Some(s))?;
+                self.one(&self.m, "bicg_omega", fin())?;
+                self.fp(
+                    "bicg_update",
+                    Args::new()
+                        .p(x)
+                        .p(r)
+                        .p(y)
+                        .p(z)
+                        .p(s)
+                        .p(t)
+                        .p(&self.sc)
+                        .p(&self.partial)
+                        .p(&self.ctrl)
+                        .i(it_i)
+                        .l(n),
+                )?;
+                self.check(it, max)
+            }
+        }
+    }
+}
