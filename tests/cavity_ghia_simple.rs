@@ -4,7 +4,8 @@
 //! method (issue 2): 0.01, 0.015, 0.02 of the lid speed at Re 100, 400, 1000, psi_min within
 //! 2 %, centre within 0.01. Grids: 64^2 at Re 100 and 400, 96^2 at Re 1000 (the case files'
 //! 128^2 takes 4 minutes on one core; on 64^2 psi_min at Re 1000 is 2.6 % off, outside the
-//! bound, and on 96^2 0.9 %).
+//! bound, and on 96^2 0.9 %). The `cuda_*` tests run three of the checks on the CUDA backend
+//! (skipped, with the reason printed, without a usable device).
 
 mod common;
 

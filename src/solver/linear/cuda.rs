@@ -237,7 +237,7 @@ impl DeviceLinearSolver {
             (sys.nj, sys.ni, sys.periodic[0])
         };
         let odd_seam = periodic_across && lines % 2 == 1;
-        let counts = [(lines + 1) / 2 - odd_seam as usize, lines / 2, odd_seam as usize];
+        let counts = [lines.div_ceil(2) - odd_seam as usize, lines / 2, odd_seam as usize];
         let threads = len.div_ceil(32).max(1) * 32;
         let threads = threads.min(PCR_THREADS) as u32;
         let shared = (4 * len * std::mem::size_of::<f64>()) as u32;
