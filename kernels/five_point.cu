@@ -231,6 +231,53 @@ extern "C" __global__ void __launch_bounds__(PCR_THREADS) fp_lines(const real* _
     for (int m = threadIdx.x; m < len; m += blockDim.x) x[first + (long long)m * along] = cd[m] / cb[m];
 }
 
+// CG after alpha (conjugate_gradient.rs, one kernel for three of its vector steps): x += alpha d,
+// r -= alpha q, w = r / a_P; partial[block] = block sum of r^2, partial[gridDim.x + block] that
+// of r . w.
+extern "C" __global__ void cg_update(const real* __restrict__ sys, real* __restrict__ x, real* __restrict__ r,
+                                     const real* __restrict__ d, const real* __restrict__ q, real* __restrict__ w,
+                                     const real* __restrict__ sc, real* __restrict__ partial,
+                                     const int* __restrict__ ctrl, long long n) {
+    GUARD(ctrl)
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    real r2 = 0, rw = 0;
+    if (k < n) {
+        const real alpha = sc[SC_ALPHA];
+        x[k] = x[k] + alpha * d[k];
+        const real rr = r[k] - alpha * q[k];
+        r[k] = rr;
+        const real ww = rr / sys[k];
+        w[k] = ww;
+        r2 = rr * rr;
+        rw = rr * ww;
+    }
+    const real t2 = block_sum(r2);
+    const real tw = block_sum(rw);
+    if (thread_linear() == 0) {
+        partial[blockIdx.x] = t2;
+        partial[gridDim.x + blockIdx.x] = tw;
+    }
+}
+
+// One block, end of CG iteration `it`: the test of fp_check on ||r||, and while going on,
+// beta = (r . w) / gamma, gamma = r . w (from cg_update's partials).
+extern "C" __global__ void cg_check(const real* __restrict__ partial, int nb, real* __restrict__ sc,
+                                    int* __restrict__ ctrl, int it, int max) {
+    GUARD(ctrl)
+    const real r = sqrt(sum_partials(partial, nb));
+    const real g = sum_partials(partial + nb, nb);
+    if (thread_linear() == 0) {
+        sc[SC_RNORM] = r;
+        if (r <= sc[SC_TARGET] || !isfinite(r) || it >= max) {
+            ctrl[CTRL_DONE] = 1;
+            ctrl[CTRL_ITERS] = it;
+        } else {
+            sc[SC_BETA] = g / sc[SC_GAMMA];
+            sc[SC_GAMMA] = g;
+        }
+    }
+}
+
 // One block, start of BiCGSTAB (src/solver/linear/bicgstab.rs): rho = alpha = omega = 1,
 // sc[SC_RNORM] = ||r|| from the partials of r . r, no half-step convergence yet.
 extern "C" __global__ void bicg_start(const real* __restrict__ partial, int nb, real* __restrict__ sc,

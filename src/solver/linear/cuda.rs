@@ -237,7 +237,11 @@ impl DeviceLinearSolver {
             (sys.nj, sys.ni, sys.periodic[0])
         };
         let odd_seam = periodic_across && lines % 2 == 1;
-        let counts = [lines.div_ceil(2) - odd_seam as usize, lines / 2, odd_seam as usize];
+        let counts = [
+            lines.div_ceil(2) - odd_seam as usize,
+            lines / 2,
+            odd_seam as usize,
+        ];
         let threads = len.div_ceil(32).max(1) * 32;
         let threads = threads.min(PCR_THREADS) as u32;
         let shared = (4 * len * std::mem::size_of::<f64>()) as u32;
@@ -431,24 +435,31 @@ impl DeviceLinearSolver {
                         .p(&self.ctrl)
                         .i(it_i),
                 )?;
-                self.k(
-                    &self.mq,
-                    "pcg_axpy",
-                    grid1(sys.len()),
-                    B1,
+                self.fp(
+                    "cg_update",
                     Args::new()
+                        .p(&sys.buf)
                         .p(x)
                         .p(r)
                         .p(d)
                         .p(q)
+                        .p(w)
                         .p(&self.sc)
                         .p(&self.partial)
                         .p(&self.ctrl)
-                        .i(n),
+                        .l(n),
                 )?;
-                self.check(it, max)?;
-                self.precondition(sys, r, w, true)?;
-                self.gamma(0)?;
+                self.one(
+                    &self.m,
+                    "cg_check",
+                    Args::new()
+                        .p(&self.partial)
+                        .i(nb)
+                        .p(&self.sc)
+                        .p(&self.ctrl)
+                        .i(it_i)
+                        .i(max.min(i32::MAX as usize) as i64),
+                )?;
                 self.direction(d, w, 0)
             }
             Work::Bicgstab { v } => {
