@@ -8,8 +8,8 @@
 // sums are block partials combined by one block (common.cuh). The iteration control stays on the
 // device: a kernel given `ctrl` returns at once when ctrl[CTRL_DONE] is set (GUARD), and the
 // finalize kernels set it, so the host enqueues batches of iterations and reads the flag between
-// them. The vector kernels of the Krylov solvers that do not read the system (dot_partial,
-// finalize_bnorm, finalize_alpha, finalize_gamma, pcg_axpy, pcg_direction) are poisson.cu's.
+// them. The Krylov solvers' kernels that do not read the system (dot_partial, finalize_bnorm,
+// finalize_alpha, finalize_gamma, pcg_direction) are poisson.cu's.
 #include "common.cuh"
 
 // BiCGSTAB's scalars in `sc` (common.cuh names the others), and the control slot recording the
