@@ -123,6 +123,16 @@ extern "C" __global__ void fp_jacobi(const real* __restrict__ sys, const real* _
     next[k] = x[k] + JACOBI_WEIGHT * r / sys[k];
 }
 
+// out = (sum a_nb x_nb + b) / a_P (SIMPLER's pseudo-velocities, Simple::pseudo_velocity).
+extern "C" __global__ void fp_point_solution(const real* __restrict__ sys, const real* __restrict__ x,
+                                             real* __restrict__ out, int ni, int nj, int px, int py) {
+    const long long n = (long long)ni * nj;
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
+    out[k] = (nb_sum(sys, n, x, i, j, ni, nj, px, py) + sys[5 * n + k]) / sys[k];
+}
+
 // dst = src.
 extern "C" __global__ void fp_copy(real* __restrict__ dst, const real* __restrict__ src,
                                    const int* __restrict__ ctrl, long long n) {

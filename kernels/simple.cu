@@ -230,29 +230,6 @@ extern "C" __global__ void unknowns_copy(real* __restrict__ q, real* __restrict_
     else q[k] = x[idx];
 }
 
-// SIMPLER's pseudo-velocities (sum a_nb x_nb + b) / a_P of one component's system, into `hat`.
-extern "C" __global__ void pseudo_velocity(const real* __restrict__ sys, const real* __restrict__ x,
-                                           real* __restrict__ hat, int ni, int nj, int px, int py) {
-    const long long n = (long long)ni * nj;
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-    const real* ae = sys + n;
-    const real* aw = sys + 2 * n;
-    const real* an = sys + 3 * n;
-    const real* as = sys + 4 * n;
-    real s = 0;
-    if (i + 1 < ni) s = s + ae[k] * x[k + 1];
-    else if (px) s = s + ae[k] * x[k + 1 - ni];
-    if (i > 0) s = s + aw[k] * x[k - 1];
-    else if (px) s = s + aw[k] * x[k + ni - 1];
-    if (j + 1 < nj) s = s + an[k] * x[k + ni];
-    else if (py) s = s + an[k] * x[i];
-    if (j > 0) s = s + as[k] * x[k - ni];
-    else if (py) s = s + as[k] * x[(long long)(nj - 1) * ni + i];
-    hat[k] = (s + sys[5 * n + k]) / sys[k];
-}
-
 // The periodic seam faces of the pseudo-velocities: u^[0, j] = u^[nx, j], v^[i, 0] = v^[i, ny].
 extern "C" __global__ void hat_seams(real* __restrict__ u, real* __restrict__ v, int nx, int ny, int px, int py) {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -335,6 +312,18 @@ extern "C" __global__ void correct_velocity(const real* __restrict__ du, const r
     if (alpha_p > (real)0) p[c] = p[c] + alpha_p * here;
 }
 
+// Index (ghosted layout) of boundary face t (0-based along the side) of side 0-3 (left, right:
+// u faces of rows t + 1; bottom, top: v faces of columns t + 1).
+__device__ __forceinline__ long long boundary_face(int side, int t, int nx, int ny) {
+    const long long s = nx + 2;
+    switch (side) {
+        case 0: return (long long)(t + 1) * s;
+        case 1: return (long long)(t + 1) * s + nx;
+        case 2: return (long long)(t + 1);
+        default: return (long long)ny * s + t + 1;
+    }
+}
+
 // One block: outflow faces take their inner neighbour's value, then all of them are scaled so
 // that the outflow equals the net inflow through the other non-periodic faces (Simple::boundaries).
 // out[side] = 1 on outflow sides, periodic[side] = 1 on periodic ones.
@@ -350,10 +339,7 @@ extern "C" __global__ void outflow_faces(real* __restrict__ u, real* __restrict_
         real* q = side < 2 ? u : v;
         const real area = side < 2 ? dy : dx;
         for (int t = thread_linear(); t < count; t += block_threads()) {
-            const long long k = side == 0 ? (long long)(t + 1) * s
-                              : side == 1 ? (long long)(t + 1) * s + nx
-                              : side == 2 ? (long long)(t + 1)
-                                          : (long long)ny * s + t + 1;
+            const long long k = boundary_face(side, t, nx, ny);
             const long long inner = side == 0 ? k + 1 : side == 1 ? k - 1 : side == 2 ? k + s : k - s;
             if (out[side]) {
                 q[k] = q[inner];
@@ -379,10 +365,7 @@ extern "C" __global__ void outflow_faces(real* __restrict__ u, real* __restrict_
         const int count = side < 2 ? ny : nx;
         real* q = side < 2 ? u : v;
         for (int t = thread_linear(); t < count; t += block_threads()) {
-            const long long k = side == 0 ? (long long)(t + 1) * s
-                              : side == 1 ? (long long)(t + 1) * s + nx
-                              : side == 2 ? (long long)(t + 1)
-                                          : (long long)ny * s + t + 1;
+            const long long k = boundary_face(side, t, nx, ny);
             q[k] = q[k] * f;
         }
     }

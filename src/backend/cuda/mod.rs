@@ -431,14 +431,11 @@ impl Gpu {
         block: (u32, u32, u32),
         args: &Args,
     ) -> Result<(), CudaError> {
-        let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
-        unsafe { drv::launch_kernel(f, grid, block, 0, self.stream, &mut ptrs) }?;
-        Ok(())
+        unsafe { self.launch_shared(f, grid, block, 0, args) }
     }
 
-    /// Launches `f` with `shared` bytes of dynamic shared memory, first raising the kernel's
-    /// limit where `shared` exceeds the default 48 KiB (an error names the limit the device
-    /// refused).
+    /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
+    /// [`Gpu::allow_shared`] for that size).
     ///
     /// # Safety
     /// As [`Gpu::launch`]; the kernel must not use more dynamic shared memory than `shared`.
@@ -450,18 +447,24 @@ impl Gpu {
         shared: u32,
         args: &Args,
     ) -> Result<(), CudaError> {
-        if shared > 48 * 1024 {
-            let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-            unsafe { drv::function::set_function_attribute(f, attr, shared as i32) }.map_err(|e| {
-                CudaError(format!(
-                    "{} while allowing {shared} bytes of shared memory per block",
-                    CudaError::from(e)
-                ))
-            })?;
-        }
         let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
         unsafe { drv::launch_kernel(f, grid, block, shared, self.stream, &mut ptrs) }?;
         Ok(())
+    }
+
+    /// Raises kernel `f`'s dynamic shared memory limit to `bytes` where that exceeds the default
+    /// 48 KiB (an error names the size the device refused).
+    pub fn allow_shared(&self, f: sys::CUfunction, bytes: usize) -> Result<(), CudaError> {
+        if bytes <= 48 * 1024 {
+            return Ok(());
+        }
+        let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        unsafe { drv::function::set_function_attribute(f, attr, bytes as i32) }.map_err(|e| {
+            CudaError(format!(
+                "{} while allowing {bytes} bytes of shared memory per block",
+                CudaError::from(e)
+            ))
+        })
     }
 
     /// Pinned (page-locked) host buffer for fast, asynchronous readback.

@@ -43,6 +43,11 @@ fn shape(a: Args, sys: &DeviceSystem) -> Args {
         .i(sys.periodic[1] as i64)
 }
 
+/// Dynamic shared memory of the line kernel for lines of `len` cells: four coefficient arrays.
+fn line_shared(len: usize) -> usize {
+    4 * len * std::mem::size_of::<f64>()
+}
+
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
@@ -139,9 +144,13 @@ impl DeviceLinearSolver {
                 v: [v()?, v()?, v()?, v()?, v()?, v()?, v()?, v()?],
             },
         };
+        let m = gpu.module(crate::backend::cuda::KernelSet::FivePoint, "f64")?;
+        if kind == LinearSolverKind::Adi {
+            gpu.allow_shared(m.function("fp_lines")?, line_shared(ni.max(nj)))?;
+        }
         Ok(Self {
             kind,
-            m: gpu.module(crate::backend::cuda::KernelSet::FivePoint, "f64")?,
+            m,
             mq: gpu.module(crate::backend::cuda::KernelSet::Poisson, "f64")?,
             work,
             partial: gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?,
@@ -203,6 +212,20 @@ impl DeviceLinearSolver {
         self.fp("fp_residual", shape(a.i(mode), sys))
     }
 
+    /// `out = (sum a_nb x_nb + b) / a_P` at every unknown (the point solution from the
+    /// neighbours' values: SIMPLER's pseudo-velocities).
+    pub fn point_solution(
+        &self,
+        sys: &DeviceSystem,
+        x: &DevBuf<f64>,
+        out: &DevBuf<f64>,
+    ) -> Result<(), CudaError> {
+        self.fp(
+            "fp_point_solution",
+            shape(Args::new().p(&sys.buf).p(x).p(out), sys),
+        )
+    }
+
     /// `sum |b + sum a_nb x_nb - a_P x|` of `sys` at `x` into `sc[slot]` of another scalar block
     /// (`sum_into` of the SIMPLE kernels, `into`).
     pub fn residual_l1(
@@ -244,7 +267,7 @@ impl DeviceLinearSolver {
         ];
         let threads = len.div_ceil(32).max(1) * 32;
         let threads = threads.min(PCR_THREADS) as u32;
-        let shared = (4 * len * std::mem::size_of::<f64>()) as u32;
+        let shared = line_shared(len) as u32;
         let f = self.m.function("fp_lines")?;
         for (colour, &count) in counts.iter().enumerate() {
             if count == 0 {
@@ -254,7 +277,7 @@ impl DeviceLinearSolver {
                 .i(along_x as i64)
                 .i(colour as i64);
             // SAFETY: fp_lines' arguments in order; one block per line of this colour, 4 len
-            // values of shared memory, len <= threads * PCR_K (checked in `new`).
+            // values of shared memory (allowed in `new`), len <= threads * PCR_K (checked there).
             unsafe {
                 self.gpu
                     .launch_shared(f, (count as u32, 1, 1), (threads, 1, 1), shared, &a)?

@@ -178,6 +178,17 @@ pub struct LinearStats {
     pub converged: bool,
 }
 
+impl LinearStats {
+    /// `final_residual / initial_residual` (0 for a solve that started at a zero residual).
+    pub fn reduction(&self) -> f64 {
+        if self.initial_residual > 0.0 {
+            self.final_residual / self.initial_residual
+        } else {
+            0.0
+        }
+    }
+}
+
 /// A linear solver of one kind with its workspace for systems of one size (solving does not
 /// allocate, except the ADI's per-thread line buffers).
 pub struct LinearSolver<T> {

@@ -21,12 +21,11 @@
 use super::viscosity::Viscosity;
 use super::{FIELDS, Simple, SimpleConfig, coefficients};
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
-use crate::case::{Boundary, CaseSpec, Invalid, Kind};
+use crate::case::{Boundary, CaseSpec, Invalid};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
 use crate::solver::incompressible::cuda::{boundary_codes, err};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::Layout;
-use crate::solver::linear::LinearStats;
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
 use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
@@ -386,10 +385,19 @@ impl CudaSimple {
         )
     }
 
-    /// `p -= mean(p)`.
+    /// `p -= mean(p)`; the sum of `p` before it goes to `S_PSUM` (finite or not: the health
+    /// check's pressure test). Each method changes `p` last right before this.
     fn remove_mean(&self) -> Result<(), CudaError> {
         let n = self.l.nx * self.l.ny;
-        self.sum_p()?;
+        let nb = grid1(n).0 as usize;
+        self.launch(
+            &self.mq,
+            "sum_partial",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().p(&self.p).p(&self.partial).null().i(n as i64),
+        )?;
+        self.sum_into(&self.partial, nb, S_PSUM)?;
         self.launch(
             &self.mq,
             "finalize_mean",
@@ -397,7 +405,7 @@ impl CudaSimple {
             (1024, 1, 1),
             Args::new()
                 .p(&self.partial)
-                .i(grid1(n).0 as i64)
+                .i(nb as i64)
                 .p(&self.sc)
                 .null()
                 .r(n as f64),
@@ -408,18 +416,6 @@ impl CudaSimple {
             grid1(n),
             (B1, 1, 1),
             Args::new().p(&self.p).p(&self.sc).null().i(n as i64),
-        )
-    }
-
-    /// Block sums of `p` into the partials.
-    fn sum_p(&self) -> Result<(), CudaError> {
-        let n = self.l.nx * self.l.ny;
-        self.launch(
-            &self.mq,
-            "sum_partial",
-            grid1(n),
-            (B1, 1, 1),
-            Args::new().p(&self.p).p(&self.partial).null().i(n as i64),
         )
     }
 
@@ -475,14 +471,18 @@ impl CudaSimple {
         self.gpu.bind()?;
         self.update_viscosity()?;
         let l = self.l;
-        let cfg = self.cfg.clone();
+        let cfg = &self.cfg;
         let [dx, dy, _] = cfg.flow.grid.spacing;
+        let simpler = cfg.simpler;
+        let (p_tol, p_max) = (cfg.pressure_tolerance, cfg.pressure_iterations);
+        let (m_tol, m_max) = (cfg.momentum_tolerance, cfg.momentum_iterations);
+        let alpha_p = if simpler { 0.0 } else { cfg.alpha_p };
         for c in 0..2 {
             self.assemble(c)?;
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
-        if cfg.simpler {
+        if simpler {
             self.gpu.copy(&self.u_hat, &self.u)?;
             self.gpu.copy(&self.v_hat, &self.v)?;
             for c in 0..2 {
@@ -491,21 +491,8 @@ impl CudaSimple {
                 } else {
                     (&self.v, &self.v_hat)
                 };
-                let sys = &self.sys[c];
                 self.unknowns(c, q, &self.x[c], true)?;
-                self.ks(
-                    "pseudo_velocity",
-                    grid1(sys.len()),
-                    (B1, 1, 1),
-                    Args::new()
-                        .p(&sys.buf)
-                        .p(&self.x[c])
-                        .p(&self.hat)
-                        .i(sys.ni as i64)
-                        .i(sys.nj as i64)
-                        .i(sys.periodic[0] as i64)
-                        .i(sys.periodic[1] as i64),
-                )?;
+                self.solvers[c].point_solution(&self.sys[c], &self.x[c], &self.hat)?;
                 self.unknowns(c, q_hat, &self.hat, false)?;
             }
             self.ks(
@@ -521,15 +508,10 @@ impl CudaSimple {
                     .i(l.periodic_y as i64),
             )?;
             self.assemble_pressure(&self.u_hat, &self.v_hat)?;
-            let st = self.solver_p.solve(
-                &self.sys_p,
-                &self.p,
-                cfg.pressure_tolerance,
-                cfg.pressure_iterations,
-            )?;
+            let st = self.solver_p.solve(&self.sys_p, &self.p, p_tol, p_max)?;
             pressure_iterations += st.iterations;
             self.remove_mean()?;
-            pressure_residual = relative(&st);
+            pressure_residual = st.reduction();
         }
         let mut momentum_iterations = 0;
         for c in 0..2 {
@@ -553,23 +535,17 @@ impl CudaSimple {
             self.solvers[c].residual_l1(sys, &self.x[c], |partial, nb| {
                 self.sum_into(partial, nb, S_RES[c])
             })?;
-            let st =
-                self.solvers[c].solve(sys, &self.x[c], cfg.momentum_tolerance, cfg.momentum_iterations)?;
+            let st = self.solvers[c].solve(sys, &self.x[c], m_tol, m_max)?;
             momentum_iterations += st.iterations;
             self.unknowns(c, q, &self.x[c], false)?;
         }
         self.boundaries()?;
         self.assemble_pressure(&self.u, &self.v)?;
         self.gpu.memset_zero(&self.pc)?;
-        let st = self.solver_p.solve(
-            &self.sys_p,
-            &self.pc,
-            cfg.pressure_tolerance,
-            cfg.pressure_iterations,
-        )?;
+        let st = self.solver_p.solve(&self.sys_p, &self.pc, p_tol, p_max)?;
         pressure_iterations += st.iterations;
-        if !cfg.simpler {
-            pressure_residual = relative(&st);
+        if !simpler {
+            pressure_residual = st.reduction();
         }
         self.ks(
             "correct_velocity",
@@ -582,11 +558,11 @@ impl CudaSimple {
                 .p(&self.u)
                 .p(&self.v)
                 .p(&self.p)
-                .r(if cfg.simpler { 0.0 } else { cfg.alpha_p })
+                .r(alpha_p)
                 .i(l.nx as i64)
                 .i(l.ny as i64),
         )?;
-        if !cfg.simpler {
+        if !simpler {
             self.remove_mean()?;
         }
         self.boundaries()?;
@@ -594,8 +570,6 @@ impl CudaSimple {
             "max_abs",
             Args::new().p(&self.u).p(&self.v).p(&self.sc).l(l.len() as i64),
         )?;
-        self.sum_p()?;
-        self.sum_into(&self.partial, grid1(l.nx * l.ny).0 as usize, S_PSUM)?;
         self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
         self.gpu.sync()?;
         let sc = self.sc_host.as_slice();
@@ -680,23 +654,9 @@ impl CudaSimple {
     }
 }
 
-fn relative(st: &LinearStats) -> f64 {
-    if st.initial_residual > 0.0 {
-        st.final_residual / st.initial_residual
-    } else {
-        0.0
-    }
-}
-
 impl Solver for CudaSimple {
     fn info(&self) -> SolverInfo {
-        SolverInfo {
-            kind: Kind::Incompressible,
-            method: if self.cfg.simpler { "simpler" } else { "simple" },
-            backend: "cuda",
-            precision: "f64",
-            grid: self.cfg.flow.grid,
-        }
+        super::solver_info(&self.cfg, "cuda")
     }
 
     /// Outer iterations so far.

@@ -434,7 +434,7 @@ impl Simple {
             );
             pressure_iterations += st.iterations;
             remove_mean(&mut self.p);
-            pressure_residual = relative(st.final_residual, st.initial_residual);
+            pressure_residual = st.reduction();
         }
         let mut momentum = [0.0; 2];
         let mut momentum_iterations = 0;
@@ -482,7 +482,7 @@ impl Simple {
         );
         pressure_iterations += st.iterations;
         if !self.cfg.simpler {
-            pressure_residual = relative(st.final_residual, st.initial_residual);
+            pressure_residual = st.reduction();
         }
         pressure_correction::correct_velocity(
             &self.l,
@@ -573,8 +573,15 @@ fn linear_solver(
     Schwarz::new(kind, ni, nj, cfg.subdomains, cfg.overlap, periodic)
 }
 
-fn relative(r: f64, r0: f64) -> f64 {
-    if r0 > 0.0 { r / r0 } else { 0.0 }
+/// What a SIMPLE solver of `cfg` on `backend` is.
+fn solver_info(cfg: &SimpleConfig, backend: &'static str) -> SolverInfo {
+    SolverInfo {
+        kind: Kind::Incompressible,
+        method: if cfg.simpler { "simpler" } else { "simple" },
+        backend,
+        precision: "f64",
+        grid: cfg.flow.grid,
+    }
 }
 
 fn remove_mean(p: &mut [f64]) {
@@ -584,13 +591,7 @@ fn remove_mean(p: &mut [f64]) {
 
 impl Solver for Simple {
     fn info(&self) -> SolverInfo {
-        SolverInfo {
-            kind: Kind::Incompressible,
-            method: if self.cfg.simpler { "simpler" } else { "simple" },
-            backend: "cpu",
-            precision: "f64",
-            grid: self.cfg.flow.grid,
-        }
+        solver_info(&self.cfg, "cpu")
     }
 
     /// Outer iterations so far (SIMPLE has no physical time).
