@@ -26,24 +26,32 @@
 #define PCR_K 8
 #define PCR_THREADS 512
 
-// sum_nb a_nb x_nb of unknown (i, j) (FivePoint::neighbours, same order).
-__device__ __forceinline__ real nb_sum(const real* __restrict__ sys, long long n, const real* x, int i, int j,
-                                       int ni, int nj, int px, int py) {
+// sum_nb a_nb x(m) of unknown (i, j) (FivePoint::neighbours, same order), x(m) the value of
+// unknown m.
+template <class X>
+__device__ __forceinline__ real nb_sum_of(const real* __restrict__ sys, long long n, X x, int i, int j, int ni,
+                                          int nj, int px, int py) {
     const long long k = (long long)j * ni + i;
     const real* ae = sys + n;
     const real* aw = sys + 2 * n;
     const real* an = sys + 3 * n;
     const real* as = sys + 4 * n;
     real s = 0;
-    if (i + 1 < ni) s = s + ae[k] * x[k + 1];
-    else if (px) s = s + ae[k] * x[k + 1 - ni];
-    if (i > 0) s = s + aw[k] * x[k - 1];
-    else if (px) s = s + aw[k] * x[k + ni - 1];
-    if (j + 1 < nj) s = s + an[k] * x[k + ni];
-    else if (py) s = s + an[k] * x[i];
-    if (j > 0) s = s + as[k] * x[k - ni];
-    else if (py) s = s + as[k] * x[(long long)(nj - 1) * ni + i];
+    if (i + 1 < ni) s = s + ae[k] * x(k + 1);
+    else if (px) s = s + ae[k] * x(k + 1 - ni);
+    if (i > 0) s = s + aw[k] * x(k - 1);
+    else if (px) s = s + aw[k] * x(k + ni - 1);
+    if (j + 1 < nj) s = s + an[k] * x(k + ni);
+    else if (py) s = s + an[k] * x((long long)i);
+    if (j > 0) s = s + as[k] * x(k - ni);
+    else if (py) s = s + as[k] * x((long long)(nj - 1) * ni + i);
     return s;
+}
+
+// sum_nb a_nb x_nb of unknown (i, j) from the array x.
+__device__ __forceinline__ real nb_sum(const real* __restrict__ sys, long long n, const real* x, int i, int j,
+                                       int ni, int nj, int px, int py) {
+    return nb_sum_of(sys, n, [x](long long m) { return x[m]; }, i, j, ni, nj, px, py);
 }
 
 // Residual of every unknown: mode 0 and 1, r = b + sum a_nb x_nb - a_P x (FivePoint::residual_at),
@@ -242,8 +250,8 @@ extern "C" __global__ void __launch_bounds__(PCR_THREADS) fp_lines(const real* _
 }
 
 // CG after alpha (conjugate_gradient.rs, one kernel for three of its vector steps): x += alpha d,
-// r -= alpha q, w = r / a_P; partial[block] = block sum of r^2, partial[gridDim.x + block] that
-// of r . w.
+// r -= alpha q, and with the Jacobi preconditioner (w not null) w = r / a_P; partial[block] =
+// block sum of r^2, partial[gridDim.x + block] that of r . w.
 extern "C" __global__ void cg_update(const real* __restrict__ sys, real* __restrict__ x, real* __restrict__ r,
                                      const real* __restrict__ d, const real* __restrict__ q, real* __restrict__ w,
                                      const real* __restrict__ sc, real* __restrict__ partial,
@@ -256,16 +264,18 @@ extern "C" __global__ void cg_update(const real* __restrict__ sys, real* __restr
         x[k] = x[k] + alpha * d[k];
         const real rr = r[k] - alpha * q[k];
         r[k] = rr;
-        const real ww = rr / sys[k];
-        w[k] = ww;
         r2 = rr * rr;
-        rw = rr * ww;
+        if (w) {
+            const real ww = rr / sys[k];
+            w[k] = ww;
+            rw = rr * ww;
+        }
     }
     const real t2 = block_sum(r2);
     const real tw = block_sum(rw);
     if (thread_linear() == 0) {
         partial[blockIdx.x] = t2;
-        partial[gridDim.x + blockIdx.x] = tw;
+        if (w) partial[gridDim.x + blockIdx.x] = tw;
     }
 }
 
@@ -412,4 +422,144 @@ extern "C" __global__ void bicg_update(real* __restrict__ x, real* __restrict__ 
     }
     const real tr = block_sum(r2);
     if (thread_linear() == 0) partial[blockIdx.x] = tr;
+}
+
+// Additive-correction multigrid V-cycle, CG's preconditioner for the pressure systems
+// (src/solver/linear/additive_correction.rs, every value rounded as there): levels of 2 x 2
+// aggregates with Galerkin coefficients, weighted Jacobi smoothing, over-corrected prolongation.
+// A level's right-hand side `rhs` is separate from its coefficients (the finest level's is CG's
+// residual, a coarse level's the b slot of its system).
+#define MG_WEIGHT ((real)0.8)
+#define MG_OVER_CORRECTION ((real)1.7)
+#define MG_COARSEST 64
+#define MG_COARSE_SWEEPS 48
+
+// x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P of unknown (i, j), x where a_P = 0 (`relaxed`).
+template <class Y>
+__device__ __forceinline__ real mg_relaxed(const real* __restrict__ sys, long long n, const real* __restrict__ rhs,
+                                           real x, Y y, int i, int j, int ni, int nj, int px, int py) {
+    const long long k = (long long)j * ni + i;
+    const real ap = sys[k];
+    if (ap == (real)0) return x;
+    const real r = rhs[k] + nb_sum_of(sys, n, y, i, j, ni, nj, px, py) - ap * x;
+    return x + MG_WEIGHT * r / ap;
+}
+
+// Galerkin coefficients of the coarse level (`coarsen`): one thread per coarse cell, its
+// children (2ic, 2jc), (2ic + 1, 2jc), (2ic, 2jc + 1), (2ic + 1, 2jc + 1) in that order, each
+// adding a_P, then its links E, W, N, S: subtracted from a_P inside the block, added to the
+// coarse link of their direction across it, skipped where they leave a non-periodic block.
+extern "C" __global__ void mg_coarsen(const real* __restrict__ fine, real* __restrict__ coarse, int ni, int nj,
+                                      int px, int py, int nic, int njc) {
+    const long long nc = (long long)nic * njc;
+    const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (kc >= nc) return;
+    const long long n = (long long)ni * nj;
+    const int jc = (int)(kc / nic), ic = (int)(kc - (long long)jc * nic);
+    real p = 0, e = 0, w = 0, no = 0, so = 0;
+    for (int c = 0; c < 4; ++c) {
+        const int i = 2 * ic + (c & 1), j = 2 * jc + (c >> 1);
+        if (i >= ni || j >= nj) continue;
+        const long long k = (long long)j * ni + i;
+        p = p + fine[k];
+        const real a[4] = {fine[n + k], fine[2 * n + k], fine[3 * n + k], fine[4 * n + k]};
+        const bool read[4] = {i + 1 < ni || px, i > 0 || px, j + 1 < nj || py, j > 0 || py};
+        const int other[4] = {((i + 1) % ni) / 2, ((i + ni - 1) % ni) / 2, ((j + 1) % nj) / 2,
+                              ((j + nj - 1) % nj) / 2};
+        const int own[4] = {ic, ic, jc, jc};
+        real* sum[4] = {&e, &w, &no, &so};
+        for (int d = 0; d < 4; ++d) {
+            if (!read[d]) continue;
+            if (other[d] == own[d]) p = p - a[d];
+            else *sum[d] = *sum[d] + a[d];
+        }
+    }
+    coarse[kc] = p;
+    coarse[nc + kc] = e;
+    coarse[2 * nc + kc] = w;
+    coarse[3 * nc + kc] = no;
+    coarse[4 * nc + kc] = so;
+}
+
+// Two Jacobi sweeps from zero (`smooth_from_zero`): the first sweep's w_J rhs / a_P formed where
+// the second reads it.
+extern "C" __global__ void mg_smooth_zero(const real* __restrict__ sys, const real* __restrict__ rhs,
+                                          real* __restrict__ out, const int* __restrict__ ctrl, int ni, int nj,
+                                          int px, int py) {
+    GUARD(ctrl)
+    const long long n = (long long)ni * nj;
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
+    auto first = [sys, rhs](long long m) { return sys[m] == (real)0 ? (real)0 : MG_WEIGHT * rhs[m] / sys[m]; };
+    out[k] = mg_relaxed(sys, n, rhs, first(k), first, i, j, ni, nj, px, py);
+}
+
+// Block sums of the residual rhs + sum a_nb x_nb - a_P x into the coarse right-hand side
+// (`restrict_residual`).
+extern "C" __global__ void mg_restrict(const real* __restrict__ sys, const real* __restrict__ rhs,
+                                       const real* __restrict__ x, real* __restrict__ coarse_rhs,
+                                       const int* __restrict__ ctrl, int ni, int nj, int px, int py, int nic,
+                                       int njc) {
+    GUARD(ctrl)
+    const long long nc = (long long)nic * njc;
+    const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (kc >= nc) return;
+    const long long n = (long long)ni * nj;
+    const int jc = (int)(kc / nic), ic = (int)(kc - (long long)jc * nic);
+    real s = 0;
+    for (int c = 0; c < 4; ++c) {
+        const int i = 2 * ic + (c & 1), j = 2 * jc + (c >> 1);
+        if (i >= ni || j >= nj) continue;
+        const long long k = (long long)j * ni + i;
+        s = s + (rhs[k] + nb_sum(sys, n, x, i, j, ni, nj, px, py) - sys[k] * x[k]);
+    }
+    coarse_rhs[kc] = s;
+}
+
+// x + c xc[block] (c the over-correction) and one sweep from it, into out (`prolong_and_sweep`).
+extern "C" __global__ void mg_prolong_sweep(const real* __restrict__ sys, const real* __restrict__ rhs,
+                                            const real* __restrict__ x, const real* __restrict__ xc,
+                                            real* __restrict__ out, const int* __restrict__ ctrl, int ni, int nj,
+                                            int px, int py, int nic) {
+    GUARD(ctrl)
+    const long long n = (long long)ni * nj;
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
+    auto y = [x, xc, ni, nic](long long m) { return x[m] + MG_OVER_CORRECTION * xc[(m / ni / 2) * nic + (m % ni) / 2]; };
+    out[k] = mg_relaxed(sys, n, rhs, y(k), y, i, j, ni, nj, px, py);
+}
+
+// One Jacobi sweep x -> out (`sweep`).
+extern "C" __global__ void mg_sweep(const real* __restrict__ sys, const real* __restrict__ rhs,
+                                    const real* __restrict__ x, real* __restrict__ out,
+                                    const int* __restrict__ ctrl, int ni, int nj, int px, int py) {
+    GUARD(ctrl)
+    const long long n = (long long)ni * nj;
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
+    out[k] = mg_relaxed(sys, n, rhs, x[k], [x](long long m) { return x[m]; }, i, j, ni, nj, px, py);
+}
+
+// The coarsest level (`coarsest`), one block of MG_COARSEST threads for its n <= MG_COARSEST
+// unknowns: MG_COARSE_SWEEPS Jacobi sweeps from zero in shared memory, the result into x.
+extern "C" __global__ void mg_coarsest(const real* __restrict__ sys, const real* __restrict__ rhs,
+                                       real* __restrict__ x, const int* __restrict__ ctrl, int ni, int nj, int px,
+                                       int py) {
+    GUARD(ctrl)
+    __shared__ real a[MG_COARSEST], b[MG_COARSEST];
+    const long long n = (long long)ni * nj;
+    const int k = threadIdx.x;
+    const int j = k / ni, i = k - j * ni;
+    if (k < n) a[k] = 0;
+    __syncthreads();
+    for (int s = 0; s < MG_COARSE_SWEEPS / 2; ++s) {
+        if (k < n) b[k] = mg_relaxed(sys, n, rhs, a[k], [&](long long m) { return a[m]; }, i, j, ni, nj, px, py);
+        __syncthreads();
+        if (k < n) a[k] = mg_relaxed(sys, n, rhs, b[k], [&](long long m) { return b[m]; }, i, j, ni, nj, px, py);
+        __syncthreads();
+    }
+    if (k < n) x[k] = a[k];
 }

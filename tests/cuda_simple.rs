@@ -143,6 +143,7 @@ fn gpu_linear_solvers_match_the_cpu() {
         (LinearSolverKind::Adi, false, 1e-10, 200),
         (LinearSolverKind::Jacobi, false, 1e-8, 2000),
         (LinearSolverKind::Cg, true, 1e-10, 2000),
+        (LinearSolverKind::MultigridCg, true, 1e-10, 200),
         (LinearSolverKind::Bicgstab, false, 1e-10, 500),
     ];
     for (ni, nj, periodic) in [
@@ -272,7 +273,13 @@ fn parity_cavity_methods_schemes_and_solvers() {
         ] {
             variants.push([grid, &[method, conv]].concat());
         }
-        for (m, p) in [("jacobi", "jacobi"), ("bicgstab", "bicgstab"), ("adi", "adi")] {
+        // The case files' pressure solver is multigrid_cg (the limiter variants above).
+        for (m, p) in [
+            ("jacobi", "jacobi"),
+            ("bicgstab", "bicgstab"),
+            ("adi", "adi"),
+            ("adi", "cg"),
+        ] {
             let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
             let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
             variants.push([grid, &[method, m, p]].concat());

@@ -406,6 +406,9 @@ pub enum LinearSolverKind {
     Jacobi,
     /// Conjugate gradient, Jacobi preconditioned (symmetric systems: pressure).
     Cg,
+    /// Conjugate gradient preconditioned by one additive-correction multigrid V-cycle
+    /// (Hutchinson & Raithby 1986; symmetric systems: pressure).
+    MultigridCg,
     /// BiCGSTAB, Jacobi preconditioned (van der Vorst 1992).
     Bicgstab,
 }
@@ -417,6 +420,7 @@ impl LinearSolverKind {
             LinearSolverKind::Adi => "adi",
             LinearSolverKind::Jacobi => "jacobi",
             LinearSolverKind::Cg => "cg",
+            LinearSolverKind::MultigridCg => "multigrid_cg",
             LinearSolverKind::Bicgstab => "bicgstab",
         }
     }

@@ -112,6 +112,10 @@ pub struct Args {
     /// Methods of the time-to-steady table.
     #[arg(long, value_delimiter = ',', default_values = ["simple", "simpler", "projection"])]
     pub steady_methods: Vec<String>,
+    /// Pressure(-correction) solvers of SIMPLE and SIMPLER in the time-to-steady table
+    /// (`solver.linear_solver.pressure`; the projection method takes multigrid).
+    #[arg(long, value_delimiter = ',', default_values = ["multigrid_cg", "cg"])]
+    pub steady_pressure: Vec<String>,
     /// Wall-clock limit of one time-to-steady run [s]; a run stopped by it is reported with the
     /// residual it reached.
     #[arg(long, default_value_t = 600.0)]
@@ -375,12 +379,20 @@ fn steady(args: &Args) -> anyhow::Result<()> {
         args.backend, args.steady_seconds
     );
     println!(
-        "| cells | Re | method | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | pressure its/iteration |"
+        "| cells | Re | method | pressure solver | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | pressure its/iteration |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &args.steady_sizes {
         for &re in &args.steady_re {
-            for method in &args.steady_methods {
+            let variants = args.steady_methods.iter().flat_map(|m| {
+                let pressure: Vec<Option<&String>> = if m == "projection" {
+                    vec![None]
+                } else {
+                    args.steady_pressure.iter().map(Some).collect()
+                };
+                pressure.into_iter().map(move |p| (m, p))
+            });
+            for (method, pressure_solver) in variants {
                 let (text, mut sets) = match (method.as_str(), re) {
                     ("projection", 100) => (CAVITY_RE100, vec![]),
                     ("projection", _) => (CAVITY, vec![]),
@@ -390,10 +402,17 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 if re != 100 && re != 1000 {
                     anyhow::bail!("--steady-re takes 100 and 1000 (the shipped case files), got {re}");
                 }
-                if method == "projection" {
-                    sets.push("solver.pressure_solver=\"multigrid\"".into());
-                    sets.push("solver.tolerance=1e-8".into());
-                }
+                let solver_name = match pressure_solver {
+                    Some(p) => {
+                        sets.push(format!("solver.linear_solver.pressure=\"{p}\""));
+                        p.as_str()
+                    }
+                    None => {
+                        sets.push("solver.pressure_solver=\"multigrid\"".into());
+                        sets.push("solver.tolerance=1e-8".into());
+                        "multigrid"
+                    }
+                };
                 sets.extend([
                     format!("grid.nx={n}"),
                     format!("grid.ny={n}"),
@@ -434,7 +453,7 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 let seconds = start.elapsed().as_secs_f64();
                 let its = s.steps();
                 println!(
-                    "| {n}^2 | {re} | {method} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} |",
+                    "| {n}^2 | {re} | {method} | {solver_name} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} |",
                     s.info().backend,
                     if s.info().backend == "cuda" {
                         "-".to_string()

@@ -405,8 +405,8 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "pressure-correction solver",
                 "solver.linear_solver.pressure",
-                &name(ls.pressure, "cg"),
-                &["adi", "jacobi", "cg", "bicgstab"],
+                &name(ls.pressure, "multigrid_cg"),
+                &["adi", "jacobi", "cg", "multigrid_cg", "bicgstab"],
                 false,
             );
             let ny = spec.grid.ny.max(1);

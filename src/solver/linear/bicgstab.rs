@@ -2,7 +2,6 @@
 //! Sparse Linear Systems, alg. 7.7) with right preconditioning by the diagonal, for the
 //! non-symmetric momentum systems `A x = b`, `A = diag(a_P) - (a_nb links)`.
 
-use super::conjugate_gradient::CgOperator;
 use super::{FivePoint, dot};
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -41,7 +40,7 @@ pub fn solve<T: Real>(
         p.par_iter_mut()
             .zip(r.par_iter().zip(v.par_iter()))
             .for_each(|(p, (&r, &v))| *p = r + beta * (*p - omega * v));
-        sys.precondition(p, y);
+        sys.jacobi(p, y);
         sys.apply(y, v);
         alpha = rho / dot(r0, v, partial, ni);
         s.par_iter_mut()
@@ -54,7 +53,7 @@ pub fn solve<T: Real>(
                 .for_each(|(x, &y)| *x = *x + alpha * y);
             return (it, s_norm);
         }
-        sys.precondition(s, z);
+        sys.jacobi(s, z);
         sys.apply(z, t);
         let tt = dot(t, t, partial, ni);
         omega = if tt > T::zero() {

@@ -15,8 +15,9 @@ pub trait CgOperator<T: Real>: Sync {
     fn row_len(&self) -> usize;
     /// `out = A x`.
     fn apply(&self, x: &[T], out: &mut [T]);
-    /// `w = M^-1 r`, `M` an approximation of `A` of the same sign.
-    fn precondition(&self, r: &[T], w: &mut [T]);
+    /// `w = M^-1 r`, `M` a symmetric approximation of `A` of the same sign (`&mut` for a
+    /// preconditioner with its own workspace).
+    fn precondition(&mut self, r: &[T], w: &mut [T]);
 }
 
 /// CG vectors, allocated once.
@@ -40,7 +41,7 @@ impl<T: Real> CgWork<T> {
 
 /// PCG until `||r|| <= target` or `max` iterations; returns (iterations, `||r||`).
 pub fn solve<T: Real>(
-    op: &impl CgOperator<T>,
+    op: &mut impl CgOperator<T>,
     p: &mut [T],
     b: &[T],
     work: &mut CgWork<T>,

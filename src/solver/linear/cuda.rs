@@ -15,6 +15,7 @@
 
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Module, Pinned};
 use crate::case::LinearSolverKind;
+use crate::solver::linear::additive_correction::{COARSEST, coarse_shapes};
 use crate::solver::linear::{FivePoint, LinearStats};
 use std::sync::Arc;
 
@@ -37,10 +38,15 @@ const CTRL_LEN: usize = 4;
 
 /// `a` followed by the system's shape arguments `ni, nj, px, py`.
 fn shape(a: Args, sys: &DeviceSystem) -> Args {
-    a.i(sys.ni as i64)
-        .i(sys.nj as i64)
-        .i(sys.periodic[0] as i64)
-        .i(sys.periodic[1] as i64)
+    dims(a, sys.ni, sys.nj, sys.periodic)
+}
+
+/// `a` followed by the shape arguments `ni, nj, px, py` of a level.
+fn dims(a: Args, ni: usize, nj: usize, periodic: [bool; 2]) -> Args {
+    a.i(ni as i64)
+        .i(nj as i64)
+        .i(periodic[0] as i64)
+        .i(periodic[1] as i64)
 }
 
 /// Dynamic shared memory of the line kernel for lines of `len` cells: four coefficient arrays.
@@ -98,9 +104,32 @@ enum Work {
         d: DevBuf<f64>,
         q: DevBuf<f64>,
     },
+    /// CG's r, w, d, q, the finest level's sweep buffer and the coarse levels.
+    MultigridCg {
+        cg: [DevBuf<f64>; 4],
+        tmp: DevBuf<f64>,
+        levels: Vec<Level>,
+    },
     Bicgstab {
         v: [DevBuf<f64>; 8],
     },
+}
+
+/// A coarse level of the additive-correction multigrid: its system (`6 ni nj` values as a
+/// [`DeviceSystem`]'s, the right-hand side in the b slot), solution and sweep buffer.
+struct Level {
+    ni: usize,
+    nj: usize,
+    sys: DevBuf<f64>,
+    x: DevBuf<f64>,
+    tmp: DevBuf<f64>,
+}
+
+impl Level {
+    /// Device address of the right-hand side (the b slot).
+    fn rhs(&self) -> u64 {
+        self.sys.ptr + (5 * self.ni * self.nj * std::mem::size_of::<f64>()) as u64
+    }
 }
 
 /// A GPU linear solver of one kind for systems of one size, with its own scalar and control
@@ -139,6 +168,22 @@ impl DeviceLinearSolver {
                 w: v()?,
                 d: v()?,
                 q: v()?,
+            },
+            LinearSolverKind::MultigridCg => Work::MultigridCg {
+                cg: [v()?, v()?, v()?, v()?],
+                tmp: v()?,
+                levels: coarse_shapes(ni, nj)
+                    .into_iter()
+                    .map(|(a, b)| {
+                        Ok(Level {
+                            ni: a,
+                            nj: b,
+                            sys: gpu.alloc_zeros(6 * a * b)?,
+                            x: gpu.alloc_zeros(a * b)?,
+                            tmp: gpu.alloc_zeros(a * b)?,
+                        })
+                    })
+                    .collect::<Result<_, CudaError>>()?,
             },
             LinearSolverKind::Bicgstab => Work::Bicgstab {
                 v: [v()?, v()?, v()?, v()?, v()?, v()?, v()?, v()?],
@@ -325,6 +370,30 @@ impl DeviceLinearSolver {
                 self.gamma(1)?;
                 self.direction(d, w, 1)?;
             }
+            Work::MultigridCg {
+                cg: [r, w, d, _],
+                levels,
+                ..
+            } => {
+                self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
+                self.check(0, usize::MAX)?;
+                let mut fine = (&sys.buf, sys.ni, sys.nj);
+                for l in levels {
+                    self.k(
+                        &self.m,
+                        "mg_coarsen",
+                        grid1(l.ni * l.nj),
+                        B1,
+                        dims(Args::new().p(fine.0).p(&l.sys), fine.1, fine.2, sys.periodic)
+                            .i(l.ni as i64)
+                            .i(l.nj as i64),
+                    )?;
+                    fine = (&l.sys, l.ni, l.nj);
+                }
+                self.precondition_multigrid(sys, r, w)?;
+                self.gamma(1)?;
+                self.direction(d, w, 1)?;
+            }
             Work::Bicgstab { v } => {
                 let [r, r0, p, vv, ..] = v;
                 self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
@@ -427,6 +496,90 @@ impl DeviceLinearSolver {
         self.fp("fp_apply", shape(a.p(&self.partial).p(&self.ctrl), sys))
     }
 
+    /// The vector steps of CG iteration `it` up to the new residual: `q = A d`, `alpha`, then
+    /// `x += alpha d`, `r -= alpha q` and (given `w`, the Jacobi preconditioner) `w = r / a_P`,
+    /// with the partial sums of `r^2` (and `r . w`).
+    fn cg_step(
+        &self,
+        sys: &DeviceSystem,
+        x: &DevBuf<f64>,
+        [r, d, q]: [&DevBuf<f64>; 3],
+        w: Option<&DevBuf<f64>>,
+        it: usize,
+    ) -> Result<(), CudaError> {
+        self.apply(sys, d, q, d, None)?;
+        self.one(
+            &self.mq,
+            "finalize_alpha",
+            Args::new()
+                .p(&self.partial)
+                .i(self.nb())
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i(it.min(i32::MAX as usize) as i64),
+        )?;
+        let a = Args::new().p(&sys.buf).p(x).p(r).p(d).p(q);
+        let a = match w {
+            Some(w) => a.p(w),
+            None => a.null(),
+        };
+        self.fp(
+            "cg_update",
+            a.p(&self.sc).p(&self.partial).p(&self.ctrl).l(sys.len() as i64),
+        )
+    }
+
+    /// `w = M^-1 r` by one additive-correction V-cycle (additive_correction.rs `cycle`, kernels
+    /// `mg_*`), then the partial sums of `r . w`.
+    fn precondition_multigrid(
+        &self,
+        sys: &DeviceSystem,
+        r: &DevBuf<f64>,
+        w: &DevBuf<f64>,
+    ) -> Result<(), CudaError> {
+        let Work::MultigridCg { tmp, levels, .. } = &self.work else {
+            unreachable!("precondition_multigrid of a multigrid_cg solver")
+        };
+        // (coefficients, right-hand side, solution, sweep buffer, ni, nj) of level l, finest 0.
+        let level = |l: usize| match l {
+            0 => (sys.buf.ptr, r.ptr, w.ptr, tmp.ptr, sys.ni, sys.nj),
+            _ => {
+                let c = &levels[l - 1];
+                (c.sys.ptr, c.rhs(), c.x.ptr, c.tmp.ptr, c.ni, c.nj)
+            }
+        };
+        let (m, p, last) = (&self.m, sys.periodic, levels.len());
+        let head = |a: u64, rhs: u64, x: u64| Args::new().l(a as i64).l(rhs as i64).l(x as i64);
+        for l in 0..last {
+            let (a, rhs, x, _, ni, nj) = level(l);
+            let (_, crhs, _, _, cni, cnj) = level(l + 1);
+            let args = dims(head(a, rhs, x).p(&self.ctrl), ni, nj, p);
+            self.k(m, "mg_smooth_zero", grid1(ni * nj), B1, args)?;
+            let args = dims(head(a, rhs, x).l(crhs as i64).p(&self.ctrl), ni, nj, p);
+            let args = args.i(cni as i64).i(cnj as i64);
+            self.k(m, "mg_restrict", grid1(cni * cnj), B1, args)?;
+        }
+        let (a, rhs, x, _, ni, nj) = level(last);
+        let args = dims(head(a, rhs, x).p(&self.ctrl), ni, nj, p);
+        self.k(m, "mg_coarsest", (1, 1, 1), COARSEST as u32, args)?;
+        for l in (0..last).rev() {
+            let (a, rhs, x, t, ni, nj) = level(l);
+            let (_, _, xc, _, cni, _) = level(l + 1);
+            let args = dims(head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl), ni, nj, p);
+            self.k(m, "mg_prolong_sweep", grid1(ni * nj), B1, args.i(cni as i64))?;
+            let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl), ni, nj, p);
+            self.k(m, "mg_sweep", grid1(ni * nj), B1, args)?;
+        }
+        let n = sys.len() as i64;
+        self.k(
+            &self.mq,
+            "dot_partial",
+            grid1(sys.len()),
+            B1,
+            Args::new().p(r).p(w).p(&self.partial).p(&self.ctrl).i(n),
+        )
+    }
+
     /// Enqueues iteration `it` of the solver's kind.
     fn iteration(&self, sys: &DeviceSystem, x: &DevBuf<f64>, it: usize, max: usize) -> Result<(), CudaError> {
         let n = sys.len() as i64;
@@ -447,31 +600,7 @@ impl DeviceLinearSolver {
                 self.check(it, max)
             }
             Work::Cg { r, w, d, q } => {
-                self.apply(sys, d, q, d, None)?;
-                self.one(
-                    &self.mq,
-                    "finalize_alpha",
-                    Args::new()
-                        .p(&self.partial)
-                        .i(nb)
-                        .p(&self.sc)
-                        .p(&self.ctrl)
-                        .i(it_i),
-                )?;
-                self.fp(
-                    "cg_update",
-                    Args::new()
-                        .p(&sys.buf)
-                        .p(x)
-                        .p(r)
-                        .p(d)
-                        .p(q)
-                        .p(w)
-                        .p(&self.sc)
-                        .p(&self.partial)
-                        .p(&self.ctrl)
-                        .l(n),
-                )?;
+                self.cg_step(sys, x, [r, d, q], Some(w), it)?;
                 self.one(
                     &self.m,
                     "cg_check",
@@ -483,6 +612,13 @@ impl DeviceLinearSolver {
                         .i(it_i)
                         .i(max.min(i32::MAX as usize) as i64),
                 )?;
+                self.direction(d, w, 0)
+            }
+            Work::MultigridCg { cg: [r, w, d, q], .. } => {
+                self.cg_step(sys, x, [r, d, q], None, it)?;
+                self.check(it, max)?;
+                self.precondition_multigrid(sys, r, w)?;
+                self.gamma(0)?;
                 self.direction(d, w, 0)
             }
             Work::Bicgstab { v } => {

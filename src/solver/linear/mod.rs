@@ -7,6 +7,8 @@
 //! - [`jacobi`]: weighted point Jacobi;
 //! - [`conjugate_gradient`]: preconditioned CG for symmetric definite operators (also the
 //!   projection method's pressure solver, through its Laplacian);
+//! - [`additive_correction`]: additive-correction multigrid (Hutchinson & Raithby 1986), one
+//!   V-cycle as CG's preconditioner for the pressure systems (`multigrid_cg`);
 //! - [`bicgstab`]: Jacobi-preconditioned BiCGSTAB for the non-symmetric momentum systems;
 //! - [`cuda`]: ADI (lines by parallel cyclic reduction), Jacobi, CG and BiCGSTAB on the GPU, for
 //!   systems in device memory;
@@ -18,6 +20,7 @@
 //! ordered by rows ([`crate::backend::cpu::ordered_sum`]) and the ADI lines are coloured, so the
 //! results do not depend on the number of threads.
 
+pub mod additive_correction;
 pub mod adi;
 pub mod bicgstab;
 pub mod conjugate_gradient;
@@ -27,6 +30,7 @@ pub mod pcr;
 pub mod schwarz;
 pub mod thomas;
 
+pub use additive_correction::AdditiveCorrection;
 pub use conjugate_gradient::{CgOperator, CgWork};
 pub use pcr::pcr;
 pub use schwarz::Schwarz;
@@ -134,14 +138,9 @@ impl<T: Real> FivePoint<T> {
     }
 }
 
-/// The matrix `A = diag(a_P) - (a_nb links)` for the Krylov solvers, preconditioned by its
-/// diagonal.
-impl<T: Real> CgOperator<T> for FivePoint<T> {
-    fn row_len(&self) -> usize {
-        self.ni
-    }
-
-    fn apply(&self, x: &[T], out: &mut [T]) {
+impl<T: Real> FivePoint<T> {
+    /// `out = A x`, `A = diag(a_P) - (a_nb links)` (the matrix of the Krylov solvers).
+    pub fn apply(&self, x: &[T], out: &mut [T]) {
         let ni = self.ni;
         out.par_chunks_mut(ni).enumerate().for_each(|(j, row)| {
             for (i, o) in row.iter_mut().enumerate() {
@@ -150,10 +149,35 @@ impl<T: Real> CgOperator<T> for FivePoint<T> {
         });
     }
 
-    fn precondition(&self, r: &[T], w: &mut [T]) {
+    /// The diagonal (Jacobi) preconditioner `w = r / a_P`.
+    pub fn jacobi(&self, r: &[T], w: &mut [T]) {
         w.par_iter_mut()
             .zip(r.par_iter().zip(self.ap.par_iter()))
             .for_each(|(w, (&r, &ap))| *w = r / ap);
+    }
+}
+
+/// A five-point system as a [`CgOperator`]: preconditioned by its diagonal, or by one
+/// additive-correction multigrid V-cycle.
+struct Preconditioned<'a, T> {
+    sys: &'a FivePoint<T>,
+    multigrid: Option<&'a mut AdditiveCorrection<T>>,
+}
+
+impl<T: Real> CgOperator<T> for Preconditioned<'_, T> {
+    fn row_len(&self) -> usize {
+        self.sys.ni
+    }
+
+    fn apply(&self, x: &[T], out: &mut [T]) {
+        self.sys.apply(x, out);
+    }
+
+    fn precondition(&mut self, r: &[T], w: &mut [T]) {
+        match &mut self.multigrid {
+            Some(mg) => mg.precondition(self.sys, r, w),
+            None => self.sys.jacobi(r, w),
+        }
     }
 }
 
@@ -201,6 +225,7 @@ enum Work<T> {
     Adi,
     Jacobi(Vec<T>),
     Cg(CgWork<T>),
+    MultigridCg(CgWork<T>, AdditiveCorrection<T>),
     Bicgstab(Vec<Vec<T>>),
 }
 
@@ -211,6 +236,9 @@ impl<T: Real> LinearSolver<T> {
             LinearSolverKind::Adi => Work::Adi,
             LinearSolverKind::Jacobi => Work::Jacobi(vec![T::zero(); n]),
             LinearSolverKind::Cg => Work::Cg(CgWork::new(n)),
+            LinearSolverKind::MultigridCg => {
+                Work::MultigridCg(CgWork::new(n), AdditiveCorrection::new(ni, nj))
+            }
             LinearSolverKind::Bicgstab => Work::Bicgstab(vec![vec![T::zero(); n]; 8]),
         };
         Self {
@@ -232,7 +260,18 @@ impl<T: Real> LinearSolver<T> {
             match &mut self.work {
                 Work::Adi => adi::solve(sys, x, partial, target, max),
                 Work::Jacobi(next) => jacobi::solve(sys, x, next, partial, target, max),
-                Work::Cg(work) => conjugate_gradient::solve(sys, x, &sys.b, work, partial, target, max),
+                Work::Cg(work) => {
+                    let mut op = Preconditioned { sys, multigrid: None };
+                    conjugate_gradient::solve(&mut op, x, &sys.b, work, partial, target, max)
+                }
+                Work::MultigridCg(work, mg) => {
+                    mg.set_up(sys);
+                    let mut op = Preconditioned {
+                        sys,
+                        multigrid: Some(mg),
+                    };
+                    conjugate_gradient::solve(&mut op, x, &sys.b, work, partial, target, max)
+                }
                 Work::Bicgstab(work) => bicgstab::solve(sys, x, work, partial, target, max),
             }
         };

@@ -38,7 +38,7 @@ impl<T: Real> CgOperator<T> for LaplacianCg<'_, T> {
         });
     }
 
-    fn precondition(&self, r: &[T], w: &mut [T]) {
+    fn precondition(&mut self, r: &[T], w: &mut [T]) {
         match self.m {
             Preconditioner::Identity => w.par_iter_mut().zip(r).for_each(|(w, &r)| *w = -r),
             Preconditioner::SymmetricGaussSeidel => symmetric_gauss_seidel(self.op, w, r),
@@ -58,5 +58,5 @@ pub fn solve<T: Real>(
     target: T,
     max: usize,
 ) -> (usize, T) {
-    cg::solve(&LaplacianCg { op, m }, p, b, work, partial, target, max)
+    cg::solve(&mut LaplacianCg { op, m }, p, b, work, partial, target, max)
 }

@@ -80,7 +80,7 @@ impl SimpleConfig {
             return Err(Invalid::new(
                 "solver.pressure_solver",
                 "SIMPLE and SIMPLER take the pressure solver from solver.linear_solver.pressure \
-                 (adi, jacobi, cg, bicgstab)",
+                 (adi, jacobi, cg, multigrid_cg, bicgstab)",
             ));
         }
         if s.precision == Some(Precision::F32) {
@@ -167,11 +167,17 @@ impl SimpleConfig {
         let alpha_p = relax("solver.alpha_p", s.alpha_p, if simpler { 1.0 } else { 0.3 })?;
         let ls = s.linear_solver.clone().unwrap_or_default();
         let momentum_solver = ls.momentum.unwrap_or(LinearSolverKind::Adi);
-        if momentum_solver == LinearSolverKind::Cg {
+        if matches!(
+            momentum_solver,
+            LinearSolverKind::Cg | LinearSolverKind::MultigridCg
+        ) {
             return Err(Invalid::new(
                 "solver.linear_solver.momentum",
-                "cg needs a symmetric matrix and the momentum equations are not symmetric; \
-                 use adi, jacobi or bicgstab",
+                format!(
+                    "{} needs a symmetric matrix and the momentum equations are not symmetric; \
+                     use adi, jacobi or bicgstab",
+                    momentum_solver.name()
+                ),
             ));
         }
         let momentum_tolerance = ls.momentum_tolerance.unwrap_or(0.1);
@@ -200,7 +206,7 @@ impl SimpleConfig {
             momentum_solver,
             momentum_tolerance,
             momentum_iterations: ls.momentum_iterations.unwrap_or(20),
-            pressure_solver: ls.pressure.unwrap_or(LinearSolverKind::Cg),
+            pressure_solver: ls.pressure.unwrap_or(LinearSolverKind::MultigridCg),
             pressure_tolerance: s.tolerance.unwrap_or(1e-3),
             pressure_iterations: s.max_iterations.unwrap_or(2000),
             subdomains,
