@@ -54,6 +54,11 @@ fn line_shared(len: usize) -> usize {
     4 * len * std::mem::size_of::<f64>()
 }
 
+/// An iteration count as a kernel's `int` (saturating).
+fn count(n: usize) -> i64 {
+    n.min(i32::MAX as usize) as i64
+}
+
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
@@ -238,6 +243,15 @@ impl DeviceLinearSolver {
         grid1(self.ni * self.nj).0 as i64
     }
 
+    /// The leading arguments of the single-block finalize kernels: `partial, nb, sc, ctrl`.
+    fn fin(&self) -> Args {
+        Args::new()
+            .p(&self.partial)
+            .i(self.nb())
+            .p(&self.sc)
+            .p(&self.ctrl)
+    }
+
     /// `fp_residual` of `x` into `r` (or the norm only), partial sums of `r^2` (mode 0, 2) or
     /// `|r|` (mode 1) into `partial`; `guarded` makes it return once the solve is done.
     fn residual(
@@ -284,17 +298,7 @@ impl DeviceLinearSolver {
     }
 
     fn check(&self, it: usize, max: usize) -> Result<(), CudaError> {
-        self.one(
-            &self.m,
-            "fp_check",
-            Args::new()
-                .p(&self.partial)
-                .i(self.nb())
-                .p(&self.sc)
-                .p(&self.ctrl)
-                .i(it.min(i32::MAX as usize) as i64)
-                .i(max.min(i32::MAX as usize) as i64),
-        )
+        self.one(&self.m, "fp_check", self.fin().i(count(it)).i(count(max)))
     }
 
     /// Every line along x or y, colour by colour (adi.rs `sweep`; half an ADI iteration).
@@ -349,18 +353,8 @@ impl DeviceLinearSolver {
     ) -> Result<LinearStats, CudaError> {
         assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
         let n = sys.len() as i64;
-        let nb = self.nb();
         self.residual(sys, x.ptr, None, 0, false)?;
-        self.one(
-            &self.mq,
-            "finalize_bnorm",
-            Args::new()
-                .p(&self.partial)
-                .i(nb)
-                .p(&self.sc)
-                .p(&self.ctrl)
-                .r(tol),
-        )?;
+        self.one(&self.mq, "finalize_bnorm", self.fin().r(tol))?;
         // Start of the Krylov solvers.
         match &self.work {
             Work::Cg { r, w, d, .. } => {
@@ -397,11 +391,7 @@ impl DeviceLinearSolver {
             Work::Bicgstab { v } => {
                 let [r, r0, p, vv, ..] = v;
                 self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
-                self.one(
-                    &self.m,
-                    "bicg_start",
-                    Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl),
-                )?;
+                self.one(&self.m, "bicg_start", self.fin())?;
                 self.fp("bicg_init", Args::new().p(r).p(r0).p(p).p(vv).p(&self.ctrl).l(n))?;
             }
             _ => {}
@@ -451,16 +441,7 @@ impl DeviceLinearSolver {
     }
 
     fn gamma(&self, first: i64) -> Result<(), CudaError> {
-        self.one(
-            &self.mq,
-            "finalize_gamma",
-            Args::new()
-                .p(&self.partial)
-                .i(self.nb())
-                .p(&self.sc)
-                .p(&self.ctrl)
-                .i(first),
-        )
+        self.one(&self.mq, "finalize_gamma", self.fin().i(first))
     }
 
     fn direction(&self, d: &DevBuf<f64>, w: &DevBuf<f64>, first: i64) -> Result<(), CudaError> {
@@ -508,16 +489,7 @@ impl DeviceLinearSolver {
         it: usize,
     ) -> Result<(), CudaError> {
         self.apply(sys, d, q, d, None)?;
-        self.one(
-            &self.mq,
-            "finalize_alpha",
-            Args::new()
-                .p(&self.partial)
-                .i(self.nb())
-                .p(&self.sc)
-                .p(&self.ctrl)
-                .i(it.min(i32::MAX as usize) as i64),
-        )?;
+        self.one(&self.mq, "finalize_alpha", self.fin().i(count(it)))?;
         let a = Args::new().p(&sys.buf).p(x).p(r).p(d).p(q);
         let a = match w {
             Some(w) => a.p(w),
@@ -583,8 +555,7 @@ impl DeviceLinearSolver {
     /// Enqueues iteration `it` of the solver's kind.
     fn iteration(&self, sys: &DeviceSystem, x: &DevBuf<f64>, it: usize, max: usize) -> Result<(), CudaError> {
         let n = sys.len() as i64;
-        let nb = self.nb();
-        let it_i = it.min(i32::MAX as usize) as i64;
+        let it_i = count(it);
         match &self.work {
             Work::Adi => {
                 self.sweep(sys, x, true)?;
@@ -601,17 +572,7 @@ impl DeviceLinearSolver {
             }
             Work::Cg { r, w, d, q } => {
                 self.cg_step(sys, x, [r, d, q], Some(w), it)?;
-                self.one(
-                    &self.m,
-                    "cg_check",
-                    Args::new()
-                        .p(&self.partial)
-                        .i(nb)
-                        .p(&self.sc)
-                        .p(&self.ctrl)
-                        .i(it_i)
-                        .i(max.min(i32::MAX as usize) as i64),
-                )?;
+                self.one(&self.m, "cg_check", self.fin().i(it_i).i(count(max)))?;
                 self.direction(d, w, 0)
             }
             Work::MultigridCg { cg: [r, w, d, q], .. } => {
@@ -630,8 +591,8 @@ impl DeviceLinearSolver {
                     B1,
                     Args::new().p(r0).p(r).p(&self.partial).p(&self.ctrl).i(n),
                 )?;
-                let fin = Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl);
-                self.one(&self.m, "bicg_rho", fin.i(it_i))?;
+
+                self.one(&self.m, "bicg_rho", self.fin().i(it_i))?;
                 self.fp(
                     "bicg_direction",
                     Args::new()
@@ -645,8 +606,8 @@ impl DeviceLinearSolver {
                         .l(n),
                 )?;
                 self.apply(sys, y, vv, r0, None)?;
-                let fin = || Args::new().p(&self.partial).i(nb).p(&self.sc).p(&self.ctrl);
-                self.one(&self.m, "bicg_alpha", fin())?;
+
+                self.one(&self.m, "bicg_alpha", self.fin())?;
                 self.fp(
                     "bicg_half",
                     Args::new()
@@ -658,10 +619,10 @@ impl DeviceLinearSolver {
                         .p(&self.ctrl)
                         .l(n),
                 )?;
-                self.one(&self.m, "bicg_half_check", fin().i(it_i))?;
+                self.one(&self.m, "bicg_half_check", self.fin().i(it_i))?;
                 self.precondition(sys, s, z, false)?;
                 self.apply(sys, z, t, t, Some(s))?;
-                self.one(&self.m, "bicg_omega", fin())?;
+                self.one(&self.m, "bicg_omega", self.fin())?;
                 self.fp(
                     "bicg_update",
                     Args::new()
