@@ -100,6 +100,21 @@ __device__ __forceinline__ real corr(int lim, real f, bool hm2, real qm2, real q
                 face_value<CONV_TVD>(LIM_NONE, f, hm2, qm2, qm1, qp1, hp2, qp2));
 }
 
+// The tangential boundary of one side across (coefficients.rs): with a wall or inflow value
+// (`imposed`), the quadratic wall rule through it and the first two nodes (a_P += 2 a, b += 8/3
+// a U, the opposite link += a / 3); else zero gradient (a_P -= a). The side's link `a` is
+// dropped either way.
+__device__ __forceinline__ void tangential_side(int imposed, real wall, real& ap, real& b, real& a, real& a_opposite) {
+    if (imposed) {
+        ap = ap + (real)2.0 * a;
+        b = b + (real)8.0 / (real)3.0 * a * wall;
+        a_opposite = a_opposite + a / (real)3.0;
+    } else {
+        ap = ap - a;
+    }
+    a = 0;
+}
+
 // Momentum coefficients of component c (0 = u, 1 = v) on its unknowns, ni x nj of them from
 // node (1, 1) (coefficients.rs `assemble`): the relaxed system into `sys` (b without the
 // pressure force), d = A_along / a_P' into the ghosted `d`, and partial[block] = block sum of
@@ -168,26 +183,10 @@ extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const r
         }
         // Tangential boundaries: the quadratic wall rule, or zero gradient.
         const int pos_across = c == 0 ? j : i;
-        if (pos_across == n_across && !periodic_across) {
-            if (tan_plus) {
-                ap = ap + (real)2.0 * a_pc;
-                b = b + (real)8.0 / (real)3.0 * a_pc * wall_plus;
-                a_mc = a_mc + a_pc / (real)3.0;
-            } else {
-                ap = ap - a_pc;
-            }
-            a_pc = 0;
-        }
-        if (pos_across == 1 && !periodic_across) {
-            if (tan_minus) {
-                ap = ap + (real)2.0 * a_mc;
-                b = b + (real)8.0 / (real)3.0 * a_mc * wall_minus;
-                a_pc = a_pc + a_mc / (real)3.0;
-            } else {
-                ap = ap - a_mc;
-            }
-            a_mc = 0;
-        }
+        if (pos_across == n_across && !periodic_across)
+            tangential_side(tan_plus, wall_plus, ap, b, a_pc, a_mc);
+        if (pos_across == 1 && !periodic_across)
+            tangential_side(tan_minus, wall_minus, ap, b, a_mc, a_pc);
         norm_acc = fabs(ap * q[kk]);
         real ap_r = ap / alpha;
         b = b + (((real)1.0 - alpha) * ap_r + ap0) * q[kk];

@@ -12,34 +12,61 @@ mod common;
 use flowlab::solver::{self, StopReason, StopRule, run_until};
 use std::time::Instant;
 
-/// Runs the check on a pool of its own with one worker (as `cavity_ghia.rs`: the tests run side
-/// by side, and runs sharing one pool spend their time waking each other).
-fn check(
-    backend: &str,
-    name: &str,
-    method: &str,
+/// One Reynolds number's case, grid and Ghia references (bounds in the module doc).
+struct Reference {
+    case: &'static str,
     grid: usize,
+    /// Ghia's table column of this Reynolds number (`common` Ghia tables).
     column: usize,
     max_dev: f64,
     centre: (f64, f64),
-    psi_ref: f64,
-) {
-    flowlab::backend::cpu::thread_pool(1)
-        .expect("a worker thread")
-        .install(|| check_on_this_thread(backend, name, method, column, max_dev, centre, psi_ref, grid));
+    psi_min: f64,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn check_on_this_thread(
-    backend: &str,
-    name: &str,
-    method: &str,
-    column: usize,
-    max_dev: f64,
-    centre: (f64, f64),
-    psi_ref: f64,
-    grid: usize,
-) {
+const RE100: Reference = Reference {
+    case: "lid_driven_cavity_re100_simple",
+    grid: 64,
+    column: 2,
+    max_dev: 0.01,
+    centre: (0.6172, 0.7344),
+    psi_min: -0.103423,
+};
+
+const RE400: Reference = Reference {
+    case: "lid_driven_cavity_re400_simple",
+    grid: 64,
+    column: 3,
+    max_dev: 0.015,
+    centre: (0.5547, 0.6055),
+    psi_min: -0.113909,
+};
+
+const RE1000: Reference = Reference {
+    case: "lid_driven_cavity_re1000_simple",
+    grid: 96,
+    column: 4,
+    max_dev: 0.02,
+    centre: (0.5313, 0.5625),
+    psi_min: -0.117929,
+};
+
+/// Runs the check on a pool of its own with one worker (as `cavity_ghia.rs`: the tests run side
+/// by side, and runs sharing one pool spend their time waking each other).
+fn check(backend: &str, reference: &Reference, method: &str) {
+    flowlab::backend::cpu::thread_pool(1)
+        .expect("a worker thread")
+        .install(|| check_on_this_thread(backend, reference, method));
+}
+
+fn check_on_this_thread(backend: &str, reference: &Reference, method: &str) {
+    let &Reference {
+        case: name,
+        grid,
+        column,
+        max_dev,
+        centre,
+        psi_min: psi_ref,
+    } = reference;
     let case = common::case(
         name,
         &[
@@ -95,86 +122,32 @@ fn check_on_this_thread(
 
 #[test]
 fn re100_simple_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re100_simple",
-        "simple",
-        64,
-        2,
-        0.01,
-        (0.6172, 0.7344),
-        -0.103423,
-    );
+    check("cpu", &RE100, "simple");
 }
 
 #[test]
 fn re100_simpler_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re100_simple",
-        "simpler",
-        64,
-        2,
-        0.01,
-        (0.6172, 0.7344),
-        -0.103423,
-    );
+    check("cpu", &RE100, "simpler");
 }
 
 #[test]
 fn re400_simple_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re400_simple",
-        "simple",
-        64,
-        3,
-        0.015,
-        (0.5547, 0.6055),
-        -0.113909,
-    );
+    check("cpu", &RE400, "simple");
 }
 
 #[test]
 fn re400_simpler_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re400_simple",
-        "simpler",
-        64,
-        3,
-        0.015,
-        (0.5547, 0.6055),
-        -0.113909,
-    );
+    check("cpu", &RE400, "simpler");
 }
 
 #[test]
 fn re1000_simple_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re1000_simple",
-        "simple",
-        96,
-        4,
-        0.02,
-        (0.5313, 0.5625),
-        -0.117929,
-    );
+    check("cpu", &RE1000, "simple");
 }
 
 #[test]
 fn re1000_simpler_matches_ghia() {
-    check(
-        "cpu",
-        "lid_driven_cavity_re1000_simple",
-        "simpler",
-        96,
-        4,
-        0.02,
-        (0.5313, 0.5625),
-        -0.117929,
-    );
+    check("cpu", &RE1000, "simpler");
 }
 
 // The same checks on the CUDA backend (skipped without a usable device).
@@ -182,47 +155,20 @@ fn re1000_simpler_matches_ghia() {
 #[test]
 fn cuda_re100_simple_matches_ghia() {
     if common::gpu() {
-        check(
-            "cuda",
-            "lid_driven_cavity_re100_simple",
-            "simple",
-            64,
-            2,
-            0.01,
-            (0.6172, 0.7344),
-            -0.103423,
-        );
+        check("cuda", &RE100, "simple");
     }
 }
 
 #[test]
 fn cuda_re400_simpler_matches_ghia() {
     if common::gpu() {
-        check(
-            "cuda",
-            "lid_driven_cavity_re400_simple",
-            "simpler",
-            64,
-            3,
-            0.015,
-            (0.5547, 0.6055),
-            -0.113909,
-        );
+        check("cuda", &RE400, "simpler");
     }
 }
 
 #[test]
 fn cuda_re1000_simple_matches_ghia() {
     if common::gpu() {
-        check(
-            "cuda",
-            "lid_driven_cavity_re1000_simple",
-            "simple",
-            96,
-            4,
-            0.02,
-            (0.5313, 0.5625),
-            -0.117929,
-        );
+        check("cuda", &RE1000, "simple");
     }
 }

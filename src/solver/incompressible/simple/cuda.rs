@@ -43,6 +43,14 @@ const S_FLUX: usize = 13;
 const S_VMAX: usize = 14;
 const S_PSUM: usize = 15;
 
+/// `a` followed by the layout's shape arguments `nx, ny, periodic_x, periodic_y` (kernels/simple.cu).
+fn layout(a: Args, l: &Layout) -> Args {
+    a.i(l.nx as i64)
+        .i(l.ny as i64)
+        .i(l.periodic_x as i64)
+        .i(l.periodic_y as i64)
+}
+
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
@@ -294,32 +302,31 @@ impl CudaSimple {
             "momentum_assemble",
             grid1(sys.len()),
             (B1, 1, 1),
-            Args::new()
-                .p(q)
-                .p(o)
-                .p(&self.mu_c)
-                .p(&self.mu_n)
-                .p(&sys.buf)
-                .p(d)
-                .p(&self.partial)
-                .i(c as i64)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
-                .i(l.periodic_x as i64)
-                .i(l.periodic_y as i64)
-                .i(sys.ni as i64)
-                .i(sys.nj as i64)
-                .i(lim)
-                .i(tp)
-                .r(wp)
-                .i(tm)
-                .r(wm)
-                .r(h_along)
-                .r(h_across)
-                .r(cfg.flow.density)
-                .r(cfg.alpha_u)
-                .r(ap0)
-                .r(b0),
+            layout(
+                Args::new()
+                    .p(q)
+                    .p(o)
+                    .p(&self.mu_c)
+                    .p(&self.mu_n)
+                    .p(&sys.buf)
+                    .p(d)
+                    .p(&self.partial)
+                    .i(c as i64),
+                &l,
+            )
+            .i(sys.ni as i64)
+            .i(sys.nj as i64)
+            .i(lim)
+            .i(tp)
+            .r(wp)
+            .i(tm)
+            .r(wm)
+            .r(h_along)
+            .r(h_across)
+            .r(cfg.flow.density)
+            .r(cfg.alpha_u)
+            .r(ap0)
+            .r(b0),
         )?;
         self.sum_into(&self.partial, grid1(sys.len()).0 as usize, S_NORM[c])
     }
@@ -353,19 +360,18 @@ impl CudaSimple {
             "pressure_assemble",
             grid1(n),
             (B1, 1, 1),
-            Args::new()
-                .p(&self.du)
-                .p(&self.dv)
-                .p(u)
-                .p(v)
-                .p(&self.sys_p.buf)
-                .p(&self.partial)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
-                .i(l.periodic_x as i64)
-                .i(l.periodic_y as i64)
-                .r(rho * dy)
-                .r(rho * dx),
+            layout(
+                Args::new()
+                    .p(&self.du)
+                    .p(&self.dv)
+                    .p(u)
+                    .p(v)
+                    .p(&self.sys_p.buf)
+                    .p(&self.partial),
+                &l,
+            )
+            .r(rho * dy)
+            .r(rho * dx),
         )?;
         self.one(
             "mass_finalize",
@@ -499,13 +505,7 @@ impl CudaSimple {
                 "hat_seams",
                 grid1(l.nx.max(l.ny) + 1),
                 (B1, 1, 1),
-                Args::new()
-                    .p(&self.u_hat)
-                    .p(&self.v_hat)
-                    .i(l.nx as i64)
-                    .i(l.ny as i64)
-                    .i(l.periodic_x as i64)
-                    .i(l.periodic_y as i64),
+                layout(Args::new().p(&self.u_hat).p(&self.v_hat), &l),
             )?;
             self.assemble_pressure(&self.u_hat, &self.v_hat)?;
             let st = self.solver_p.solve(&self.sys_p, &self.p, p_tol, p_max)?;
