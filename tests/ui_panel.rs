@@ -207,10 +207,16 @@ fn simple_cases_get_their_own_live_controls() {
     h.run();
     h.get_by_label("bicgstab").click();
     h.run();
+    // The case file's pressure solver is multigrid CG; switch to Jacobi-preconditioned CG.
+    h.get_by_label("pressure-correction solver").click();
+    h.run();
+    h.get_by_label("cg").click();
+    h.run();
     let state = h.state_mut();
     assert_eq!(state.case.spec.solver.alpha_u, Some(0.5));
     let ls = state.case.spec.solver.linear_solver.clone().unwrap();
     assert_eq!(ls.momentum.map(|k| k.name()), Some("bicgstab"));
+    assert_eq!(ls.pressure.map(|k| k.name()), Some("cg"));
     assert_eq!(state.solver.steps(), 5, "live: the iterate is kept");
     assert!(state.single_step(), "SIMPLE goes on with the new settings");
     assert!(state.message.is_none(), "{:?}", state.message);
