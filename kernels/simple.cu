@@ -117,7 +117,8 @@ __device__ __forceinline__ void tangential_side(int imposed, real wall, real& ap
 
 // Momentum coefficients of component c (0 = u, 1 = v) on its unknowns, ni x nj of them from
 // node (1, 1) (coefficients.rs `assemble`): the relaxed system into `sys` (b without the
-// pressure force), d = A_along / a_P' into the ghosted `d`, and partial[block] = block sum of
+// pressure force), d = A_along / a_P' (consistent = 1, SIMPLEC: A_along / (a_P' - sum a_nb)) into
+// the ghosted `d`, and partial[block] = block sum of
 // |a_P q_P| with the unrelaxed a_P. lim: the deferred-correction limiter, -1 for the power law.
 // tan_plus / tan_minus: 1 where the tangential side across-plus / across-minus imposes a velocity
 // (wall, inflow: wall_plus / wall_minus), 0 where it has zero tangential gradient.
@@ -126,7 +127,8 @@ extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const r
                                              real* __restrict__ sys, real* __restrict__ d, real* __restrict__ partial,
                                              int c, int nx, int ny, int px, int py, int ni, int nj, int lim,
                                              int tan_plus, real wall_plus, int tan_minus, real wall_minus,
-                                             real h_along, real h_across, real rho, real alpha, real ap0, real b0) {
+                                             real h_along, real h_across, real rho, real alpha, int consistent, real ap0,
+                                             real b0) {
     const long long n = (long long)ni * nj;
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real norm_acc = 0;
@@ -197,7 +199,8 @@ extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const r
         sys[3 * n + idx] = c == 0 ? a_pc : a_pa;  // a_N
         sys[4 * n + idx] = c == 0 ? a_mc : a_ma;  // a_S
         sys[5 * n + idx] = b;
-        d[kk] = area_along / ap_r;
+        const real nb = a_pa + a_ma + a_pc + a_mc;
+        d[kk] = area_along / (consistent ? ap_r - nb : ap_r);
     }
     const real t = block_sum(norm_acc);
     if (thread_linear() == 0) partial[blockIdx.x] = t;

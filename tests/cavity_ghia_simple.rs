@@ -1,10 +1,10 @@
-//! Lid-driven cavity with SIMPLE and SIMPLER against Ghia, Ghia & Shin (1982), J. Comput. Phys.
+//! Lid-driven cavity with SIMPLE, SIMPLEC and SIMPLER against Ghia, Ghia & Shin (1982), J. Comput. Phys.
 //! 48, 387-411 (u on x = 0.5, Table I; v on y = 0.5, Table II), the primary vortex centre and
 //! psi_min, from the shipped case files run to their steady state. Bounds as for the projection
 //! method (issue 2): 0.01, 0.015, 0.02 of the lid speed at Re 100, 400, 1000, psi_min within
 //! 2 %, centre within 0.01. Grids: 64^2 at Re 100 and 400, 96^2 at Re 1000 (the case files'
 //! 128^2 takes 4 minutes on one core; on 64^2 psi_min at Re 1000 is 2.6 % off, outside the
-//! bound, and on 96^2 0.9 %). The `cuda_*` tests run three of the checks on the CUDA backend
+//! bound, and on 96^2 0.9 %). The `cuda_*` tests run four of the checks on the CUDA backend
 //! (skipped, with the reason printed, without a usable device).
 
 mod common;
@@ -150,6 +150,21 @@ fn re1000_simpler_matches_ghia() {
     check("cpu", &RE1000, "simpler");
 }
 
+#[test]
+fn re100_simplec_matches_ghia() {
+    check("cpu", &RE100, "simplec");
+}
+
+#[test]
+fn re400_simplec_matches_ghia() {
+    check("cpu", &RE400, "simplec");
+}
+
+#[test]
+fn re1000_simplec_matches_ghia() {
+    check("cpu", &RE1000, "simplec");
+}
+
 // The same checks on the CUDA backend (skipped without a usable device).
 
 #[test]
@@ -170,5 +185,12 @@ fn cuda_re400_simpler_matches_ghia() {
 fn cuda_re1000_simple_matches_ghia() {
     if common::gpu() {
         check("cuda", &RE1000, "simple");
+    }
+}
+
+#[test]
+fn cuda_re1000_simplec_matches_ghia() {
+    if common::gpu() {
+        check("cuda", &RE1000, "simplec");
     }
 }

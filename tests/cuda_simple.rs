@@ -262,7 +262,11 @@ fn run_matrix(name: &str, variants: &[&[&str]], key: &str, value: f64) {
 fn parity_cavity_methods_schemes_and_solvers() {
     let grid: &[&str] = &["grid.nx=32", "grid.ny=24"];
     let mut variants: Vec<Vec<&str>> = Vec::new();
-    for method in ["solver.method=\"simple\"", "solver.method=\"simpler\""] {
+    for method in [
+        "solver.method=\"simple\"",
+        "solver.method=\"simplec\"",
+        "solver.method=\"simpler\"",
+    ] {
         for conv in [
             "solver.limiter=\"central\"",
             "solver.limiter=\"upwind\"",

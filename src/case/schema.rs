@@ -478,6 +478,9 @@ pub enum Method {
     Cese,
     /// Patankar's SIMPLE (steady, incompressible, staggered grid).
     Simple,
+    /// SIMPLE-Consistent (Van Doormaal & Raithby 1984): SIMPLE with the velocity correction
+    /// consistent with the neighbours' corrections, so the pressure needs no under-relaxation.
+    Simplec,
     /// Patankar's SIMPLER: pressure from pseudo-velocities, SIMPLE's correction for velocity.
     Simpler,
 }
@@ -490,8 +493,14 @@ impl Method {
             Method::MusclHancock => "muscl_hancock",
             Method::Cese => "cese",
             Method::Simple => "simple",
+            Method::Simplec => "simplec",
             Method::Simpler => "simpler",
         }
+    }
+
+    /// One of the steady pressure-based methods (SIMPLE, SIMPLEC, SIMPLER).
+    pub fn steady(self) -> bool {
+        matches!(self, Method::Simple | Method::Simplec | Method::Simpler)
     }
 }
 

@@ -110,7 +110,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [100u32, 1000])]
     pub steady_re: Vec<u32>,
     /// Methods of the time-to-steady table.
-    #[arg(long, value_delimiter = ',', default_values = ["simple", "simpler", "projection"])]
+    #[arg(long, value_delimiter = ',', default_values = ["simple", "simplec", "simpler", "projection"])]
     pub steady_methods: Vec<String>,
     /// Pressure(-correction) solvers of SIMPLE and SIMPLER in the time-to-steady table
     /// (`solver.linear_solver.pressure`; the projection method takes multigrid).

@@ -7,6 +7,7 @@ use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
 use crate::render::view::{self, Range, Seeding};
+use crate::solver::incompressible::simple::Algorithm;
 use crate::solver::limiter::Limiter;
 use egui::{Color32, DragValue, RichText, Ui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
@@ -351,17 +352,18 @@ fn viscosity_control(ui: &mut Ui, state: &mut AppState, spec: &crate::case::Case
 fn settings_section(ui: &mut Ui, state: &mut AppState) {
     let spec = state.case.spec.clone();
     let s = &spec.solver;
-    let steady = matches!(s.method, Some(Method::Simple | Method::Simpler));
-    match spec.case.kind {
-        Kind::Incompressible if steady => {
+    let algorithm = s.method.and_then(Algorithm::of);
+    let steady = algorithm.is_some();
+    match (spec.case.kind, algorithm) {
+        (Kind::Incompressible, Some(algorithm)) => {
             viscosity_control(ui, state, &spec);
-            let simpler = s.method == Some(Method::Simpler);
             live_number(
                 ui,
                 state,
                 "alpha_u",
                 "solver.alpha_u",
-                s.alpha_u.unwrap_or(if s.pseudo_dt.is_some() { 1.0 } else { 0.7 }),
+                s.alpha_u
+                    .unwrap_or(algorithm.default_alpha_u(s.pseudo_dt.is_some())),
                 0.01,
                 0.05..=1.0,
             );
@@ -370,7 +372,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "alpha_p",
                 "solver.alpha_p",
-                s.alpha_p.unwrap_or(if simpler { 1.0 } else { 0.3 }),
+                s.alpha_p.unwrap_or(algorithm.default_alpha_p()),
                 0.01,
                 0.01..=1.0,
             );
@@ -429,7 +431,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 false,
             );
         }
-        Kind::Incompressible => {
+        (Kind::Incompressible, None) => {
             viscosity_control(ui, state, &spec);
             live_number(
                 ui,
@@ -474,7 +476,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 false,
             );
         }
-        Kind::Compressible => {
+        (Kind::Compressible, _) => {
             live_number(
                 ui,
                 state,
@@ -514,7 +516,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
     // change which keys are valid: that is a case-file edit).
     let methods: &[&str] = match spec.case.kind {
         Kind::Compressible => &["muscl_hancock", "cese"],
-        Kind::Incompressible if steady => &["simple", "simpler"],
+        Kind::Incompressible if steady => &["simple", "simplec", "simpler"],
         Kind::Incompressible => &[],
     };
     if !methods.is_empty() {

@@ -438,12 +438,12 @@ impl AppState {
         (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
     }
 
-    /// The overlapping Schwarz strips of a decomposed SIMPLE or SIMPLER run, in world y over
+    /// The overlapping Schwarz strips of a decomposed SIMPLE-family run, in world y over
     /// the pressure cells' rows (`crate::solver::linear::schwarz::strip_rows`): for each strip
     /// `[own start, own end, extended start, extended end]`; empty when not decomposed.
     pub fn subdomain_strips(&self) -> Vec<[f64; 4]> {
         let s = &self.case.spec.solver;
-        if !matches!(s.method, Some(Method::Simple | Method::Simpler)) {
+        if !s.method.is_some_and(Method::steady) {
             return Vec::new();
         }
         let ls = s.linear_solver.clone().unwrap_or_default();

@@ -79,7 +79,7 @@ impl Config {
         }
         let s = &spec.solver;
         let method = s.method.unwrap_or(Method::MusclHancock);
-        if matches!(method, Method::Projection | Method::Simple | Method::Simpler) {
+        if method == Method::Projection || method.steady() {
             return Err(Invalid::new(
                 "solver.method",
                 format!(

@@ -200,7 +200,7 @@ impl Config {
                 ));
             }
         }
-        let steady_only = "applies to solver.method = \"simple\" or \"simpler\" only";
+        let steady_only = "applies to solver.method = \"simple\", \"simplec\" or \"simpler\" only";
         let simple_only = [
             ("solver.alpha_u", s.alpha_u.is_some()),
             ("solver.pseudo_dt", s.pseudo_dt.is_some()),

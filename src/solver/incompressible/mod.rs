@@ -20,9 +20,9 @@ pub use simple::{CudaSimple, Simple, SimpleConfig};
 use crate::case::{CaseSpec, Invalid, Method, Precision};
 use crate::solver::Solver;
 
-/// True when the case asks for SIMPLE or SIMPLER.
+/// True when the case asks for SIMPLE, SIMPLEC or SIMPLER.
 pub fn steady(spec: &CaseSpec) -> bool {
-    matches!(spec.solver.method, Some(Method::Simple | Method::Simpler))
+    spec.solver.method.is_some_and(Method::steady)
 }
 
 /// The incompressible family's checks of a case.

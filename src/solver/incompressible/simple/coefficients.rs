@@ -20,7 +20,9 @@
 //! sides have zero tangential gradient (no link). Under-relaxation by a factor (Patankar eq.
 //! 6.36) and by a pseudo-time step `dtau` (Patankar sec. 6.7-2; `a_P^0 = rho V / dtau`, `V` the
 //! control volume's area): `a_P' = a_P / alpha + a_P^0`, `b += ((1 - alpha) a_P / alpha + a_P^0)
-//! q_old`; `d = A_along / a_P'`. The factor relaxes each node in proportion to its own `a_P`,
+//! q_old`; `d = A_along / a_P'` (SIMPLE, SIMPLER) or `d = A_along / (a_P' - sum a_nb)` (SIMPLEC,
+//! Van Doormaal & Raithby 1984; positive for `alpha < 1` or a pseudo-time step, as the boundary
+//! rules only add to `a_P - sum a_nb`). The factor relaxes each node in proportion to its own `a_P`,
 //! which freezes nodes of very large viscosity (a power-law fluid where the shear vanishes);
 //! the pseudo-time step relaxes all nodes alike in time.
 
@@ -39,6 +41,8 @@ pub struct Constants<'a> {
     pub density: f64,
     pub scheme: Scheme,
     pub alpha: f64,
+    /// SIMPLEC's velocity-correction coefficient `A / (a_P' - sum a_nb)`.
+    pub consistent: bool,
     /// Pseudo-time step [s] (infinite: none).
     pub pseudo_dt: f64,
     /// Mean pressure gradient component along the velocity component [Pa/m].
@@ -199,7 +203,8 @@ pub fn assemble(
             sys.an[n] = an;
             sys.as_[n] = as_;
             sys.b[n] = b;
-            d[kk] = area_along / ap_r;
+            let nb = a_pa + a_ma + a_pc + a_mc;
+            d[kk] = area_along / if k.consistent { ap_r - nb } else { ap_r };
         }
     }
     norm

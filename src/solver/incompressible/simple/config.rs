@@ -19,12 +19,75 @@ pub enum Scheme {
     Deferred(Limiter),
 }
 
+/// The member of Patankar's family that runs the outer iteration (`solver.method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// SIMPLE (Patankar 1980, sec. 6.7): velocity correction `u' = d (p'_P - p'_E)` with
+    /// `d = A / a_P` (the relaxed `a_P`), pressure `p += alpha_p p'`.
+    Simple,
+    /// SIMPLEC (Van Doormaal & Raithby 1984, Numer. Heat Transfer 7, 147-163): SIMPLE with
+    /// `d = A / (a_P - sum a_nb)`, which keeps the neighbours' velocity corrections SIMPLE drops,
+    /// so that the full `p'` may be added (`alpha_p = 1`) and `alpha_u` may approach 1.
+    Simplec,
+    /// SIMPLER (Patankar 1980, sec. 6.8): the pressure from the pseudo-velocities' equation,
+    /// SIMPLE's correction for the velocity only.
+    Simpler,
+}
+
+impl Algorithm {
+    pub fn of(method: Method) -> Option<Algorithm> {
+        match method {
+            Method::Simple => Some(Algorithm::Simple),
+            Method::Simplec => Some(Algorithm::Simplec),
+            Method::Simpler => Some(Algorithm::Simpler),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Simple => "simple",
+            Algorithm::Simplec => "simplec",
+            Algorithm::Simpler => "simpler",
+        }
+    }
+
+    /// `solver.alpha_u` when the case gives none: 1 under a pseudo-time step, else 0.7
+    /// (SIMPLE, SIMPLER) or 0.95 (SIMPLEC; its outer iterations fall about as
+    /// `(1 - alpha_u) / alpha_u`).
+    pub fn default_alpha_u(self, pseudo_dt: bool) -> f64 {
+        match (pseudo_dt, self) {
+            (true, _) => 1.0,
+            (false, Algorithm::Simplec) => 0.95,
+            (false, _) => 0.7,
+        }
+    }
+
+    /// `solver.alpha_p` when the case gives none: 0.3 for SIMPLE; SIMPLEC adds the full
+    /// correction; SIMPLER does not correct the pressure (the value is not used).
+    pub fn default_alpha_p(self) -> f64 {
+        match self {
+            Algorithm::Simple => 0.3,
+            Algorithm::Simplec | Algorithm::Simpler => 1.0,
+        }
+    }
+
+    /// The pressure comes from the pseudo-velocities' equation (SIMPLER), not from `p'`.
+    pub fn pseudo_velocities(self) -> bool {
+        self == Algorithm::Simpler
+    }
+
+    /// SIMPLEC's velocity-correction coefficient `A / (a_P - sum a_nb)`.
+    pub fn consistent(self) -> bool {
+        self == Algorithm::Simplec
+    }
+}
+
 /// Everything the SIMPLE solver needs from a case.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimpleConfig {
     pub flow: Flow,
-    /// SIMPLER (pressure from pseudo-velocities) instead of SIMPLE.
-    pub simpler: bool,
+    pub algorithm: Algorithm,
     pub viscosity: Viscosity,
     /// Imposed mean pressure gradient `[dp/dx, dp/dy]` [Pa/m].
     pub pressure_gradient: [f64; 2],
@@ -48,20 +111,16 @@ pub struct SimpleConfig {
 impl SimpleConfig {
     pub fn from_spec(spec: &CaseSpec) -> Result<SimpleConfig, Invalid> {
         let s = &spec.solver;
-        let simpler = match s.method {
-            Some(Method::Simple) => false,
-            Some(Method::Simpler) => true,
-            other => {
-                return Err(Invalid::new(
-                    "solver.method",
-                    format!(
-                        "{} is not simple or simpler",
-                        other.map_or("projection", Method::name)
-                    ),
-                ));
-            }
+        let Some(algorithm) = s.method.and_then(Algorithm::of) else {
+            return Err(Invalid::new(
+                "solver.method",
+                format!(
+                    "{} is not simple, simplec or simpler",
+                    s.method.map_or("projection", Method::name)
+                ),
+            ));
         };
-        let steady = "SIMPLE and SIMPLER are steady (outer iterations, no time step)";
+        let steady = "SIMPLE, SIMPLEC and SIMPLER are steady (outer iterations, no time step)";
         let not_used = [
             ("solver.cfl", s.cfl.is_some()),
             ("solver.time_integrator", s.time_integrator.is_some()),
@@ -79,14 +138,14 @@ impl SimpleConfig {
         if s.pressure_solver.is_some() {
             return Err(Invalid::new(
                 "solver.pressure_solver",
-                "SIMPLE and SIMPLER take the pressure solver from solver.linear_solver.pressure \
+                "the SIMPLE family takes the pressure solver from solver.linear_solver.pressure \
                  (adi, jacobi, cg, multigrid_cg, bicgstab)",
             ));
         }
         if s.precision == Some(Precision::F32) {
             return Err(Invalid::new(
                 "solver.precision",
-                "SIMPLE and SIMPLER run in f64 only; use precision = \"f64\"",
+                "SIMPLE, SIMPLEC and SIMPLER run in f64 only; use precision = \"f64\"",
             ));
         }
         let flow = Flow::from_spec(spec)?;
@@ -162,9 +221,16 @@ impl SimpleConfig {
         let alpha_u = relax(
             "solver.alpha_u",
             s.alpha_u,
-            if s.pseudo_dt.is_some() { 1.0 } else { 0.7 },
+            algorithm.default_alpha_u(s.pseudo_dt.is_some()),
         )?;
-        let alpha_p = relax("solver.alpha_p", s.alpha_p, if simpler { 1.0 } else { 0.3 })?;
+        if algorithm.consistent() && alpha_u == 1.0 && s.pseudo_dt.is_none() {
+            return Err(Invalid::new(
+                "solver.alpha_u",
+                "SIMPLEC divides by a_P / alpha_u - sum a_nb, which is zero in the interior at \
+                 alpha_u = 1; use alpha_u < 1 (0.95 by default) or a solver.pseudo_dt",
+            ));
+        }
+        let alpha_p = relax("solver.alpha_p", s.alpha_p, algorithm.default_alpha_p())?;
         let ls = s.linear_solver.clone().unwrap_or_default();
         let momentum_solver = ls.momentum.unwrap_or(LinearSolverKind::Adi);
         if matches!(
@@ -196,7 +262,7 @@ impl SimpleConfig {
         let (subdomains, overlap) = decomposition(&flow, ls.subdomains, ls.overlap)?;
         Ok(SimpleConfig {
             flow,
-            simpler,
+            algorithm,
             viscosity,
             pressure_gradient,
             scheme,

@@ -325,6 +325,7 @@ impl CudaSimple {
             .r(h_across)
             .r(cfg.flow.density)
             .r(cfg.alpha_u)
+            .i(cfg.algorithm.consistent() as i64)
             .r(ap0)
             .r(b0),
         )?;
@@ -479,7 +480,7 @@ impl CudaSimple {
         let l = self.l;
         let cfg = &self.cfg;
         let [dx, dy, _] = cfg.flow.grid.spacing;
-        let simpler = cfg.simpler;
+        let simpler = cfg.algorithm.pseudo_velocities();
         let (p_tol, p_max) = (cfg.pressure_tolerance, cfg.pressure_iterations);
         let (m_tol, m_max) = (cfg.momentum_tolerance, cfg.momentum_iterations);
         let alpha_p = if simpler { 0.0 } else { cfg.alpha_p };

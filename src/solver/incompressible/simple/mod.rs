@@ -36,7 +36,7 @@ mod cuda;
 mod pressure_correction;
 pub mod viscosity;
 
-pub use config::{Scheme, SimpleConfig};
+pub use config::{Algorithm, Scheme, SimpleConfig};
 pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
 pub use viscosity::Viscosity;
 
@@ -401,7 +401,7 @@ impl Simple {
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
-        if self.cfg.simpler {
+        if self.cfg.algorithm.pseudo_velocities() {
             self.u_hat.copy_from_slice(&self.u);
             self.v_hat.copy_from_slice(&self.v);
             for c in 0..2 {
@@ -481,7 +481,7 @@ impl Simple {
             self.cfg.pressure_iterations,
         );
         pressure_iterations += st.iterations;
-        if !self.cfg.simpler {
+        if !self.cfg.algorithm.pseudo_velocities() {
             pressure_residual = st.reduction();
         }
         pressure_correction::correct_velocity(
@@ -492,7 +492,7 @@ impl Simple {
             &mut self.u,
             &mut self.v,
         );
-        if !self.cfg.simpler {
+        if !self.cfg.algorithm.pseudo_velocities() {
             let a = self.cfg.alpha_p;
             self.p.iter_mut().zip(&self.pc).for_each(|(p, pc)| *p += a * pc);
             remove_mean(&mut self.p);
@@ -558,6 +558,7 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
         density: cfg.flow.density,
         scheme: cfg.scheme,
         alpha: cfg.alpha_u,
+        consistent: cfg.algorithm.consistent(),
         pseudo_dt: cfg.pseudo_dt,
         gradient: cfg.pressure_gradient[c],
     }
@@ -577,7 +578,7 @@ fn linear_solver(
 fn solver_info(cfg: &SimpleConfig, backend: &'static str) -> SolverInfo {
     SolverInfo {
         kind: Kind::Incompressible,
-        method: if cfg.simpler { "simpler" } else { "simple" },
+        method: cfg.algorithm.name(),
         backend,
         precision: "f64",
         grid: cfg.flow.grid,
@@ -674,7 +675,7 @@ impl Solver for Simple {
         if cfg.flow.grid != self.cfg.flow.grid
             || cfg.flow.bc != self.cfg.flow.bc
             || cfg.flow.initial_velocity != self.cfg.flow.initial_velocity
-            || cfg.simpler != self.cfg.simpler
+            || cfg.algorithm != self.cfg.algorithm
         {
             return Err(Invalid::new(
                 "grid",
