@@ -116,6 +116,10 @@ pub struct Args {
     /// (`solver.linear_solver.pressure`; the projection method takes multigrid).
     #[arg(long, value_delimiter = ',', default_values = ["multigrid_cg", "cg"])]
     pub steady_pressure: Vec<String>,
+    /// Momentum solvers of the SIMPLE family in the time-to-steady table
+    /// (`solver.linear_solver.momentum`).
+    #[arg(long, value_delimiter = ',', default_values = ["adi"])]
+    pub steady_momentum: Vec<String>,
     /// Wall-clock limit of one time-to-steady run [s]; a run stopped by it is reported with the
     /// residual it reached.
     #[arg(long, default_value_t = 600.0)]
@@ -379,20 +383,24 @@ fn steady(args: &Args) -> anyhow::Result<()> {
         args.backend, args.steady_seconds
     );
     println!(
-        "| cells | Re | method | pressure solver | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | pressure its/iteration |"
+        "| cells | Re | method | momentum solver | pressure solver | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | momentum its/iteration | pressure its/iteration |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &args.steady_sizes {
         for &re in &args.steady_re {
+            // (method, momentum solver, pressure solver); the projection method has neither.
             let variants = args.steady_methods.iter().flat_map(|m| {
-                let pressure: Vec<Option<&String>> = if m == "projection" {
+                let solvers: Vec<Option<(&String, &String)>> = if m == "projection" {
                     vec![None]
                 } else {
-                    args.steady_pressure.iter().map(Some).collect()
+                    args.steady_momentum
+                        .iter()
+                        .flat_map(|mo| args.steady_pressure.iter().map(move |p| Some((mo, p))))
+                        .collect()
                 };
-                pressure.into_iter().map(move |p| (m, p))
+                solvers.into_iter().map(move |s| (m, s))
             });
-            for (method, pressure_solver) in variants {
+            for (method, solvers) in variants {
                 let (text, mut sets) = match (method.as_str(), re) {
                     ("projection", 100) => (CAVITY_RE100, vec![]),
                     ("projection", _) => (CAVITY, vec![]),
@@ -402,15 +410,16 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 if re != 100 && re != 1000 {
                     anyhow::bail!("--steady-re takes 100 and 1000 (the shipped case files), got {re}");
                 }
-                let solver_name = match pressure_solver {
-                    Some(p) => {
+                let (momentum_name, solver_name) = match solvers {
+                    Some((mo, p)) => {
+                        sets.push(format!("solver.linear_solver.momentum=\"{mo}\""));
                         sets.push(format!("solver.linear_solver.pressure=\"{p}\""));
-                        p.as_str()
+                        (mo.as_str(), p.as_str())
                     }
                     None => {
                         sets.push("solver.pressure_solver=\"multigrid\"".into());
                         sets.push("solver.tolerance=1e-8".into());
-                        "multigrid"
+                        ("-", "multigrid")
                     }
                 };
                 sets.extend([
@@ -427,7 +436,8 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("{label}: {}: {}", e.key, e.message))?;
                 let pool = crate::backend::cpu::thread_pool(0)?;
                 let start = Instant::now();
-                let mut pressure = 0.0;
+                // Inner iterations summed over the run: momentum (u and v), pressure.
+                let mut inner = [0.0; 2];
                 let measure = |s: &dyn solver::Solver| {
                     s.residuals()
                         .iter()
@@ -437,11 +447,13 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 let reached = pool.install(|| -> anyhow::Result<bool> {
                     loop {
                         s.step()?;
-                        pressure += s
-                            .residuals()
-                            .iter()
-                            .find(|(k, _)| *k == "pressure_iterations")
-                            .map_or(0.0, |(_, v)| *v);
+                        for (k, v) in s.residuals() {
+                            match *k {
+                                "momentum_iterations" => inner[0] += v,
+                                "pressure_iterations" => inner[1] += v,
+                                _ => {}
+                            }
+                        }
                         if measure(s.as_ref()) < TOL {
                             return Ok(true);
                         }
@@ -453,7 +465,7 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 let seconds = start.elapsed().as_secs_f64();
                 let its = s.steps();
                 println!(
-                    "| {n}^2 | {re} | {method} | {solver_name} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} |",
+                    "| {n}^2 | {re} | {method} | {momentum_name} | {solver_name} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} | {:.1} |",
                     s.info().backend,
                     if s.info().backend == "cuda" {
                         "-".to_string()
@@ -463,7 +475,8 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                     if reached { "yes" } else { "no (time limit)" },
                     1e3 * seconds / its as f64,
                     measure(s.as_ref()),
-                    pressure / its as f64
+                    inner[0] / its as f64,
+                    inner[1] / its as f64
                 );
             }
         }

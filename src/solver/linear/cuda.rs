@@ -9,18 +9,25 @@
 //! The stopping test runs on the device (a done flag that makes the remaining enqueued kernels
 //! return at once); the host enqueues iterations in batches of 1, 2, 4, 8, then 16 and reads the
 //! flag between batches, so a solve that converges in one sweep costs one host wait and one that
-//! takes hundreds costs one wait per 16 iterations. In f64 the element-wise arithmetic rounds as
+//! takes hundreds costs one wait per 16 iterations. The start of a solve and each batch are
+//! captured as CUDA graphs at first use and replayed after (one launch instead of 20-40 per
+//! multigrid-CG iteration); the kernels take the iteration number as an argument, so a batch's
+//! graph is keyed by its system, unknowns, first iteration, length and cap, and batches past
+//! iteration [`GRAPHED`] are launched kernel by kernel to keep the cache bounded. In f64 the element-wise arithmetic rounds as
 //! on the CPU; the tridiagonal lines (PCR instead of Thomas) and the sums (tree instead of row
 //! order) round differently, within a few ulps.
 
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Module, Pinned};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph, Module, Pinned, graphs_enabled};
 use crate::case::LinearSolverKind;
 use crate::solver::linear::additive_correction::{COARSEST, coarse_shapes};
 use crate::solver::linear::{FivePoint, LinearStats};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// 1D thread block of the element-wise kernels (and so of their partial sums).
 const B1: u32 = 256;
+/// Batches that start past this iteration are not captured as graphs.
+const GRAPHED: usize = 256;
 /// Equations per thread and threads per block of the line kernel (PCR_K, PCR_THREADS in
 /// kernels/five_point.cu).
 const PCR_K: usize = 8;
@@ -137,6 +144,19 @@ impl Level {
     }
 }
 
+/// What a captured graph replays: the start of a solve to `tol` (`first` = 0, `len` = 0) or
+/// iterations `first .. first + len` with the cap `max`, of system `sys` on unknowns `x`
+/// (device addresses).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Replay {
+    sys: u64,
+    x: u64,
+    tol: u64,
+    first: usize,
+    len: usize,
+    max: usize,
+}
+
 /// A GPU linear solver of one kind for systems of one size, with its own scalar and control
 /// blocks (so its statistics are read with its done flag).
 pub struct DeviceLinearSolver {
@@ -152,6 +172,9 @@ pub struct DeviceLinearSolver {
     ctrl_host: Pinned<i32>,
     ni: usize,
     nj: usize,
+    graphs: HashMap<Replay, Graph>,
+    /// Graphs are enabled and none has failed to capture.
+    graphs_on: bool,
 }
 
 impl DeviceLinearSolver {
@@ -211,7 +234,36 @@ impl DeviceLinearSolver {
             gpu: gpu.clone(),
             ni,
             nj,
+            graphs: HashMap::new(),
+            graphs_on: graphs_enabled(),
         })
+    }
+
+    /// Enqueues `record`'s launches: replayed from the graph of `key` (captured at first use)
+    /// where graphs are on, else launched one by one. A failed capture turns graphs off for this
+    /// solver with one warning.
+    fn replay(
+        &mut self,
+        key: Replay,
+        record: impl Fn(&Self) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        if self.graphs_on && !self.graphs.contains_key(&key) {
+            match Graph::capture(&self.gpu, || record(self)) {
+                Ok(g) => {
+                    self.graphs.insert(key, g);
+                }
+                Err(e) => {
+                    log::warn!(
+                        "capturing linear-solver iterations as a CUDA graph failed ({e}); launching kernel by kernel"
+                    );
+                    self.graphs_on = false;
+                }
+            }
+        }
+        match self.graphs.get(&key) {
+            Some(g) => g.launch(),
+            None => record(self),
+        }
     }
 
     fn k(
@@ -352,6 +404,62 @@ impl DeviceLinearSolver {
         max: usize,
     ) -> Result<LinearStats, CudaError> {
         assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
+        let key = Replay {
+            sys: sys.buf.ptr,
+            x: x.ptr,
+            tol: tol.to_bits(),
+            first: 0,
+            len: 0,
+            max: 0,
+        };
+        self.replay(key, |s| s.start(sys, x, tol))?;
+        let mut it = 1;
+        let mut batch = 1;
+        loop {
+            let len = batch.min(max + 1 - it);
+            if len == 0 {
+                if max == 0 {
+                    // Nothing iterated: read the start's norms.
+                    self.read()?;
+                }
+                break;
+            }
+            let key = Replay {
+                tol: 0,
+                first: it,
+                len,
+                max,
+                ..key
+            };
+            let iterations = |s: &Self| (it..it + len).try_for_each(|i| s.iteration(sys, x, i, max));
+            if it <= GRAPHED {
+                self.replay(key, iterations)?;
+            } else {
+                iterations(self)?;
+            }
+            it += len;
+            self.read()?;
+            if self.ctrl_host.as_slice()[CTRL_DONE] != 0 {
+                break;
+            }
+            batch = (batch * 2).min(16);
+        }
+        let sc = self.sc_host.as_slice();
+        let ctrl = self.ctrl_host.as_slice();
+        let done = ctrl[CTRL_DONE] != 0;
+        let iterations = if done { ctrl[CTRL_ITERS] as usize } else { max };
+        let (r0, r) = (sc[SC_BNORM], sc[SC_RNORM]);
+        Ok(LinearStats {
+            iterations,
+            initial_residual: r0,
+            final_residual: r,
+            converged: r <= tol * r0,
+        })
+    }
+
+    /// The start of a solve: `||b||` and the target `tol ||b||`, and each Krylov solver's first
+    /// residual and direction.
+    fn start(&self, sys: &DeviceSystem, x: &DevBuf<f64>, tol: f64) -> Result<(), CudaError> {
         let n = sys.len() as i64;
         self.residual(sys, x.ptr, None, 0, false)?;
         self.one(&self.mq, "finalize_bnorm", self.fin().r(tol))?;
@@ -396,36 +504,7 @@ impl DeviceLinearSolver {
             }
             _ => {}
         }
-        let mut it = 1;
-        let mut batch = 1;
-        'outer: loop {
-            for _ in 0..batch {
-                if it > max {
-                    break 'outer;
-                }
-                self.iteration(sys, x, it, max)?;
-                it += 1;
-            }
-            self.read()?;
-            if self.ctrl_host.as_slice()[CTRL_DONE] != 0 {
-                break;
-            }
-            batch = (batch * 2).min(16);
-        }
-        if it > max {
-            self.read()?;
-        }
-        let sc = self.sc_host.as_slice();
-        let ctrl = self.ctrl_host.as_slice();
-        let done = ctrl[CTRL_DONE] != 0;
-        let iterations = if done { ctrl[CTRL_ITERS] as usize } else { max };
-        let (r0, r) = (sc[SC_BNORM], sc[SC_RNORM]);
-        Ok(LinearStats {
-            iterations,
-            initial_residual: r0,
-            final_residual: r,
-            converged: r <= tol * r0,
-        })
+        Ok(())
     }
 
     fn precondition(
