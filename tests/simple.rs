@@ -262,12 +262,12 @@ fn simple_takes_over_a_coarser_state() {
 
 /// SIMPLEC (Van Doormaal & Raithby 1984) changes how the outer iteration moves, not where it
 /// ends: from rest to a normalised residual of 1e-11 on the 64^2 cavity at Re = 100, SIMPLE
-/// (alpha_u 0.7, alpha_p 0.3) and SIMPLEC (0.95, 1) give the same u, v and p to 1e-7 (relative
-/// L2; measured 6.3e-9, and 6e-8 when both stop at 1e-10: each run stops short of the fixed
-/// point by its residual times its error amplification, larger for the slower SIMPLE). SIMPLEC
-/// reaches the steady measure 1e-6 in at most a quarter of SIMPLE's outer iterations (measured
-/// 183 and 1030; the gain grows with the grid, 7.7x at 128^2, and on coarse grids a smaller
-/// alpha_u does better: at 40^2, 480 against 201 at 0.95 and 139 at 0.9).
+/// (alpha_u 0.7, alpha_p 0.3, ADI momentum) and SIMPLEC (0.95, 1, BiCGSTAB momentum: each
+/// method's defaults) give the same u, v and p to 1e-7 (relative L2; measured 4.8e-9; each run
+/// stops short of the fixed point by its residual times its error amplification, larger for the
+/// slower SIMPLE: 6e-8 when both stop at 1e-10). SIMPLEC reaches the steady measure 1e-6 in at
+/// most a quarter of SIMPLE's outer iterations (measured 150 and 1030; the gain grows with the
+/// grid: 395 and 3188 at 128^2).
 #[test]
 fn simplec_reaches_simples_solution_in_a_quarter_of_the_iterations() {
     let run = |method: &str| {

@@ -34,6 +34,7 @@
 
 use crate::backend::cuda;
 use crate::case::Case;
+use crate::solver::incompressible::SimpleConfig;
 use crate::solver::real::Real;
 use crate::solver::{self, Solver as _};
 use clap::Args as ClapArgs;
@@ -117,8 +118,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values = ["multigrid_cg", "cg"])]
     pub steady_pressure: Vec<String>,
     /// Momentum solvers of the SIMPLE family in the time-to-steady table
-    /// (`solver.linear_solver.momentum`).
-    #[arg(long, value_delimiter = ',', default_values = ["adi"])]
+    /// (`solver.linear_solver.momentum`; none given: each method's default).
+    #[arg(long, value_delimiter = ',')]
     pub steady_momentum: Vec<String>,
     /// Wall-clock limit of one time-to-steady run [s]; a run stopped by it is reported with the
     /// residual it reached.
@@ -388,14 +389,20 @@ fn steady(args: &Args) -> anyhow::Result<()> {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in &args.steady_sizes {
         for &re in &args.steady_re {
-            // (method, momentum solver, pressure solver); the projection method has neither.
+            // (method, momentum solver (None: the method's), pressure solver); the projection
+            // method has neither.
+            let momentum: Vec<Option<&String>> = if args.steady_momentum.is_empty() {
+                vec![None]
+            } else {
+                args.steady_momentum.iter().map(Some).collect()
+            };
             let variants = args.steady_methods.iter().flat_map(|m| {
-                let solvers: Vec<Option<(&String, &String)>> = if m == "projection" {
+                let solvers: Vec<Option<(Option<&String>, &String)>> = if m == "projection" {
                     vec![None]
                 } else {
-                    args.steady_momentum
+                    momentum
                         .iter()
-                        .flat_map(|mo| args.steady_pressure.iter().map(move |p| Some((mo, p))))
+                        .flat_map(|&mo| args.steady_pressure.iter().map(move |p| Some((mo, p))))
                         .collect()
                 };
                 solvers.into_iter().map(move |s| (m, s))
@@ -410,16 +417,18 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 if re != 100 && re != 1000 {
                     anyhow::bail!("--steady-re takes 100 and 1000 (the shipped case files), got {re}");
                 }
-                let (momentum_name, solver_name) = match solvers {
+                let solver_name = match solvers {
                     Some((mo, p)) => {
-                        sets.push(format!("solver.linear_solver.momentum=\"{mo}\""));
+                        if let Some(mo) = mo {
+                            sets.push(format!("solver.linear_solver.momentum=\"{mo}\""));
+                        }
                         sets.push(format!("solver.linear_solver.pressure=\"{p}\""));
-                        (mo.as_str(), p.as_str())
+                        p.as_str()
                     }
                     None => {
                         sets.push("solver.pressure_solver=\"multigrid\"".into());
                         sets.push("solver.tolerance=1e-8".into());
-                        ("-", "multigrid")
+                        "multigrid"
                     }
                 };
                 sets.extend([
@@ -432,6 +441,10 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                 for s in &sets {
                     case.set_assignment(s)?;
                 }
+                let momentum_name = match SimpleConfig::from_spec(&case.spec) {
+                    Ok(cfg) => cfg.momentum_solver.name(),
+                    Err(_) => "-",
+                };
                 let mut s = solver::build(&case.spec)
                     .map_err(|e| anyhow::anyhow!("{label}: {}: {}", e.key, e.message))?;
                 let pool = crate::backend::cpu::thread_pool(0)?;

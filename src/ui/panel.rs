@@ -3,7 +3,7 @@
 
 use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
-use crate::case::{Kind, Method, RiemannSolver};
+use crate::case::{Kind, LinearSolverKind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
 use crate::render::view::{self, Range, Seeding};
@@ -390,15 +390,15 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             let names: Vec<&str> = Limiter::TABLE_2_1.iter().map(|l| l.name()).collect();
             choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
             let ls = s.linear_solver.clone().unwrap_or_default();
-            let name = |k: Option<crate::case::LinearSolverKind>, default: &str| {
-                k.map_or(default.to_string(), |k| k.name().to_string())
+            let name = |k: Option<LinearSolverKind>, default: LinearSolverKind| {
+                k.unwrap_or(default).name().to_string()
             };
             choice(
                 ui,
                 state,
                 "momentum solver",
                 "solver.linear_solver.momentum",
-                &name(ls.momentum, "adi"),
+                &name(ls.momentum, algorithm.default_momentum_solver()),
                 &["adi", "jacobi", "bicgstab"],
                 false,
             );
@@ -407,7 +407,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "pressure-correction solver",
                 "solver.linear_solver.pressure",
-                &name(ls.pressure, "multigrid_cg"),
+                &name(ls.pressure, LinearSolverKind::MultigridCg),
                 &["adi", "jacobi", "cg", "multigrid_cg", "bicgstab"],
                 false,
             );

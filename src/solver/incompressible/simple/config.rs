@@ -72,6 +72,18 @@ impl Algorithm {
         }
     }
 
+    /// `solver.linear_solver.momentum` when the case gives none: line-by-line ADI (Lohry
+    /// 2010), except for SIMPLEC, whose momentum matrices at alpha_u = 0.95 are barely
+    /// diagonally dominant (`a_P / alpha_u` just above `sum a_nb`): there ADI needs about 18
+    /// sweeps per outer iteration on the 512^2 cavity against BiCGSTAB's 5, and the outer
+    /// iteration on the GPU takes 1.6 ms instead of 3.5 (BENCHMARKS.md).
+    pub fn default_momentum_solver(self) -> LinearSolverKind {
+        match self {
+            Algorithm::Simplec => LinearSolverKind::Bicgstab,
+            Algorithm::Simple | Algorithm::Simpler => LinearSolverKind::Adi,
+        }
+    }
+
     /// The pressure comes from the pseudo-velocities' equation (SIMPLER), not from `p'`.
     pub fn pseudo_velocities(self) -> bool {
         self == Algorithm::Simpler
@@ -232,7 +244,7 @@ impl SimpleConfig {
         }
         let alpha_p = relax("solver.alpha_p", s.alpha_p, algorithm.default_alpha_p())?;
         let ls = s.linear_solver.clone().unwrap_or_default();
-        let momentum_solver = ls.momentum.unwrap_or(LinearSolverKind::Adi);
+        let momentum_solver = ls.momentum.unwrap_or(algorithm.default_momentum_solver());
         if matches!(
             momentum_solver,
             LinearSolverKind::Cg | LinearSolverKind::MultigridCg
