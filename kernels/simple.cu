@@ -117,9 +117,9 @@ __device__ __forceinline__ void tangential_side(int imposed, real wall, real& ap
 
 // Momentum coefficients of component c (0 = u, 1 = v) on its unknowns, ni x nj of them from
 // node (1, 1) (coefficients.rs `assemble`): the relaxed system into `sys` (b without the
-// pressure force), d = A_along / a_P' (consistent = 1, SIMPLEC: A_along / (a_P' - sum a_nb)) into
-// the ghosted `d`, and partial[block] = block sum of
-// |a_P q_P| with the unrelaxed a_P. lim: the deferred-correction limiter, -1 for the power law.
+// pressure force; transpose = 1 adds div(mu grad q^T), for a variable viscosity),
+// d = A_along / a_P' (consistent = 1, SIMPLEC: A_along / (a_P' - sum a_nb)) into the ghosted
+// `d`, and partial[block] = block sum of |a_P q_P| with the unrelaxed a_P. lim: the deferred-correction limiter, -1 for the power law.
 // tan_plus / tan_minus: 1 where the tangential side across-plus / across-minus imposes a velocity
 // (wall, inflow: wall_plus / wall_minus), 0 where it has zero tangential gradient.
 extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const real* __restrict__ o,
@@ -127,8 +127,8 @@ extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const r
                                              real* __restrict__ sys, real* __restrict__ d, real* __restrict__ partial,
                                              int c, int nx, int ny, int px, int py, int ni, int nj, int lim,
                                              int tan_plus, real wall_plus, int tan_minus, real wall_minus,
-                                             real h_along, real h_across, real rho, real alpha, int consistent, real ap0,
-                                             real b0) {
+                                             real h_along, real h_across, real rho, real alpha, int consistent, int transpose,
+                                             real ap0, real b0) {
     const long long n = (long long)ni * nj;
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real norm_acc = 0;
@@ -172,6 +172,12 @@ extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const r
                      corr(lim, f_ma, h[2], f[2], q[kk - sa], q[kk], h[3], f[3]) +
                      corr(lim, f_pc, h[4], f[4], q[kk], q[kk + sc], h[5], f[5]) -
                      corr(lim, f_mc, h[6], f[6], q[kk - sc], q[kk], h[7], f[7]));
+        }
+        if (transpose) {
+            // div(mu grad q^T) (coefficients.rs `transpose_stress`, same operation order).
+            b = b + (area_along * (mu_c[kk + sa] * (q[kk + sa] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sa])) +
+                     area_across * (mu_n[kk] * (o[kk + sa] - o[kk]) - mu_n[kk - sc] * (o[kk - sc + sa] - o[kk - sc]))) /
+                        h_along;
         }
         // Normal neighbours on boundary faces: known values.
         const int pos_along = c == 0 ? i : j;

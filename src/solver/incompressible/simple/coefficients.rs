@@ -25,6 +25,11 @@
 //! rules only add to `a_P - sum a_nb`). The factor relaxes each node in proportion to its own `a_P`,
 //! which freezes nodes of very large viscosity (a power-law fluid where the shear vanishes);
 //! the pseudo-time step relaxes all nodes alike in time.
+//!
+//! A generalized Newtonian fluid's stress is `mu (grad q + grad q^T)`; the implicit
+//! coefficients carry `div(mu grad q)`, and [`transpose_stress`] adds `div(mu grad q^T)` to `b`
+//! from the current velocities (deferred). With constant `mu` that term is `mu grad(div q)`,
+//! zero for a solenoidal field, so Newtonian cases leave it out.
 
 use super::config::Scheme;
 use crate::case::{Boundary, Convection};
@@ -43,6 +48,8 @@ pub struct Constants<'a> {
     pub alpha: f64,
     /// SIMPLEC's velocity-correction coefficient `A / (a_P' - sum a_nb)`.
     pub consistent: bool,
+    /// Add [`transpose_stress`] (viscosity not constant).
+    pub transpose: bool,
     /// Pseudo-time step [s] (infinite: none).
     pub pseudo_dt: f64,
     /// Mean pressure gradient component along the velocity component [Pa/m].
@@ -66,6 +73,37 @@ fn a_of(scheme: Scheme, f: f64, d: f64) -> f64 {
         Scheme::PowerLaw => 0.0,
         Scheme::Deferred(_) => 1.0,
     }
+}
+
+/// `int_V div(mu grad q^T)_c dV` over component `c`'s control volume at ghosted node `kk`
+/// [N/m, per unit depth], `q` this component, `o` the other, `mu_c`/`mu_n` as in [`assemble`].
+/// For u: `h_y [mu du/dx]_w^e + h_x [mu dv/dx]_s^n`, `du/dx` at the cell centres either side (the
+/// along faces), `dv/dx` at the cell corners above and below (the across faces), each a
+/// central difference of the two nodes beside it; v alike with x and y exchanged. Second order;
+/// with constant `mu` it is `mu h_y` times the difference of the two cells' discrete
+/// divergences.
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_stress(
+    l: &Layout,
+    c: usize,
+    spacing: [f64; 2],
+    q: &[f64],
+    o: &[f64],
+    mu_c: &[f64],
+    mu_n: &[f64],
+    kk: usize,
+) -> f64 {
+    let s = l.stride;
+    let (sa, sc) = if c == 0 { (1, s) } else { (s, 1) };
+    let (h_along, h_across) = if c == 0 {
+        (spacing[0], spacing[1])
+    } else {
+        (spacing[1], spacing[0])
+    };
+    let (area_along, area_across) = (h_across, h_along);
+    (area_along * (mu_c[kk + sa] * (q[kk + sa] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sa]))
+        + area_across * (mu_n[kk] * (o[kk + sa] - o[kk]) - mu_n[kk - sc] * (o[kk - sc + sa] - o[kk - sc])))
+        / h_along
 }
 
 /// Fills `sys` (relaxed coefficients, `b` without the pressure term) and `d` for component `c`
@@ -148,6 +186,9 @@ pub fn assemble(
                     + corr(f_pc, far(0, -1), q[kk], q[kk + sc], far(0, 2))
                     - corr(f_mc, far(0, -2), q[kk - sc], q[kk], far(0, 1));
             }
+            if k.transpose {
+                b += transpose_stress(l, c, k.spacing, q, o, mu_c, mu_n, kk);
+            }
             // Normal neighbours on boundary faces: known values.
             let pos_along = if c == 0 { i } else { j };
             if !along_range.contains(&(pos_along + 1)) && !periodic_along {
@@ -223,6 +264,107 @@ pub fn add_pressure(l: &Layout, c: usize, spacing: [f64; 2], p: &[f64], sys: &mu
             let here = p[(j - 1) * nx + i - 1];
             let next = p[(j2 - 1) * nx + i2 - 1];
             sys.b[b_idx * ni + a_idx] += area * (here - next);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Smooth fields on the unit square: velocities, viscosity, and the exact
+    /// `div(mu grad q^T)` of each component.
+    fn u(x: f64, y: f64) -> f64 {
+        x.sin() * (2.0 * y).cos()
+    }
+    fn v(x: f64, y: f64) -> f64 {
+        (3.0 * x).cos() * y.sin()
+    }
+    fn mu(x: f64, y: f64) -> f64 {
+        2.0 + (x + y).sin()
+    }
+    /// `d/dx(mu du/dx) + d/dy(mu dv/dx)` and `d/dy(mu dv/dy) + d/dx(mu du/dy)`.
+    fn exact(c: usize, x: f64, y: f64) -> f64 {
+        let (m, m_d) = (mu(x, y), (x + y).cos()); // m_d = dmu/dx = dmu/dy
+        if c == 0 {
+            m_d * x.cos() * (2.0 * y).cos() - m * x.sin() * (2.0 * y).cos()
+                + m_d * (-3.0 * (3.0 * x).sin() * y.sin())
+                + m * (-3.0 * (3.0 * x).sin() * y.cos())
+        } else {
+            m_d * (3.0 * x).cos() * y.cos() - m * (3.0 * x).cos() * y.sin()
+                + m_d * (-2.0 * x.sin() * (2.0 * y).sin())
+                + m * (-2.0 * x.cos() * (2.0 * y).sin())
+        }
+    }
+
+    /// Ghosted u, v, mu_c, mu_n of an `n x n` grid (every ghost filled from the formulas).
+    fn sample(n: usize, mu_of: impl Fn(f64, f64) -> f64) -> (Layout, [Vec<f64>; 4]) {
+        let l = Layout::new(n, n, &std::array::from_fn(|_| Boundary::Wall { velocity: 0.0 }));
+        let h = 1.0 / n as f64;
+        let mut f = [(); 4].map(|_| vec![0.0; l.len()]);
+        for j in 0..n + 2 {
+            for i in 0..n + 2 {
+                let (x, y) = (i as f64 * h, j as f64 * h);
+                let k = l.at(i, j);
+                f[0][k] = u(x, y - 0.5 * h); // east face of cell (i, j)
+                f[1][k] = v(x - 0.5 * h, y); // north face
+                f[2][k] = mu_of(x - 0.5 * h, y - 0.5 * h); // cell centre
+                f[3][k] = mu_of(x, y); // top-right corner
+            }
+        }
+        (l, f)
+    }
+
+    /// The largest error of `transpose_stress / V` against the exact term at the control
+    /// volumes' centres, over nodes at least two cells from the edge.
+    fn max_error(n: usize) -> f64 {
+        let (l, [uu, vv, mc, mn]) = sample(n, mu);
+        let h = 1.0 / n as f64;
+        let mut worst = 0.0f64;
+        for c in 0..2 {
+            let (q, o) = if c == 0 { (&uu, &vv) } else { (&vv, &uu) };
+            for j in 2..n - 1 {
+                for i in 2..n - 1 {
+                    let (x, y) = if c == 0 {
+                        (i as f64 * h, (j as f64 - 0.5) * h)
+                    } else {
+                        ((i as f64 - 0.5) * h, j as f64 * h)
+                    };
+                    let t = transpose_stress(&l, c, [h, h], q, o, &mc, &mn, l.at(i, j)) / (h * h);
+                    worst = worst.max((t - exact(c, x, y)).abs());
+                }
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn transpose_stress_is_second_order() {
+        let e = [16, 32, 64].map(max_error);
+        eprintln!("max errors {e:?}");
+        assert!(e[0] < 0.05, "{e:?}");
+        assert!(e[0] / e[1] > 3.5 && e[1] / e[2] > 3.5, "not second order: {e:?}");
+    }
+
+    /// With constant `mu` the term is `mu h_y` times the difference of the two cells' discrete
+    /// divergences, for any field (so it vanishes where continuity holds).
+    #[test]
+    fn transpose_stress_of_constant_viscosity_is_the_divergence_difference() {
+        let n = 12;
+        let (l, [uu, vv, mc, mn]) = sample(n, |_, _| 0.7);
+        let h = 1.0 / n as f64;
+        let div = |i: usize, j: usize| {
+            (uu[l.at(i, j)] - uu[l.at(i - 1, j)]) / h + (vv[l.at(i, j)] - vv[l.at(i, j - 1)]) / h
+        };
+        for j in 1..=n {
+            for i in 1..n {
+                let t = transpose_stress(&l, 0, [h, h], &uu, &vv, &mc, &mn, l.at(i, j));
+                let expected = 0.7 * h * (div(i + 1, j) - div(i, j));
+                assert!(
+                    (t - expected).abs() <= 1e-12 * (1.0 + expected.abs()),
+                    "{t} vs {expected}"
+                );
+            }
         }
     }
 }

@@ -326,6 +326,7 @@ impl CudaSimple {
             .r(cfg.flow.density)
             .r(cfg.alpha_u)
             .i(cfg.algorithm.consistent() as i64)
+            .i(!cfg.viscosity.is_newtonian() as i64)
             .r(ap0)
             .r(b0),
         )?;

@@ -559,6 +559,7 @@ fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
         scheme: cfg.scheme,
         alpha: cfg.alpha_u,
         consistent: cfg.algorithm.consistent(),
+        transpose: !cfg.viscosity.is_newtonian(),
         pseudo_dt: cfg.pseudo_dt,
         gradient: cfg.pressure_gradient[c],
     }
