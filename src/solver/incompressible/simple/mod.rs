@@ -536,13 +536,21 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
     } else {
         "the velocity or pressure is no longer finite (NaN or infinity)".to_string()
     };
+    // SIMPLE's d = A / a_P' ignores the neighbours' corrections; where viscous links dominate
+    // a_P' (a very viscous fluid under a pseudo-time step) that makes its outer iteration
+    // unstable, and SIMPLEC's consistent d is the remedy (tests/simple.rs, the power-law channel).
+    let simplec = if cfg.algorithm == Algorithm::Simple {
+        ", or solver.method = \"simplec\", whose velocity correction keeps the neighbours' part"
+    } else {
+        ""
+    };
     SolverError::Diverged {
         step: steps,
         time: steps as f64,
         message: format!(
             "{what} after {steps} outer iterations. Likely causes: under-relaxation too weak \
-             (alpha_u = {}, alpha_p = {}; try smaller values) or an unbounded convection \
-             scheme (try convection = \"power_law\" or a TVD limiter)",
+             (alpha_u = {}, alpha_p = {}; try smaller values{simplec}) or an unbounded \
+             convection scheme (try convection = \"power_law\" or a TVD limiter)",
             cfg.alpha_u, cfg.alpha_p
         ),
     }
