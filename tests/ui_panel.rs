@@ -232,6 +232,19 @@ fn simple_cases_get_their_own_live_controls() {
     assert_eq!(state.solver.info().method, "simpler");
     assert_eq!(state.solver.steps(), 6);
     assert!(state.single_step(), "{:?}", state.message);
+    // SIMPLEC from SIMPLER's iterate (alpha_u 0.5 as set above; alpha_p its default 1).
+    let mut h = harness(h.into_state());
+    h.get_by_label("solver method").click();
+    h.run();
+    h.get_by_label("simplec").click();
+    h.run();
+    h.get_by_label("Apply (keep the flow)").click();
+    h.run();
+    let state = h.state_mut();
+    assert_eq!(state.solver.info().method, "simplec");
+    assert_eq!(state.solver.steps(), 7);
+    assert!(state.single_step(), "{:?}", state.message);
+    assert_eq!(state.solver.steps(), 8);
 }
 
 #[test]
