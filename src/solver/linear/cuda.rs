@@ -13,9 +13,9 @@
 //! captured as CUDA graphs at first use and replayed after (one launch instead of 20-40 per
 //! multigrid-CG iteration); the kernels take the iteration number as an argument, so a batch's
 //! graph is keyed by its system, unknowns, first iteration, length and cap, and batches past
-//! iteration [`GRAPHED`] are launched kernel by kernel to keep the cache bounded. In f64 the element-wise arithmetic rounds as
-//! on the CPU; the tridiagonal lines (PCR instead of Thomas) and the sums (tree instead of row
-//! order) round differently, within a few ulps.
+//! iteration [`GRAPHED`] are launched kernel by kernel to keep the cache bounded. In f64 the
+//! element-wise arithmetic rounds as on the CPU; the tridiagonal lines (PCR instead of Thomas)
+//! and the sums (tree instead of row order) round differently, within a few ulps.
 
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph, Module, Pinned, graphs_enabled};
 use crate::case::LinearSolverKind;
