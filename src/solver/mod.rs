@@ -27,6 +27,17 @@ pub trait Solver: Send {
     /// Advances one time step (the step size follows from the CFL settings). On error the
     /// state is that of the failed step and the run must not continue.
     fn step(&mut self) -> Result<(), SolverError>;
+    /// Advances `n` time steps as one batch, each exactly as [`Solver::step`] would, and stops
+    /// at the first that fails. [`Solver::residuals`] and [`Solver::dt`] then describe the last
+    /// step taken. A device backend may run the batch without returning to the host between
+    /// steps (the CUDA projection solver with the transform pressure solve replays one CUDA
+    /// graph per step and reads its scalars once); the others step one by one.
+    fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
     /// Size of the last step.
     fn dt(&self) -> f64;
     /// Caps the size of the following steps (to land on an output time); `f64::INFINITY` lifts it.

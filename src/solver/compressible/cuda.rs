@@ -435,7 +435,7 @@ impl<T: Real> CudaEuler<T> {
     }
 
     /// Enqueues one step of size `dt` (no host wait).
-    fn advance(&self, dt: f64) -> Result<(), CudaError> {
+    fn enqueue_step(&self, dt: f64) -> Result<(), CudaError> {
         self.gpu.bind()?;
         self.ghosts()?;
         match self.cfg.method {
@@ -602,7 +602,7 @@ impl<T: Real> Solver for CudaEuler<T> {
             .expect("readback lock")
             .invalidate(self.steps + 1);
         let device = err(self.steps, self.time);
-        self.advance(dt).map_err(&device)?;
+        self.enqueue_step(dt).map_err(&device)?;
         self.time += dt;
         self.steps += 1;
         self.dt = dt;

@@ -304,27 +304,34 @@ impl Config {
     /// `c / (2 nu (1/dx^2 + 1/dy^2))` (`c = 1` Euler, `1/2` AB2) and, for the non-dissipative
     /// central and QUICK schemes, the cell-Reynolds limit `2 c nu / (u^2 + v^2)`.
     pub fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+        self.step_limits().time_step(umax, vmax)
+    }
+
+    /// The flow-independent terms of [`Config::time_step`] (the CUDA solver's `step_dt` kernel
+    /// evaluates the same rule on the device).
+    pub fn step_limits(&self) -> StepLimits {
         let (dx, dy) = (self.grid.spacing[0], self.grid.spacing[1]);
         let stab = match self.integrator {
             TimeIntegrator::Euler => 1.0,
             TimeIntegrator::Ab2 => 0.5,
         };
-        let mut dt = stab / (2.0 * self.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy)));
-        let wall = self.bc.iter().fold(0.0f64, |m, b| match b {
-            Boundary::Wall { velocity } => m.max(velocity.abs()),
-            _ => m,
-        });
-        let (um, vm) = (umax.max(wall), vmax.max(wall));
-        if um > 0.0 {
-            dt = dt.min(dx / um);
+        StepLimits {
+            dx,
+            dy,
+            viscous: stab / (2.0 * self.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy))),
+            wall: self.bc.iter().fold(0.0f64, |m, b| match b {
+                Boundary::Wall { velocity } => m.max(velocity.abs()),
+                _ => m,
+            }),
+            cell_reynolds: matches!(self.convection, Convection::Central | Convection::Quick)
+                .then_some(stab * 2.0 * self.nu),
+            cfl: self.cfl,
         }
-        if vm > 0.0 {
-            dt = dt.min(dy / vm);
-        }
-        if matches!(self.convection, Convection::Central | Convection::Quick) && um + vm > 0.0 {
-            dt = dt.min(stab * 2.0 * self.nu / (um * um + vm * vm));
-        }
-        self.cfl * dt
+    }
+
+    /// The largest velocity [`Config::check_health`] accepts.
+    pub fn blow_up_limit(&self) -> f64 {
+        BLOW_UP_FACTOR * self.velocity_scale()
     }
 
     /// `Err` when the largest velocity is not finite or exceeds [`BLOW_UP_FACTOR`] times the
@@ -332,7 +339,7 @@ impl Config {
     pub fn check_health(&self, umax: f64, vmax: f64, step: u64, time: f64) -> Result<(), SolverError> {
         let scale = self.velocity_scale();
         let m = umax.max(vmax);
-        if m.is_finite() && m <= BLOW_UP_FACTOR * scale {
+        if m.is_finite() && m <= self.blow_up_limit() {
             return Ok(());
         }
         let h = self.grid.spacing[0].max(self.grid.spacing[1]);
@@ -362,5 +369,39 @@ impl Config {
             && self.bc == other.bc
             && self.precision == other.precision
             && self.initial_velocity == other.initial_velocity
+    }
+}
+
+/// The flow-independent terms of the projection method's time step ([`Config::time_step`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepLimits {
+    pub dx: f64,
+    pub dy: f64,
+    /// The viscous limit `c / (2 nu (1/dx^2 + 1/dy^2))`.
+    pub viscous: f64,
+    /// The largest wall speed (convective speeds are at least this).
+    pub wall: f64,
+    /// `2 c nu` of the cell-Reynolds limit `2 c nu / (u^2 + v^2)`, for central and QUICK.
+    pub cell_reynolds: Option<f64>,
+    pub cfl: f64,
+}
+
+impl StepLimits {
+    /// `cfl` times the smallest limit, with the largest speeds `umax`, `vmax`.
+    pub fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+        let mut dt = self.viscous;
+        let (um, vm) = (umax.max(self.wall), vmax.max(self.wall));
+        if um > 0.0 {
+            dt = dt.min(self.dx / um);
+        }
+        if vm > 0.0 {
+            dt = dt.min(self.dy / vm);
+        }
+        if let Some(c) = self.cell_reynolds
+            && um + vm > 0.0
+        {
+            dt = dt.min(c / (um * um + vm * vm));
+        }
+        self.cfl * dt
     }
 }
