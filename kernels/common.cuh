@@ -235,3 +235,11 @@ __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
     if (a * b <= (real)0) return (real)0;
     return b * psi(lim, a / b);
 }
+
+// The reordering of the fast cosine transform (Makhoul 1980; kernels/poisson.cu `dct_*`):
+// element s of an axis of n cells goes to position s / 2 if s is even, n - 1 - s / 2 if odd.
+__device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
+
+// Whether cell (i, j) changes sign on the way into and out of the transforms: an odd cell of a
+// Dirichlet axis (flip bit 0: x, bit 1: y), which turns the DCT-II into the DST-II.
+__device__ __forceinline__ bool flipped(int i, int j, int flip) { return ((flip & 1) && (i & 1)) != ((flip & 2) && (j & 1)); }

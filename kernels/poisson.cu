@@ -512,36 +512,9 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
 // where -a means ny - a in Y and (ny - a) mod ny in V. Rows are y (index a or j), columns x
 // (b or i). Odd cells of a Dirichlet axis change sign on the way in and out (DST-II via DCT-II).
 // The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n: tw[2k], tw[2k + 1].
-
-__device__ __forceinline__ int makhoul_source(int q, int n) { return q < (n + 1) / 2 ? 2 * q : 2 * (n - 1 - q) + 1; }
-
-__device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
-
-// -1 for an odd cell of a flipped axis (flip bit 0: x, bit 1: y), else 1.
-__device__ __forceinline__ bool flipped(int i, int j, int flip) { return ((flip & 1) && (i & 1)) != ((flip & 2) && (j & 1)); }
-
-// v = the reordered, sign-flipped b (guarded: a zero right-hand side ends the solve).
-extern "C" __global__ void dct_pack(const real* __restrict__ b, real* __restrict__ v, const int* __restrict__ ctrl,
-                                    int nx, int ny, int flip) {
-    GUARD(ctrl)
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= nx || j >= ny) return;
-    const int si = makhoul_source(i, nx), sj = makhoul_source(j, ny);
-    const real x = b[sj * nx + si];
-    v[j * nx + i] = flipped(si, sj, flip) ? -x : x;
-}
-
-// p = the inverse reordering of v, sign-flipped back.
-extern "C" __global__ void dct_unpack(const real* __restrict__ v, real* __restrict__ p, const int* __restrict__ ctrl,
-                                      int nx, int ny, int flip) {
-    GUARD(ctrl)
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= nx || j >= ny) return;
-    const real x = v[makhoul_position(j, ny) * nx + makhoul_position(i, nx)];
-    p[j * nx + i] = flipped(i, j, flip) ? -x : x;
-}
+// The reordering and sign flips (`makhoul_position` and `flipped` in common.cuh) are applied by
+// projection.cu `poisson_rhs` as it writes the right-hand side, and undone by `correct` as it
+// reads the solution.
 
 // V[a][b] of the full DFT from the stored half (columns 0..nx/2), by Hermitian symmetry.
 __device__ __forceinline__ void spectrum_at(const real* V, int a, int b, int nx, int ny, real* re, real* im) {

@@ -1,23 +1,76 @@
-// Projection-method kernels on the staggered grid: predictor, predictor boundary faces,
-// Poisson right-hand side, correction, velocity ghosts, max-speed and step reductions.
-// They reproduce src/solver/incompressible/projection.rs operation by operation.
+// Projection-method kernels on the staggered grid: the step's time step, predictor, predictor
+// boundary faces, Poisson right-hand side, correction, velocity ghosts, max-speed and step
+// reductions. They reproduce src/solver/incompressible/projection.rs operation by operation.
+//
+// A step's scalars live on the device, in the clock (double): `step_dt` computes dt from the
+// previous step's max speeds there, so that steps follow one another with no host round trip
+// (and can be replayed as one CUDA graph). When the health check fails, `step_dt` sets
+// ctrl[CTRL_HALT] (and ctrl[CTRL_DONE], which the pressure kernels' GUARD tests) and every step
+// kernel returns at once, so the state stays the last one computed.
 #include "common.cuh"
 #include "staggered.cuh"
+
+#define CTRL_HALT 3
+#define HALTED(ctrl) \
+    if ((ctrl) != 0 && (ctrl)[CTRL_HALT] != 0) return;
+
+// Slots of the clock: the current step's dt (the previous step's between steps), the time
+// after it, AB2's weights, whether an earlier step exists (AB2 history), the steps taken, and
+// the host's cap on dt (Solver::set_dt_cap).
+#define CK_DT 0
+#define CK_TIME 1
+#define CK_W_NEW 2
+#define CK_W_OLD 3
+#define CK_HISTORY 4
+#define CK_STEPS 5
+#define CK_DT_CAP 6
+
+// One thread: the health check and dt of the next step (config.rs `check_health` and
+// `time_step`, in the same order of operations): with the largest speeds m = max(umax, vmax),
+// the step halts unless m is finite and m <= `limit`; else dt = min(cfl min(dt_visc, dx / um,
+// dy / vm, re_num / (um^2 + vm^2) for central schemes), dt_cap) with um, vm the speeds raised to
+// the walls' `wall`, and AB2's weights 1 + r/2, -r/2 for r = dt / dt_old.
+extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__ ctrl, const real* __restrict__ sc,
+                                   double dt_visc, double dx, double dy, double wall, double re_num, int central,
+                                   double cfl, double limit, int ab2) {
+    const double umax = (double)sc[SC_UMAX], vmax = (double)sc[SC_VMAX];
+    const double m = fmax(umax, vmax);
+    const int halt = !(isfinite(m) && m <= limit);
+    ctrl[CTRL_HALT] = halt;
+    ctrl[CTRL_DONE] = halt;
+    if (halt) return;
+    const double um = fmax(umax, wall), vm = fmax(vmax, wall);
+    double dt = dt_visc;
+    if (um > 0.0) dt = fmin(dt, dx / um);
+    if (vm > 0.0) dt = fmin(dt, dy / vm);
+    if (central && um + vm > 0.0) dt = fmin(dt, re_num / (um * um + vm * vm));
+    dt = fmin(cfl * dt, clock[CK_DT_CAP]);
+    double w_new = 1.0, w_old = 0.0;
+    if (ab2 && clock[CK_HISTORY] != 0.0) {
+        const double r = dt / clock[CK_DT];
+        w_new = 1.0 + 0.5 * r;
+        w_old = -0.5 * r;
+    }
+    clock[CK_DT] = dt;
+    clock[CK_TIME] = clock[CK_TIME] + dt;
+    clock[CK_W_NEW] = w_new;
+    clock[CK_W_OLD] = w_old;
+    clock[CK_HISTORY] = 1.0;
+    clock[CK_STEPS] = clock[CK_STEPS] + 1.0;
+}
 
 // Predictor F = u + dt (w_new H + w_old H_old), H = nu lap(u) - div(u u), for the u faces
 // (i in 1..=iu_hi, j in 1..=ny) and v faces (i in 1..=nx, j in 1..=jv_hi); H is stored for AB2.
 // One instance per convection scheme, so that central and upwind differencing neither read the
 // second neighbours nor evaluate their periodic wrap (the predictor is issue-bound, not
-// bandwidth-bound).
+// bandwidth-bound). Faces (i, j), i.e. u face i of row j and v face j of column i.
 template <int SCHEME>
-__device__ __forceinline__ void predict_faces(const real* __restrict__ u, const real* __restrict__ v,
+__device__ __forceinline__ void predict_faces(int i, int j, const real* __restrict__ u, const real* __restrict__ v,
                                               real* __restrict__ f, real* __restrict__ g, real* __restrict__ hu,
                                               real* __restrict__ hv, int nx, int ny, int px, int py, int iu_hi,
                                               int jv_hi, int lim, real dx, real dy, real idx2, real idy2, real nu,
                                               real dt, real w_new, real w_old) {
     constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
     const int s = nx + 2;
     const real half = (real)0.5;
     if (i < 1 || j < 1) return;
@@ -78,12 +131,20 @@ __device__ __forceinline__ void predict_faces(const real* __restrict__ u, const 
 #undef FAR_V
 }
 
-extern "C" __global__ void predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
+// Threads as in the Poisson stencil kernels (common.cuh TBX x TBY, TROWS rows each, TBY apart):
+// more independent loads in flight per thread.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS) predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
                                    real* __restrict__ g, real* __restrict__ hu, real* __restrict__ hv, int nx,
                                    int ny, int px, int py, int iu_hi, int jv_hi, int scheme, int lim, real dx,
-                                   real dy, real idx2, real idy2, real nu, real dt, real w_new, real w_old) {
-#define PREDICT(S) \
-    predict_faces<S>(u, v, f, g, hu, hv, nx, ny, px, py, iu_hi, jv_hi, lim, dx, dy, idx2, idy2, nu, dt, w_new, w_old)
+                                   real dy, real idx2, real idy2, real nu, const double* __restrict__ clock,
+                                   const int* __restrict__ ctrl) {
+    HALTED(ctrl)
+    const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];
+    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
+#define PREDICT(S)                                                                                             \
+    _Pragma("unroll") for (int q = 0; q < TROWS; ++q) predict_faces<S>(i, j0 + q * TBY, u, v, f, g, hu, hv, nx, ny, \
+                                                                       px, py, iu_hi, jv_hi, lim, dx, dy, idx2,   \
+                                                                       idy2, nu, dt, w_new, w_old)
     switch (scheme) {
         case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
         case CONV_UPWIND: PREDICT(CONV_UPWIND); break;
@@ -97,7 +158,9 @@ extern "C" __global__ void predict(const real* __restrict__ u, const real* __res
 // thread t handles row j = t of F (sides left, right) and column i = t of G (bottom, top).
 extern "C" __global__ void predictor_boundaries(const real* __restrict__ u, const real* __restrict__ v,
                                                 real* __restrict__ f, real* __restrict__ g,
-                                                const int* __restrict__ bck, int nx, int ny) {
+                                                const int* __restrict__ bck, int nx, int ny,
+                                                const int* __restrict__ ctrl) {
+    HALTED(ctrl)
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const int s = nx + 2;
     if (t >= 1 && t <= ny) {
@@ -126,43 +189,75 @@ extern "C" __global__ void predictor_boundaries(const real* __restrict__ u, cons
     }
 }
 
-// rhs = div(F, G) / dt at cell centres; partial[block] = block sum of rhs (for the mean).
-extern "C" __global__ void poisson_rhs(const real* __restrict__ f, const real* __restrict__ g,
-                                       real* __restrict__ rhs, real* __restrict__ partial, int nx, int ny,
-                                       real idx, real idy, real idt) {
-    const int i0 = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j0 = blockIdx.y * blockDim.y + threadIdx.y;
+// rhs = div(F, G) / dt at cell centres, 1/dt rounded from the clock's dt as the host rounds it:
+// in natural order (pack < 0), or reordered and sign-flipped for the cosine-transform solve
+// (`makhoul_position`, `flipped` with flip bits `pack`), which removes its mean by zeroing the
+// constant mode. A null ctrl skips the halt check (the statistics of a halted batch's last
+// completed step). Threads as in `predict`.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS)
+    poisson_rhs(const real* __restrict__ f, const real* __restrict__ g, real* __restrict__ rhs, int nx, int ny,
+                real idx, real idy, const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
+    HALTED(ctrl)
+    const real idt = (real)(1.0 / clock[CK_DT]);
+    const int i0 = blockIdx.x * TBX + threadIdx.x, r0 = blockIdx.y * TILE_H + threadIdx.y;
     const int s = nx + 2;
-    real val = 0;
-    if (i0 < nx && j0 < ny) {
+    if (i0 >= nx) return;
+    const int ip = pack < 0 ? i0 : makhoul_position(i0, nx);
+#pragma unroll
+    for (int q = 0; q < TROWS; ++q) {
+        const int j0 = r0 + q * TBY;
+        if (j0 >= ny) break;
         const int k = (j0 + 1) * s + i0 + 1;
-        val = ((f[k] - f[k - 1]) * idx + (g[k] - g[k - s]) * idy) * idt;
-        rhs[j0 * nx + i0] = val;
+        const real val = ((f[k] - f[k - 1]) * idx + (g[k] - g[k - s]) * idy) * idt;
+        if (pack < 0) rhs[j0 * nx + i0] = val;
+        else rhs[makhoul_position(j0, ny) * nx + ip] = flipped(i0, j0, pack) ? -val : val;
     }
-    const real b = block_sum(val);
-    if (thread_linear() == 0) partial[block_linear()] = b;
+}
+
+// |u| on the u faces (i in 0..=nx, rows 1..=ny) and |v| on the v faces (i in 1..=nx, rows
+// 0..=ny) at k = j (nx + 2) + i, else 0: the faces of projection.rs `max_speeds`, less the first
+// face of a periodic axis, which repeats the last (so the maxima need not wait for the ghosts).
+__device__ __forceinline__ void face_speeds(const real* __restrict__ u, const real* __restrict__ v, int k, int i,
+                                            int j, int nx, int ny, int px, int py, real* um, real* vm) {
+    *um = (i <= nx && j >= 1 && j <= ny && !(px && i == 0)) ? fabs(u[k]) : (real)0;
+    *vm = (i >= 1 && i <= nx && j <= ny && !(py && j == 0)) ? fabs(v[k]) : (real)0;
 }
 
 // u = F - dt dp/dx, v = G - dt dp/dy on the faces the projection moves; partial sums of the
 // squared change (partial[block]) and of u^2 + v^2 over the cells' right and top faces
-// (partial[nblocks + block]).
-extern "C" __global__ void correct(real* __restrict__ u, real* __restrict__ v, const real* __restrict__ f,
-                                   const real* __restrict__ g, const real* __restrict__ p,
-                                   real* __restrict__ partial, int nx, int ny, int px, int py, int i_lo,
-                                   int i_hi, int j_lo, int j_hi, real dtdx, real dtdy) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+// (partial[nblocks + block]); block maxima of the new |u|, |v| (`face_speeds`) into
+// pmax[block], pmax[nblocks + block]. pack < 0: the pressure is read from p. pack >= 0: it is
+// read from the transform solve's reordered solution `packed` (flip bits `pack`, undone as
+// kernels/poisson.cu describes) and written to p in natural order, cell (i - 1, j - 1) with
+// faces (i, j). Threads as in `predict`, so the four block reductions are paid once per TROWS
+// rows.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restrict__ u, real* __restrict__ v, const real* __restrict__ f,
+                                   const real* __restrict__ g, real* __restrict__ p,
+                                   const real* __restrict__ packed, int pack, real* __restrict__ partial,
+                                   real* __restrict__ pmax, int nx, int ny, int px, int py, int i_lo, int i_hi,
+                                   int j_lo, int j_hi, double dx, double dy, const double* __restrict__ clock,
+                                   const int* __restrict__ ctrl) {
+    HALTED(ctrl)
+    const real dtdx = (real)(clock[CK_DT] / dx), dtdy = (real)(clock[CK_DT] / dy);
+    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
     const int s = nx + 2;
     const real two = (real)2.0;
-    real d2 = 0, n2 = 0;
-#define PC(a, b) p[((b) - 1) * nx + ((a) - 1)]
-    if (i <= nx && j <= ny) {
+    real d2 = 0, n2 = 0, um = 0, vm = 0;
+    auto pc = [&](int a, int b) -> real {
+        if (pack < 0) return p[(b - 1) * nx + (a - 1)];
+        const real x = packed[makhoul_position(b - 1, ny) * nx + makhoul_position(a - 1, nx)];
+        return flipped(a - 1, b - 1, pack) ? -x : x;
+    };
+#pragma unroll
+    for (int q = 0; q < TROWS; ++q) {
+        const int j = j0 + q * TBY;
+        if (i > nx || j > ny) continue;
         const int k = j * s + i;
         if (j >= 1 && i >= i_lo && i <= i_hi) {
             real grad;
-            if (i == 0) grad = PC(1, j) * two;
-            else if (i == nx && !px) grad = -PC(nx, j) * two;
-            else grad = PC(i == nx ? 1 : i + 1, j) - PC(i, j);
+            if (i == 0) grad = pc(1, j) * two;
+            else if (i == nx && !px) grad = -pc(nx, j) * two;
+            else grad = pc(i == nx ? 1 : i + 1, j) - pc(i, j);
             const real nw = f[k] - dtdx * grad;
             const real old = u[k];
             u[k] = nw;
@@ -170,9 +265,9 @@ extern "C" __global__ void correct(real* __restrict__ u, real* __restrict__ v, c
         }
         if (j >= j_lo && j <= j_hi && i >= 1) {
             real grad;
-            if (j == 0) grad = PC(i, 1) * two;
-            else if (j == ny && !py) grad = -PC(i, ny) * two;
-            else grad = PC(i, j == ny ? 1 : j + 1) - PC(i, j);
+            if (j == 0) grad = pc(i, 1) * two;
+            else if (j == ny && !py) grad = -pc(i, ny) * two;
+            else grad = pc(i, j == ny ? 1 : j + 1) - pc(i, j);
             const real nw = g[k] - dtdy * grad;
             const real old = v[k];
             v[k] = nw;
@@ -180,22 +275,31 @@ extern "C" __global__ void correct(real* __restrict__ u, real* __restrict__ v, c
         }
         if (i >= 1 && j >= 1) {
             const real a = u[k], b = v[k];
-            n2 = a * a + b * b;
+            n2 = n2 + (a * a + b * b);
+            if (pack >= 0) p[(j - 1) * nx + (i - 1)] = pc(i, j);
         }
+        real a, b;
+        face_speeds(u, v, k, i, j, nx, ny, px, py, &a, &b);
+        um = fmax(um, a);
+        vm = fmax(vm, b);
     }
-#undef PC
     const real sd = block_sum(d2);
     const real sn = block_sum(n2);
+    const real bu = block_max(um);
+    const real bv = block_max(vm);
     if (thread_linear() == 0) {
         const int nb = gridDim.x * gridDim.y;
         partial[block_linear()] = sd;
         partial[nb + block_linear()] = sn;
+        pmax[block_linear()] = bu;
+        pmax[nb + block_linear()] = bv;
     }
 }
 
 // Ghost values on the left and right sides, rows 1..=ny (staggered.rs fill_velocity_ghosts).
 extern "C" __global__ void ghosts_x(real* __restrict__ u, real* __restrict__ v, const int* __restrict__ bck,
-                                    const real* __restrict__ bcv, int nx, int ny) {
+                                    const real* __restrict__ bcv, int nx, int ny, const int* __restrict__ ctrl) {
+    HALTED(ctrl)
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j < 1 || j > ny) return;
     real* ur = u + j * (nx + 2);
@@ -231,7 +335,8 @@ extern "C" __global__ void ghosts_x(real* __restrict__ u, real* __restrict__ v, 
 
 // Ghost values on the bottom and top sides, all columns 0..nx+2 (corners included).
 extern "C" __global__ void ghosts_y(real* __restrict__ u, real* __restrict__ v, const int* __restrict__ bck,
-                                    const real* __restrict__ bcv, int nx, int ny) {
+                                    const real* __restrict__ bcv, int nx, int ny, const int* __restrict__ ctrl) {
+    HALTED(ctrl)
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i > nx + 1) return;
     const int s = nx + 2;
@@ -265,16 +370,23 @@ extern "C" __global__ void ghosts_y(real* __restrict__ u, real* __restrict__ v, 
     }
 }
 
-// Block maxima of |u| (rows 1..=ny, i in 0..=nx) and |v| (rows 0..=ny, i in 1..=nx), into
-// partial[block] and partial[nblocks + block].
-extern "C" __global__ void max_speed(const real* __restrict__ u, const real* __restrict__ v,
-                                     real* __restrict__ partial, int nx, int ny) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const int k = j * (nx + 2) + i;
+// Block maxima of |u| and |v| (`face_speeds`, faces (i, j) for i in 0..=nx, j in 0..=ny) into
+// partial[block] and partial[nblocks + block]: the speeds of a state not made by `correct`.
+// Threads as in `correct`.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS)
+    max_speed(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ partial, int nx, int ny,
+              int px, int py, const int* __restrict__ ctrl) {
+    HALTED(ctrl)
+    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
     real um = 0, vm = 0;
-    if (i <= nx && j >= 1 && j <= ny) um = fabs(u[k]);
-    if (i >= 1 && i <= nx && j <= ny) vm = fabs(v[k]);
+#pragma unroll
+    for (int q = 0; q < TROWS; ++q) {
+        const int j = j0 + q * TBY;
+        real a = 0, b = 0;
+        if (i <= nx && j <= ny) face_speeds(u, v, j * (nx + 2) + i, i, j, nx, ny, px, py, &a, &b);
+        um = fmax(um, a);
+        vm = fmax(vm, b);
+    }
     const real bu = block_max(um);
     const real bv = block_max(vm);
     if (thread_linear() == 0) {
@@ -284,10 +396,12 @@ extern "C" __global__ void max_speed(const real* __restrict__ u, const real* __r
     }
 }
 
-// One block: combines the partials of `correct` (nc blocks, may be 0) and `max_speed`
-// (nm blocks) into sc[SC_CHANGE], sc[SC_NORM], sc[SC_UMAX], sc[SC_VMAX].
+// One block: combines the change sums of `correct` (nc blocks, may be 0) and the speed maxima
+// of `correct` or `max_speed` (nm blocks) into sc[SC_CHANGE], sc[SC_NORM], sc[SC_UMAX],
+// sc[SC_VMAX].
 extern "C" __global__ void step_finalize(const real* __restrict__ pc, int nc, const real* __restrict__ pm, int nm,
-                                         real* __restrict__ sc) {
+                                         real* __restrict__ sc, const int* __restrict__ ctrl) {
+    HALTED(ctrl)
     const real change = sum_partials(pc, nc);
     const real norm = sum_partials(pc + nc, nc);
     const real um = max_partials(pm, nm);

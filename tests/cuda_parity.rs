@@ -220,6 +220,90 @@ fn parity_pressure_solvers() {
     );
 }
 
+/// The transform-solve step in batches ([`Solver::advance`]: one CUDA graph replay per step, the
+/// dt, AB2 weights and health check on the device, one host read per batch) equals the same
+/// steps taken one by one, bit for bit: fields, time, dt and residuals, in f64 and f32, Euler
+/// and AB2. A run that diverges (TVD with the anti-diffusive downwind limiter, 64^2) halts on
+/// the device inside a batch at the step where the one-by-one run stops, with that step's
+/// state, and where the CPU stops.
+#[test]
+fn batched_steps_equal_single_steps() {
+    if !gpu() {
+        return;
+    }
+    for precision in ["f64", "f32"] {
+        for integrator in ["euler", "ab2"] {
+            let case = cavity(&s(&[
+                "solver.backend=\"cuda\"",
+                "solver.pressure_solver=\"fft\"",
+                "solver.tolerance=1e-4",
+                &format!("solver.precision=\"{precision}\""),
+                &format!("solver.time_integrator=\"{integrator}\""),
+            ]));
+            let mut one = solver::build(&case.spec).expect("cuda solver");
+            let mut many = solver::build(&case.spec).expect("cuda solver");
+            for _ in 0..60 {
+                one.step().expect("step");
+            }
+            many.advance(25).expect("batch");
+            many.advance(35).expect("batch");
+            let what = format!("{precision} {integrator}");
+            assert_eq!((one.steps(), many.steps()), (60, 60), "{what}");
+            assert_eq!(one.time().to_bits(), many.time().to_bits(), "{what}: time");
+            assert_eq!(one.dt().to_bits(), many.dt().to_bits(), "{what}: dt");
+            assert_eq!(one.residuals(), many.residuals(), "{what}: residuals");
+            for f in ["u", "v", "p"] {
+                let (a, b) = (common::field(one.as_ref(), f), common::field(many.as_ref(), f));
+                assert!(
+                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{what}: {f} differs"
+                );
+            }
+            eprintln!("{what}: 60 steps one by one and in batches of 25 + 35 bit for bit equal");
+        }
+    }
+    let diverging = s(&[
+        "grid.nx=64",
+        "grid.ny=64",
+        "solver.convection=\"tvd\"",
+        "solver.limiter=\"downwind\"",
+        "solver.pressure_solver=\"fft\"",
+    ]);
+    let halt = |backend: &str, batch: u64| {
+        let mut case = cavity(&diverging);
+        case.set_assignment(&format!("solver.backend=\"{backend}\""))
+            .unwrap();
+        let mut s = solver::build(&case.spec).expect("solver");
+        loop {
+            match s.advance(batch) {
+                Ok(()) => assert!(s.steps() < 1000, "{backend}: no divergence in 1000 steps"),
+                Err(solver::SolverError::Diverged { step, time, .. }) => {
+                    assert_eq!(step, s.steps());
+                    return (step, time, common::field(s.as_ref(), "u"));
+                }
+                Err(e) => panic!("{backend}: {e}"),
+            }
+        }
+    };
+    let (cpu, one, many) = (halt("cpu", 1), halt("cuda", 1), halt("cuda", 500));
+    eprintln!(
+        "diverged at step {} (cpu), {} (cuda, one by one), {} (cuda, a batch of 500)",
+        cpu.0, one.0, many.0
+    );
+    assert_eq!((one.0, many.0), (cpu.0, cpu.0), "halting step");
+    assert_eq!(one.1.to_bits(), many.1.to_bits(), "halting time");
+    assert!(
+        (one.1 - cpu.1).abs() <= 1e-10 * cpu.1,
+        "time {} vs cpu {}",
+        one.1,
+        cpu.1
+    );
+    assert!(
+        one.2.iter().zip(&many.2).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "halted state"
+    );
+}
+
 /// Inflow/outflow channel (Dirichlet pressure) and a periodic channel with symmetry sides (odd
 /// periodic size: the serial seam cells), each with every pressure solver; the periodic channel
 /// at an even size with multigrid too (the fused two-colour smoother across the periodic sides).

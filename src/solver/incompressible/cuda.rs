@@ -3,14 +3,20 @@
 //! with all state in device memory (kernels in `kernels/projection.cu` and
 //! `kernels/poisson.cu`).
 //!
-//! One step enqueues, on one stream: predictor (both components, every convection scheme and
-//! limiter, Euler or AB2), predictor boundary faces, Poisson right-hand side `div(F)/dt`, the
-//! pressure solve, the correction `u = F - dt grad p` fused with the steady-change sums, the
-//! velocity ghosts (x sides, then y sides), and the max-speed reduction of the next step's `dt`.
-//! The host waits once per step, for a block of scalars (max speeds, sums, solver statistics),
-//! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for the
-//! convergence flag. Iterations enqueued after convergence exit at once (device-side flag), so
-//! the iterates and iteration counts are those of the CPU solver.
+//! One step enqueues, on one stream: the step's health check, `dt` and AB2 weights from the
+//! previous step's max speeds (`step_dt`, into a device clock that the step kernels read),
+//! predictor (both components, every convection scheme and limiter, Euler or AB2), predictor
+//! boundary faces, Poisson right-hand side `div(F)/dt`, the pressure solve, the correction
+//! `u = F - dt grad p` fused with the steady-change sums and the max speeds of the next `dt`, and
+//! the velocity ghosts (x sides, then y sides). With the iterative pressure solvers the host
+//! waits once per step, for a block of scalars (max speeds, sums, solver statistics, the clock),
+//! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for
+//! the convergence flag; iterations enqueued after convergence exit at once (device-side flag),
+//! so the iterates and iteration counts are those of the CPU solver. With the transform solve
+//! nothing in a step waits: the right-hand side is written straight into the transform's
+//! reordering, `correct` reads the reordered solution, and [`Solver::advance`] replays the step
+//! as one CUDA graph per step and reads the scalars once per batch; a failed health check halts
+//! the rest of the batch on the device, leaving the state of the last healthy step.
 //!
 //! Element-wise kernels are compiled without FMA contraction and use the CPU's operation order,
 //! so they round identically; only sums (norms, dot products, means) are added in a different
@@ -52,7 +58,6 @@ const B1: u32 = 256;
 const TILE_ROWS: u32 = 4;
 
 // Slots of the scalar and control blocks (kernels/common.cuh).
-const SC_TARGET: usize = 0;
 const SC_BNORM: usize = 1;
 const SC_RNORM: usize = 2;
 const SC_UMAX: usize = 8;
@@ -62,7 +67,15 @@ const SC_NORM: usize = 11;
 const SC_LEN: usize = 16;
 const CTRL_DONE: usize = 0;
 const CTRL_ITERS: usize = 1;
+const CTRL_HALT: usize = 3;
 const CTRL_LEN: usize = 4;
+// Slots of the step clock (kernels/projection.cu `CK_*`).
+const CK_DT: usize = 0;
+const CK_TIME: usize = 1;
+const CK_HISTORY: usize = 4;
+const CK_STEPS: usize = 5;
+const CK_DT_CAP: usize = 6;
+const CK_LEN: usize = 8;
 
 fn grid2(nx: usize, ny: usize) -> (u32, u32, u32) {
     ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY), 1)
@@ -73,8 +86,8 @@ fn blocks2(nx: usize, ny: usize) -> usize {
     (g.0 * g.1) as usize
 }
 
-/// Grid of the Poisson stencil kernels of TILE_ROWS rows per thread (jacobi_sweep, rb_sweep,
-/// residual, apply_dot).
+/// Grid of the kernels of TILE_ROWS rows per thread (the Poisson stencils jacobi_sweep, rb_sweep,
+/// residual and apply_dot; predict, poisson_rhs, correct and max_speed).
 fn grid_tile(nx: usize, ny: usize) -> (u32, u32, u32) {
     ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY * TILE_ROWS), 1)
 }
@@ -250,15 +263,23 @@ pub struct CudaProjection<T: Real> {
     part_b: DevBuf<T>,
     sc: DevBuf<T>,
     ctrl: DevBuf<i32>,
+    /// The step clock: dt, time, AB2 weights and history, steps, dt cap (`CK_*`).
+    clock: DevBuf<f64>,
     bck: DevBuf<i32>,
     bcv: DevBuf<T>,
     work: Work<T>,
     /// The top-level multigrid V-cycle as a CUDA graph (captured at first use).
     v_cycle_graph: Option<Graph>,
+    /// A whole step with the transform pressure solve as a CUDA graph (captured at first use,
+    /// dropped when the settings change: kernel arguments are frozen in it).
+    step_graph: Option<Graph>,
     /// Whether to capture and replay graphs ([`cuda::graphs_enabled`]; off after a failed capture).
     graphs: bool,
     sc_host: Pinned<T>,
     ctrl_host: Pinned<i32>,
+    clock_host: Pinned<f64>,
+    /// The host changed what the clock holds (dt cap, history, time): upload before stepping.
+    clock_stale: bool,
     mirror: Mutex<Mirror<T>>,
     /// Device-derived fields on their way to the host.
     readback: Mutex<Readback<T>>,
@@ -269,7 +290,6 @@ pub struct CudaProjection<T: Real> {
     time: f64,
     steps: u64,
     dt: f64,
-    dt_old: f64,
     dt_cap: f64,
     has_history: bool,
     residuals: Vec<(&'static str, f64)>,
@@ -326,14 +346,18 @@ impl<T: Real> CudaProjection<T> {
             part_b: gpu.alloc_zeros(parts)?,
             sc: gpu.alloc_zeros(SC_LEN)?,
             ctrl: gpu.alloc_zeros(CTRL_LEN)?,
+            clock: gpu.alloc_zeros(CK_LEN)?,
             sc_host: gpu.pinned(SC_LEN)?,
             ctrl_host: gpu.pinned(CTRL_LEN)?,
+            clock_host: gpu.pinned(CK_LEN)?,
+            clock_stale: true,
             bck: bck_d,
             bcv: bcv_d,
             u,
             v,
             work,
             v_cycle_graph: None,
+            step_graph: None,
             graphs: cuda::graphs_enabled(),
             mirror: Mutex::new(Mirror {
                 cpu: None,
@@ -353,13 +377,13 @@ impl<T: Real> CudaProjection<T> {
             time: 0.0,
             steps: 0,
             dt: 0.0,
-            dt_old: 0.0,
             dt_cap: f64::INFINITY,
             has_history: false,
             residuals: Vec::with_capacity(8),
         };
-        s.gpu.sync()?;
-        s.reduce_step(false)?;
+        s.write_clock()?;
+        s.max_speeds()?;
+        s.read_step()?;
         Ok(s)
     }
 
@@ -431,46 +455,98 @@ impl<T: Real> CudaProjection<T> {
         unsafe { self.gpu.launch(f, grid, block, &a) }
     }
 
-    /// Max speeds (and, after a correction, the change sums) into `sc`, read back with the
-    /// solver's control block; one host wait.
-    fn reduce_step(&mut self, after_correct: bool) -> Result<(), CudaError> {
-        let (nx, ny) = (self.l.nx, self.l.ny);
-        let gm = grid2(nx + 2, ny + 2);
+    /// Enqueues the max speeds of a state not made by a step (`max_speed`) into `sc`.
+    fn max_speeds(&self) -> Result<(), CudaError> {
+        let l = self.l;
         self.kp(
             "max_speed",
-            gm,
+            grid_tile(l.nx + 1, l.ny + 1),
             (BX, BY, 1),
             Args::new()
                 .p(&self.u)
                 .p(&self.v)
                 .p(&self.part_b)
-                .i(nx as i64)
-                .i(ny as i64),
+                .i(l.nx as i64)
+                .i(l.ny as i64)
+                .i(l.periodic_x as i64)
+                .i(l.periodic_y as i64)
+                .p(&self.ctrl),
         )?;
-        let nc = if after_correct { blocks2(nx + 1, ny + 1) } else { 0 };
+        self.finalize(false)
+    }
+
+    /// Combines the block maxima in `part_b` (of `max_speed` or `correct`) and, after a
+    /// correction, its change sums in `part_a`, into `sc` (`step_finalize`).
+    fn finalize(&self, after_correct: bool) -> Result<(), CudaError> {
+        let nb = blocks_tile(self.l.nx + 1, self.l.ny + 1);
         self.kp(
             "step_finalize",
             (1, 1, 1),
             (1024, 1, 1),
             Args::new()
                 .p(&self.part_a)
-                .i(nc as i64)
+                .i(if after_correct { nb as i64 } else { 0 })
                 .p(&self.part_b)
-                .i(blocks2(nx + 2, ny + 2) as i64)
-                .p(&self.sc),
-        )?;
-        self.read_scalars()?;
-        let sc = self.sc_host.as_slice();
-        self.umax = sc[SC_UMAX].f64();
-        self.vmax = sc[SC_VMAX].f64();
-        Ok(())
+                .i(nb as i64)
+                .p(&self.sc)
+                .p(&self.ctrl),
+        )
     }
 
-    fn read_scalars(&mut self) -> Result<(), CudaError> {
+    /// Reads the scalar, control and clock blocks (one host wait) into the host's copies.
+    fn read_step(&mut self) -> Result<(), CudaError> {
         self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
         self.gpu
             .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
-        self.gpu.sync()
+        self.gpu
+            .download_async(&mut self.clock_host, &self.clock, CK_LEN)?;
+        self.gpu.sync()?;
+        let sc = self.sc_host.as_slice();
+        self.umax = sc[SC_UMAX].f64();
+        self.vmax = sc[SC_VMAX].f64();
+        let c = self.clock_host.as_slice();
+        self.dt = c[CK_DT];
+        self.time = c[CK_TIME];
+        self.steps = c[CK_STEPS] as u64;
+        self.has_history = c[CK_HISTORY] != 0.0;
+        Ok(())
+    }
+
+    /// Uploads the host's time, steps, dt, AB2 history flag and dt cap to the clock (waits).
+    fn write_clock(&mut self) -> Result<(), CudaError> {
+        let mut c = [0.0; CK_LEN];
+        c[CK_DT] = self.dt;
+        c[CK_TIME] = self.time;
+        c[CK_HISTORY] = if self.has_history { 1.0 } else { 0.0 };
+        c[CK_STEPS] = self.steps as f64;
+        c[CK_DT_CAP] = self.dt_cap;
+        self.gpu.upload(&self.clock, &c)?;
+        self.clock_stale = false;
+        Ok(())
+    }
+
+    /// The step's health check, `dt` and AB2 weights, into the clock (`step_dt`: config.rs
+    /// `check_health` and `time_step` on the device).
+    fn step_dt(&self) -> Result<(), CudaError> {
+        let lim = self.cfg.step_limits();
+        self.kp(
+            "step_dt",
+            (1, 1, 1),
+            (1, 1, 1),
+            Args::new()
+                .p(&self.clock)
+                .p(&self.ctrl)
+                .p(&self.sc)
+                .r(lim.viscous)
+                .r(lim.dx)
+                .r(lim.dy)
+                .r(lim.wall)
+                .r(lim.cell_reynolds.unwrap_or(0.0))
+                .i(lim.cell_reynolds.is_some() as i64)
+                .r(lim.cfl)
+                .r(self.cfg.blow_up_limit())
+                .i(matches!(self.cfg.integrator, TimeIntegrator::Ab2) as i64),
+        )
     }
 
     fn read_ctrl(&mut self) -> Result<[i32; CTRL_LEN], CudaError> {
@@ -481,25 +557,12 @@ impl<T: Real> CudaProjection<T> {
         Ok([c[0], c[1], c[2], c[3]])
     }
 
-    /// Predictor, its boundary faces and the Poisson right-hand side.
-    fn predict_and_rhs(&mut self, dt: f64) -> Result<(), CudaError> {
-        self.predict_only(dt)?;
-        self.rhs_only(dt)
-    }
-
-    /// Predictor and its boundary faces.
-    fn predict_only(&mut self, dt: f64) -> Result<(), CudaError> {
+    /// Predictor and its boundary faces (dt and the AB2 weights from the clock).
+    fn predict_only(&self) -> Result<(), CudaError> {
         let c = &self.cfg;
         let l = self.l;
         let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
         let (idx2, idy2) = (T::one() / (dx * dx), T::one() / (dy * dy));
-        let (w_new, w_old) = match (c.integrator, self.has_history) {
-            (TimeIntegrator::Ab2, true) => {
-                let r = dt / self.dt_old;
-                (T::of(1.0 + 0.5 * r), T::of(-0.5 * r))
-            }
-            _ => (T::one(), T::zero()),
-        };
         let args = Args::new()
             .p(&self.u)
             .p(&self.v)
@@ -520,10 +583,9 @@ impl<T: Real> CudaProjection<T> {
             .r(idx2)
             .r(idy2)
             .r(T::of(c.nu))
-            .r(T::of(dt))
-            .r(w_new)
-            .r(w_old);
-        self.kp("predict", grid2(l.nx + 1, l.ny + 1), (BX, BY, 1), args)?;
+            .p(&self.clock)
+            .p(&self.ctrl);
+        self.kp("predict", grid_tile(l.nx + 1, l.ny + 1), (BX, BY, 1), args)?;
         self.kp(
             "predictor_boundaries",
             grid1(l.nx.max(l.ny) + 1),
@@ -535,28 +597,35 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.g)
                 .p(&self.bck)
                 .i(l.nx as i64)
-                .i(l.ny as i64),
+                .i(l.ny as i64)
+                .p(&self.ctrl),
         )
     }
 
-    /// `rhs = div(F, G) / dt`, with block sums for the mean.
-    fn rhs_only(&mut self, dt: f64) -> Result<(), CudaError> {
+    /// `div(F, G) / dt` into `out`: in natural order (`pack` < 0), or reordered for the transform
+    /// solve with its flip bits `pack` (`poisson_rhs`). Only the
+    /// reordered one, a part of the batched step, obeys the halt flag: the natural one serves
+    /// the iterative solvers (whose steps the host checks first) and the statistics of the last
+    /// completed step of a batch.
+    fn rhs(&self, out: u64, pack: i64) -> Result<(), CudaError> {
         let l = self.l;
         let c = &self.cfg;
+        let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
         self.kp(
             "poisson_rhs",
-            grid2(l.nx, l.ny),
+            grid_tile(l.nx, l.ny),
             (BX, BY, 1),
             Args::new()
                 .p(&self.f)
                 .p(&self.g)
-                .p(&self.rhs)
-                .p(&self.part_a)
+                .l(out as i64)
                 .i(l.nx as i64)
                 .i(l.ny as i64)
                 .r(T::of(1.0 / c.grid.spacing[0]))
                 .r(T::of(1.0 / c.grid.spacing[1]))
-                .r(T::of(1.0 / dt)),
+                .p(&self.clock)
+                .l(halt as i64)
+                .i(pack),
         )
     }
 
@@ -678,15 +747,11 @@ impl<T: Real> CudaProjection<T> {
         )
     }
 
-    /// Solves `L p = rhs` (pressure_poisson/mod.rs `solve`); the statistics are read with the
-    /// step's scalars.
-    fn solve_pressure(&mut self) -> Result<(), CudaError> {
-        let op = self.op;
-        let n = op.len();
-        let singular = op.singular();
-        let settings: PoissonSettings = self.cfg.poisson;
-        let max = settings.max_iterations;
-        if singular {
+    /// The start of a solve (pressure_poisson/mod.rs `solve`): the mean of `rhs` removed when
+    /// `L` is singular, `||rhs||` and the target residual into `sc`, the control block reset.
+    fn rhs_norm(&self) -> Result<(), CudaError> {
+        let n = self.op.len();
+        if self.op.singular() {
             self.remove_mean(self.rhs.ptr, false)?;
         }
         self.kq(
@@ -709,8 +774,19 @@ impl<T: Real> CudaProjection<T> {
                 .i(grid1(n).0 as i64)
                 .p(&self.sc)
                 .p(&self.ctrl)
-                .r(T::of(settings.tolerance)),
-        )?;
+                .r(T::of(self.cfg.poisson.tolerance)),
+        )
+    }
+
+    /// Solves `L p = rhs` iteratively (pressure_poisson/mod.rs `solve`); the statistics are read
+    /// with the step's scalars.
+    fn solve_pressure(&mut self) -> Result<(), CudaError> {
+        let op = self.op;
+        let n = op.len();
+        let singular = op.singular();
+        let settings: PoissonSettings = self.cfg.poisson;
+        let max = settings.max_iterations;
+        self.rhs_norm()?;
         let nb2 = blocks_tile(op.nx, op.ny);
         let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
@@ -907,48 +983,7 @@ impl<T: Real> CudaProjection<T> {
                     cycles += 1;
                 }
             }
-            Work::Spectral(w) => {
-                let (nx, ny) = (op.nx as i64, op.ny as i64);
-                let pack = |name, src: u64, dst: u64| {
-                    self.kq(
-                        name,
-                        grid2(op.nx, op.ny),
-                        (BX, BY, 1),
-                        Args::new()
-                            .l(src as i64)
-                            .l(dst as i64)
-                            .l(ctrl as i64)
-                            .i(nx)
-                            .i(ny)
-                            .i(w.flip),
-                    )
-                };
-                pack("dct_pack", rhs, w.v.ptr)?;
-                // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T,
-                // the sizes the plan was made for.
-                unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
-                self.kq(
-                    "dct_divide",
-                    grid2(op.nx / 2 + 1, op.ny / 2 + 1),
-                    (BX, BY, 1),
-                    Args::new()
-                        .p(&w.spectrum)
-                        .l(ctrl as i64)
-                        .i(nx)
-                        .i(ny)
-                        .p(&w.twiddle_x)
-                        .p(&w.twiddle_y)
-                        .p(&w.lambda_x)
-                        .p(&w.lambda_y)
-                        .r(1.0 / (op.nx * op.ny) as f64),
-                )?;
-                // SAFETY: as for the forward transform.
-                unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }?;
-                pack("dct_unpack", w.v.ptr, p)?;
-                // One "iteration"; its residual is measured, as for the iterative solvers.
-                self.residual(&op, p, rhs, 0, true, ctrl)?;
-                self.finalize_check_mode(nb2, 1, 1, true)?;
-            }
+            Work::Spectral(_) => unreachable!("the transform solve runs in spectral_step"),
         }
         self.kq(
             "zero_if_flag",
@@ -960,6 +995,61 @@ impl<T: Real> CudaProjection<T> {
             self.remove_mean(self.p.ptr, false)?;
         }
         Ok(())
+    }
+
+    /// Enqueues one step with the transform pressure solve, with no host wait: the clock's
+    /// `dt`, the predictor, `div(F)/dt` written straight into the transform's reordering, the
+    /// transforms and the division by the eigenvalues (pressure_poisson/spectral.rs), the
+    /// inverse reordering into `p`, the correction and the reductions of the next `dt`. The
+    /// right-hand side's mean needs no removal: the division zeroes the constant mode, so `p`
+    /// has zero mean as the CPU's mean removal leaves it (to rounding).
+    fn spectral_step(&self) -> Result<(), CudaError> {
+        let Work::Spectral(w) = &self.work else {
+            unreachable!("spectral_step with a transform workspace only")
+        };
+        self.step_dt()?;
+        self.predict_only()?;
+        self.rhs(w.v.ptr, w.flip)?;
+        self.spectral_solve(w)?;
+        self.correct(Some((w.v.ptr, w.flip)))
+    }
+
+    /// `L p = b` from the reordered `b` in `w.v`, leaving the reordered `p` there (guarded by the
+    /// control block's done flag); `correct` reads it.
+    fn spectral_solve(&self, w: &SpectralWork<T>) -> Result<(), CudaError> {
+        let op = self.op;
+        let (nx, ny) = (op.nx as i64, op.ny as i64);
+        // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T, the sizes
+        // the plan was made for.
+        unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+        self.kq(
+            "dct_divide",
+            grid2(op.nx / 2 + 1, op.ny / 2 + 1),
+            (BX, BY, 1),
+            Args::new()
+                .p(&w.spectrum)
+                .p(&self.ctrl)
+                .i(nx)
+                .i(ny)
+                .p(&w.twiddle_x)
+                .p(&w.twiddle_y)
+                .p(&w.lambda_x)
+                .p(&w.lambda_y)
+                .r(1.0 / (op.nx * op.ny) as f64),
+        )?;
+        // SAFETY: as for the forward transform.
+        unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }
+    }
+
+    /// The statistics of the last transform solve, as the CPU reports them: `rhs` recomputed
+    /// from the step's `F, G` and `dt` (natural order, mean removed), its norm, and the relative
+    /// residual `||rhs - L p|| / ||rhs||` as one iteration.
+    fn spectral_stats(&self) -> Result<(), CudaError> {
+        self.rhs(self.rhs.ptr, -1)?;
+        self.rhs_norm()?;
+        let op = self.op;
+        self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
+        self.finalize_check_mode(blocks_tile(op.nx, op.ny), 1, 1, true)
     }
 
     /// One V-cycle for the pressure, `L p = rhs`: replayed from a captured graph when graphs are
@@ -1087,9 +1177,10 @@ impl<T: Real> CudaProjection<T> {
         )
     }
 
-    /// Correction, ghosts and the step reductions.
-    fn correct(&mut self, dt: f64) -> Result<(), CudaError> {
-        self.correct_kernel(dt)?;
+    /// Correction (from `p`, or from the transform solve's reordered solution `(v, flip bits)`,
+    /// which it also unpacks into `p`), ghosts and the step reductions.
+    fn correct(&self, packed: Option<(u64, i64)>) -> Result<(), CudaError> {
+        self.correct_kernel(packed)?;
         let l = self.l;
         let gh = |s: &Self| {
             Args::new()
@@ -1099,14 +1190,16 @@ impl<T: Real> CudaProjection<T> {
                 .p(&s.bcv)
                 .i(l.nx as i64)
                 .i(l.ny as i64)
+                .p(&s.ctrl)
         };
         self.kp("ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh(self))?;
         self.kp("ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh(self))?;
-        self.reduce_step(true)
+        self.finalize(true)
     }
 
-    /// `u = F - dt grad p` with the steady-change sums.
-    fn correct_kernel(&mut self, dt: f64) -> Result<(), CudaError> {
+    /// `u = F - dt grad p` with the steady-change sums and the speed maxima (dt from the clock).
+    fn correct_kernel(&self, packed: Option<(u64, i64)>) -> Result<(), CudaError> {
+        let (v, pack) = packed.unwrap_or((0, -1));
         let l = self.l;
         let bc = &self.cfg.bc;
         let out = |b: &Boundary| matches!(b, Boundary::Outflow);
@@ -1120,7 +1213,7 @@ impl<T: Real> CudaProjection<T> {
         );
         self.kp(
             "correct",
-            grid2(l.nx + 1, l.ny + 1),
+            grid_tile(l.nx + 1, l.ny + 1),
             (BX, BY, 1),
             Args::new()
                 .p(&self.u)
@@ -1128,7 +1221,10 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.f)
                 .p(&self.g)
                 .p(&self.p)
+                .l(v as i64)
+                .i(pack)
                 .p(&self.part_a)
+                .p(&self.part_b)
                 .i(l.nx as i64)
                 .i(l.ny as i64)
                 .i(l.periodic_x as i64)
@@ -1137,16 +1233,99 @@ impl<T: Real> CudaProjection<T> {
                 .i(i_hi as i64)
                 .i(j_lo as i64)
                 .i(j_hi as i64)
-                .r(T::of(dt / self.cfg.grid.spacing[0]))
-                .r(T::of(dt / self.cfg.grid.spacing[1])),
+                .r(self.cfg.grid.spacing[0])
+                .r(self.cfg.grid.spacing[1])
+                .p(&self.clock)
+                .p(&self.ctrl),
         )
     }
 
-    fn step_inner(&mut self, dt: f64) -> Result<(), CudaError> {
+    /// Runs `n` steps and reads their scalars once. With the transform solve the steps follow
+    /// one another on the device (one graph launch each; the health check on the device halts
+    /// the rest of the batch); the iterative solvers wait for their convergence flag, so they
+    /// take one step at a time (`n` = 1).
+    fn run(&mut self, n: u64) -> Result<(), CudaError> {
         self.gpu.bind()?;
-        self.predict_and_rhs(dt)?;
-        self.solve_pressure()?;
-        self.correct(dt)
+        if self.clock_stale {
+            self.write_clock()?;
+        }
+        if matches!(self.work, Work::Spectral(_)) {
+            if self.graphs && self.step_graph.is_none() {
+                match Graph::capture(&self.gpu, || self.spectral_step()) {
+                    Ok(g) => self.step_graph = Some(g),
+                    Err(e) => {
+                        log::warn!(
+                            "capturing the step as a CUDA graph failed ({e}); launching it kernel by kernel"
+                        );
+                        self.graphs = false;
+                    }
+                }
+            }
+            for _ in 0..n {
+                match &self.step_graph {
+                    Some(g) => g.launch()?,
+                    None => self.spectral_step()?,
+                }
+            }
+            self.spectral_stats()?;
+        } else {
+            assert_eq!(n, 1, "the iterative pressure solvers step one at a time");
+            self.step_dt()?;
+            self.predict_only()?;
+            self.rhs(self.rhs.ptr, -1)?;
+            self.solve_pressure()?;
+            self.correct(None)?;
+        }
+        self.read_step()
+    }
+
+    /// [`Solver::advance`] by one batch of `n` steps ([`CudaProjection::run`]).
+    fn batch(&mut self, n: u64) -> Result<(), SolverError> {
+        self.cfg
+            .check_health(self.umax, self.vmax, self.steps, self.time)?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.mirror.lock().expect("mirror lock").stale = true;
+        let start = self.steps;
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(start + n);
+        self.run(n).map_err(err(self.steps, self.time))?;
+        if self.steps != start + n {
+            self.readback
+                .get_mut()
+                .expect("readback lock")
+                .invalidate(self.steps);
+        }
+        let sc = self.sc_host.as_slice();
+        let ctrl = self.ctrl_host.as_slice();
+        let (change, norm) = (sc[SC_CHANGE].f64(), sc[SC_NORM].f64());
+        let (b_norm, r_norm) = (sc[SC_BNORM].f64(), sc[SC_RNORM].f64());
+        let iterations = if b_norm == 0.0 {
+            0
+        } else {
+            ctrl[CTRL_ITERS] as usize
+        };
+        let relative = if b_norm == 0.0 { 0.0 } else { r_norm / b_norm };
+        let dt = self.dt;
+        let steady_change = if norm > 0.0 {
+            (change / norm).sqrt() / dt
+        } else {
+            0.0
+        };
+        let cells = (self.l.nx * self.l.ny) as f64;
+        self.residuals.clear();
+        self.residuals.extend_from_slice(&[
+            ("steady_change", steady_change),
+            ("pressure_iterations", iterations as f64),
+            ("pressure_residual", relative),
+            ("predicted_divergence", dt * b_norm / cells.sqrt()),
+            ("max_velocity", self.umax.max(self.vmax)),
+        ]);
+        debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
+        self.cfg.check_health(self.umax, self.vmax, self.steps, self.time)
     }
 
     /// Copies u, v, p into the CPU mirror when the device state changed since the last copy.
@@ -1246,31 +1425,17 @@ impl<T: Real> CudaProjection<T> {
         let n = (self.l.nx * self.l.ny) as f64;
         let sz = std::mem::size_of::<T>() as f64;
         let op = self.op;
-        let dt = self
-            .cfg
-            .time_step(self.umax.max(1.0), self.vmax.max(1.0))
-            .min(self.dt_cap);
+        // A valid dt and AB2 weights in the clock for the step kernels.
+        self.step_dt()?;
         let (p, rhs) = (self.p.ptr, self.rhs.ptr);
         let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
         let sp = scratch.ptr;
         type Launch<T> = Box<dyn Fn(&mut CudaProjection<T>) -> Result<(), CudaError>>;
         let mut kernels: Vec<(&'static str, f64, Launch<T>)> = vec![
-            ("predict", 8.0, Box::new(move |s| s.predict_only(dt))),
-            ("poisson_rhs", 3.0, Box::new(move |s| s.rhs_only(dt))),
-            ("correct", 7.0, Box::new(move |s| s.correct_kernel(dt))),
-            (
-                "max_speed",
-                2.0,
-                Box::new(|s| {
-                    let (nx, ny) = (s.l.nx, s.l.ny);
-                    s.kp(
-                        "max_speed",
-                        grid2(nx + 2, ny + 2),
-                        (BX, BY, 1),
-                        Args::new().p(&s.u).p(&s.v).p(&s.part_b).i(nx as i64).i(ny as i64),
-                    )
-                }),
-            ),
+            ("predict", 8.0, Box::new(|s| s.predict_only())),
+            ("poisson_rhs", 3.0, Box::new(move |s| s.rhs(rhs, -1))),
+            ("correct", 7.0, Box::new(|s| s.correct_kernel(None))),
+            ("max_speed", 2.0, Box::new(|s| s.max_speeds())),
             ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi_timed(p, sp, rhs))),
             (
                 "residual",
@@ -1318,9 +1483,31 @@ impl<T: Real> CudaProjection<T> {
                     }
                 }),
             ));
-            // The whole solve: mean removal (2n) and ||b|| (n), pack (2n), the transforms (4n),
-            // the spectral division (2n), unpack (2n) and the residual check (2n).
-            kernels.push(("pressure solve (fft)", 15.0, Box::new(|s| s.solve_pressure())));
+            let flip = w.flip;
+            kernels.push(("poisson_rhs (fft order)", 3.0, Box::new(move |s| s.rhs(v, flip))));
+            // The solve of a step: the transforms (4n) and the spectral division (2n); the
+            // right-hand side is written reordered by `poisson_rhs`, the solution unpacked by
+            // `correct`.
+            kernels.push((
+                "pressure solve (fft)",
+                6.0,
+                Box::new(|s| {
+                    let Work::Spectral(w) = &s.work else {
+                        unreachable!()
+                    };
+                    s.spectral_solve(w)
+                }),
+            ));
+            // The whole step (one graph when graphs are on): predict (8n), rhs (3n), the solve
+            // (6n), correct with the unpacking of p (8n).
+            kernels.push((
+                "step (fft)",
+                25.0,
+                Box::new(|s| match &s.step_graph {
+                    Some(g) => g.launch(),
+                    None => s.spectral_step(),
+                }),
+            ));
         }
         let mut out = Vec::new();
         for (name, arrays, launch) in kernels {
@@ -1364,50 +1551,24 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn set_dt_cap(&mut self, cap: f64) {
-        self.dt_cap = cap;
+        if cap != self.dt_cap {
+            self.dt_cap = cap;
+            self.clock_stale = true;
+        }
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
-        let (umax, vmax) = (self.umax, self.vmax);
-        self.cfg.check_health(umax, vmax, self.steps, self.time)?;
-        let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
-        self.mirror.lock().expect("mirror lock").stale = true;
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps + 1);
-        self.step_inner(dt).map_err(err(self.steps, self.time))?;
-        let sc = self.sc_host.as_slice();
-        let ctrl = self.ctrl_host.as_slice();
-        let (change, norm) = (sc[SC_CHANGE].f64(), sc[SC_NORM].f64());
-        let (b_norm, r_norm, target) = (sc[SC_BNORM].f64(), sc[SC_RNORM].f64(), sc[SC_TARGET]);
-        let iterations = if b_norm == 0.0 {
-            0
-        } else {
-            ctrl[CTRL_ITERS] as usize
-        };
-        let relative = if b_norm == 0.0 { 0.0 } else { r_norm / b_norm };
-        let _converged = sc[SC_RNORM] <= target;
-        self.dt_old = dt;
-        self.dt = dt;
-        self.has_history = true;
-        self.time += dt;
-        self.steps += 1;
-        let steady_change = if norm > 0.0 {
-            (change / norm).sqrt() / dt
-        } else {
-            0.0
-        };
-        let cells = (self.l.nx * self.l.ny) as f64;
-        self.residuals.clear();
-        self.residuals.extend_from_slice(&[
-            ("steady_change", steady_change),
-            ("pressure_iterations", iterations as f64),
-            ("pressure_residual", relative),
-            ("predicted_divergence", dt * b_norm / cells.sqrt()),
-            ("max_velocity", self.umax.max(self.vmax)),
-        ]);
-        self.cfg.check_health(self.umax, self.vmax, self.steps, self.time)
+        self.batch(1)
+    }
+
+    fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        if matches!(self.work, Work::Spectral(_)) {
+            return self.batch(n);
+        }
+        for _ in 0..n {
+            self.batch(1)?;
+        }
+        Ok(())
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {
@@ -1454,7 +1615,10 @@ impl<T: Real> Solver for CudaProjection<T> {
         }
         if cfg.integrator != self.cfg.integrator {
             self.has_history = false;
+            self.clock_stale = true;
         }
+        // Its kernel arguments are the old settings'.
+        self.step_graph = None;
         let mut m = self.mirror.lock().expect("mirror lock");
         if let Some(cpu) = m.cpu.as_mut() {
             cpu.update(spec)?;
@@ -1480,8 +1644,9 @@ impl<T: Real> Solver for CudaProjection<T> {
             self.gpu.upload(&self.u, u)?;
             self.gpu.upload(&self.v, v)?;
             self.gpu.upload(&self.p, p)?;
-            self.gpu.sync()?;
-            self.reduce_step(false)
+            // A halt of an earlier diverged run no longer applies.
+            self.gpu.upload(&self.ctrl, &[0; CTRL_LEN])?;
+            self.max_speeds()
         })()
         .map_err(|e| {
             Invalid::new(
@@ -1493,6 +1658,16 @@ impl<T: Real> Solver for CudaProjection<T> {
         self.steps = from.steps();
         self.dt = from.dt();
         self.has_history = false;
+        (|| {
+            self.write_clock()?;
+            self.read_step()
+        })()
+        .map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("copying the state to the GPU failed: {e}"),
+            )
+        })?;
         let mut m = self.mirror.lock().expect("mirror lock");
         m.cpu = Some(cpu);
         m.stale = false;
