@@ -80,6 +80,11 @@ pub struct Args {
     /// Minimum timed seconds per configuration.
     #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
+    /// Steps per `Solver::advance` call in the second timing of each configuration (the app
+    /// advances a frame's steps as one batch; the CUDA transform-solve step then runs as graph
+    /// replays with one host read per batch).
+    #[arg(long, default_value_t = 16)]
+    pub batch: u64,
     /// Pressure iteration cap per step (slow solvers at large sizes hit it; the table says so).
     #[arg(long, default_value_t = 2000)]
     pub max_iterations: usize,
@@ -144,6 +149,9 @@ struct Measurement {
     steps: u64,
     seconds: f64,
     mcups: f64,
+    /// Seconds per step, and million cell updates per second, advanced in batches of `--batch`.
+    batched: f64,
+    batched_mcups: f64,
     /// Mean pressure iterations per step and whether every solve converged (incompressible).
     pressure: Option<(f64, bool)>,
 }
@@ -179,9 +187,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let threads = if cuda { vec![0] } else { args.threads.clone() };
     let configs = configs(&args);
     println!(
-        "| case | cells | threads | steps | ms/step | Mcell-updates/s | pressure its/step | converged |"
+        "| case | cells | threads | steps | ms/step | Mcell-updates/s | ms/step, batches of {} | Mcell-updates/s, batches | pressure its/step | converged |",
+        args.batch
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut speedups = String::new();
     for c in &configs {
         let mut one = None;
@@ -192,13 +201,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 None => ("-".into(), "-"),
             };
             println!(
-                "| {} | {} | {} | {} | {:.3} | {:.1} | {its} | {conv} |",
+                "| {} | {} | {} | {} | {:.3} | {:.1} | {:.3} | {:.1} | {its} | {conv} |",
                 c.label,
                 c.cells,
                 m.threads,
                 m.steps,
                 1e3 * m.seconds / m.steps as f64,
-                m.mcups
+                m.mcups,
+                1e3 * m.batched,
+                m.batched_mcups,
             );
             match one {
                 None if m.threads == 1 => one = Some(m.mcups),
@@ -504,7 +515,9 @@ fn measure(args: &Args, c: &Config, threads: usize) -> anyhow::Result<Measuremen
     time_steps(args, s, threads)
 }
 
-/// Steps `s` `args.warmup` times, then times full steps for at least `args.seconds`.
+/// Steps `s` `args.warmup` times, then times full steps for at least `args.seconds`, one
+/// [`solver::Solver::step`] at a time and then in [`solver::Solver::advance`] batches of
+/// `args.batch`.
 fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> anyhow::Result<Measurement> {
     let pool = crate::backend::cpu::thread_pool(threads)?;
     let cells = s.info().grid.cells() as f64;
@@ -524,11 +537,21 @@ fn time_steps(args: &Args, mut s: Box<dyn solver::Solver>, threads: usize) -> an
             }
         }
         let seconds = start.elapsed().as_secs_f64();
+        let batch = args.batch.max(1);
+        s.advance(batch)?;
+        let start = Instant::now();
+        let mut batched = 0u64;
+        while batched == 0 || start.elapsed().as_secs_f64() < args.seconds {
+            s.advance(batch)?;
+            batched += batch;
+        }
         Ok(Measurement {
             threads: pool.current_num_threads(),
             steps,
             seconds,
             mcups: cells * steps as f64 / seconds / 1e6,
+            batched: start.elapsed().as_secs_f64() / batched as f64,
+            batched_mcups: cells * batched as f64 / start.elapsed().as_secs_f64() / 1e6,
             pressure: incompressible.then(|| (its / steps as f64, converged)),
         })
     })
