@@ -259,26 +259,43 @@ impl AppState {
             return;
         }
         let start = Instant::now();
-        let mut n = 0u64;
+        let first = self.solver.steps();
         match self.steps_per_frame {
             StepsPerFrame::Fixed(k) => {
-                for _ in 0..k {
-                    if !self.step_once() {
-                        break;
-                    }
-                    n += 1;
-                }
+                self.advance_batch(k as u64);
             }
             StepsPerFrame::Auto { budget } => {
+                // Batches sized by the measured rate, so a GPU solver that batches
+                // (`Solver::advance`) runs most of the budget without host round trips.
                 while start.elapsed() < budget {
-                    if !self.step_once() {
+                    let left = (budget - start.elapsed()).as_secs_f64();
+                    let k = (0.5 * left * self.perf.steps_per_second).clamp(1.0, 256.0) as u64;
+                    if !self.advance_batch(k) {
                         break;
                     }
-                    n += 1;
                 }
             }
         }
-        self.note_rate(n, start.elapsed());
+        self.note_rate(self.solver.steps() - first, start.elapsed());
+    }
+
+    /// Up to `k` steps as one [`crate::solver::Solver::advance`] batch (the residual history
+    /// records the batch's last step). One at a time in 1D, where the x-t diagram takes a row
+    /// per step, and near `stop.t_end` (within one and a half batches at the current dt), to
+    /// stop on the first step that reaches it. Returns false once stopped (end time or failure).
+    fn advance_batch(&mut self, k: u64) -> bool {
+        let one_d = self.solver.info().grid.dim == 1;
+        let near_end = self
+            .case
+            .spec
+            .stop
+            .t_end
+            .is_some_and(|t| self.solver.time() + 1.5 * k as f64 * self.solver.dt() >= t);
+        if k <= 1 || one_d || near_end || self.solver.dt() == 0.0 {
+            return (0..k).all(|_| self.step_once());
+        }
+        let result = self.solver.advance(k);
+        self.settle(result)
     }
 
     /// Announces the fields the view shows to the solver ([`crate::solver::Solver::prefetch`]),
@@ -301,7 +318,13 @@ impl AppState {
     }
 
     fn step_once(&mut self) -> bool {
-        match self.solver.step() {
+        let result = self.solver.step();
+        self.settle(result)
+    }
+
+    /// Records the state after a step or batch; pauses at `stop.t_end` or on a failure.
+    fn settle(&mut self, result: Result<(), crate::solver::SolverError>) -> bool {
+        match result {
             Ok(()) => {
                 self.record();
                 if let Some(t) = self.case.spec.stop.t_end.filter(|t| self.solver.time() >= *t) {
