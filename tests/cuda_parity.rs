@@ -304,6 +304,39 @@ fn batched_steps_equal_single_steps() {
     );
 }
 
+/// A switch of time integrator mid-run (Euler to AB2 and back, through [`Solver::update`]):
+/// Euler steps store no history, so AB2 restarts with one Euler-weighted step on both backends.
+/// The CUDA run in batches ([`Solver::advance`]) stays within the f64 parity bound of the CPU.
+#[test]
+fn parity_integrator_switch() {
+    if !gpu() {
+        return;
+    }
+    let mut case = cavity(&s(&["solver.pressure_solver=\"fft\"", "solver.backend=\"cpu\""]));
+    let mut cpu = solver::build(&case.spec).expect("cpu solver");
+    case.set_assignment("solver.backend=\"cuda\"").unwrap();
+    let mut cuda = solver::build(&case.spec).expect("cuda solver");
+    for integrator in ["euler", "ab2", "euler", "ab2"] {
+        case.set_assignment(&format!("solver.time_integrator=\"{integrator}\""))
+            .unwrap();
+        cuda.update(&case.spec).expect("cuda update");
+        case.set_assignment("solver.backend=\"cpu\"").unwrap();
+        cpu.update(&case.spec).expect("cpu update");
+        case.set_assignment("solver.backend=\"cuda\"").unwrap();
+        cpu.advance(40).expect("cpu steps");
+        cuda.advance(40).expect("cuda steps");
+    }
+    let mut worst: f64 = (cpu.time() - cuda.time()).abs() / cpu.time();
+    for f in ["u", "v", "p"] {
+        worst = worst.max(rel_l2(
+            &common::field(cuda.as_ref(), f),
+            &common::field(cpu.as_ref(), f),
+        ));
+    }
+    eprintln!("integrator switches, 160 steps: worst relative L2 {worst:.2e}");
+    assert!(worst <= 1e-10, "worst relative L2 {worst:.2e}");
+}
+
 /// Inflow/outflow channel (Dirichlet pressure) and a periodic channel with symmetry sides (odd
 /// periodic size: the serial seam cells), each with every pressure solver; the periodic channel
 /// at an even size with multigrid too (the fused two-colour smoother across the periodic sides).

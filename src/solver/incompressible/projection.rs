@@ -167,7 +167,8 @@ impl<T: Real> Projection<T> {
         (um.f64(), vm.f64())
     }
 
-    /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history.
+    /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history. Forward Euler
+    /// (`F = u + dt H`) stores no history; AB2 stores `H` for the next step.
     fn predict(&mut self, dt: f64) {
         let c = &self.cfg;
         let l = self.l;
@@ -181,6 +182,7 @@ impl<T: Real> Projection<T> {
             idx2: T::one() / (dx * dx),
             idy2: T::one() / (dy * dy),
         };
+        let ab2 = matches!(c.integrator, TimeIntegrator::Ab2);
         let (w_new, w_old) = match (c.integrator, self.has_history) {
             (TimeIntegrator::Ab2, true) => {
                 let r = dt / self.dt_old;
@@ -215,8 +217,12 @@ impl<T: Real> Projection<T> {
                     ];
                     let far = |di, dj| l.u_at(u, ii + di, jj + dj);
                     let h = m.rhs([uc, ue, uw, u[k + s], u[k - s]], far, a);
-                    frow[i] = uc + dt * (w_new * h + w_old * hrow[i]);
-                    hrow[i] = h;
+                    if ab2 {
+                        frow[i] = uc + dt * (w_new * h + w_old * hrow[i]);
+                        hrow[i] = h;
+                    } else {
+                        frow[i] = uc + dt * h;
+                    }
                 }
             });
         // v equation on rows in jv.
@@ -240,8 +246,12 @@ impl<T: Real> Projection<T> {
                     ];
                     let far = |di, dj| l.v_at(v, ii + di, jj + dj);
                     let h = m.rhs([vc, v[k + 1], v[k - 1], vn, vs], far, a);
-                    grow[i] = vc + dt * (w_new * h + w_old * hrow[i]);
-                    hrow[i] = h;
+                    if ab2 {
+                        grow[i] = vc + dt * (w_new * h + w_old * hrow[i]);
+                        hrow[i] = h;
+                    } else {
+                        grow[i] = vc + dt * h;
+                    }
                 }
             });
         self.predictor_boundaries();
@@ -415,7 +425,8 @@ impl<T: Real> Solver for Projection<T> {
         fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
         self.dt_old = dt;
         self.dt = dt;
-        self.has_history = true;
+        // A switch from Euler to AB2 starts AB2 afresh (Euler steps store no history).
+        self.has_history = matches!(self.cfg.integrator, TimeIntegrator::Ab2);
         self.time += dt;
         self.steps += 1;
         let steady_change = if norm > 0.0 {
