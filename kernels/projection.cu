@@ -15,8 +15,8 @@
     if ((ctrl) != 0 && (ctrl)[CTRL_HALT] != 0) return;
 
 // Slots of the clock: the current step's dt (the previous step's between steps), the time
-// after it, AB2's weights, whether an earlier step exists (AB2 history), the steps taken, and
-// the host's cap on dt (Solver::set_dt_cap).
+// after it, AB2's weights, whether the predictor stored the history H of a step (AB2 only),
+// the steps taken, and the host's cap on dt (Solver::set_dt_cap).
 #define CK_DT 0
 #define CK_TIME 1
 #define CK_W_NEW 2
@@ -25,15 +25,22 @@
 #define CK_STEPS 5
 #define CK_DT_CAP 6
 
-// One thread: the health check and dt of the next step (config.rs `check_health` and
-// `time_step`, in the same order of operations): with the largest speeds m = max(umax, vmax),
+// One block: the largest speeds of the state from the block maxima `pm` (nm blocks each of |u|
+// and |v|, written by `correct` or `max_speed`) into sc[SC_UMAX], sc[SC_VMAX]; then, in thread
+// 0, the health check and dt of the next step (config.rs `check_health` and `time_step`, in the
+// same order of operations): with the largest speeds m = max(umax, vmax),
 // the step halts unless m is finite and m <= `limit`; else dt = min(cfl min(dt_visc, dx / um,
 // dy / vm, re_num / (um^2 + vm^2) for central schemes), dt_cap) with um, vm the speeds raised to
 // the walls' `wall`, and AB2's weights 1 + r/2, -r/2 for r = dt / dt_old.
-extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__ ctrl, const real* __restrict__ sc,
-                                   double dt_visc, double dx, double dy, double wall, double re_num, int central,
-                                   double cfl, double limit, int ab2) {
-    const double umax = (double)sc[SC_UMAX], vmax = (double)sc[SC_VMAX];
+extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__ ctrl, const real* __restrict__ pm,
+                                   int nm, real* __restrict__ sc, double dt_visc, double dx, double dy, double wall,
+                                   double re_num, int central, double cfl, double limit, int ab2) {
+    const real bu = max_partials(pm, nm);
+    const real bv = max_partials(pm + nm, nm);
+    if (thread_linear() != 0) return;
+    sc[SC_UMAX] = bu;
+    sc[SC_VMAX] = bv;
+    const double umax = (double)bu, vmax = (double)bv;
     const double m = fmax(umax, vmax);
     const int halt = !(isfinite(m) && m <= limit);
     ctrl[CTRL_HALT] = halt;
@@ -55,12 +62,13 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
     clock[CK_TIME] = clock[CK_TIME] + dt;
     clock[CK_W_NEW] = w_new;
     clock[CK_W_OLD] = w_old;
-    clock[CK_HISTORY] = 1.0;
+    clock[CK_HISTORY] = ab2 ? 1.0 : 0.0;
     clock[CK_STEPS] = clock[CK_STEPS] + 1.0;
 }
 
 // Predictor F = u + dt (w_new H + w_old H_old), H = nu lap(u) - div(u u), for the u faces
-// (i in 1..=iu_hi, j in 1..=ny) and v faces (i in 1..=nx, j in 1..=jv_hi); H is stored for AB2.
+// (i in 1..=iu_hi, j in 1..=ny) and v faces (i in 1..=nx, j in 1..=jv_hi); with `ab2` H is
+// stored as the next step's H_old, else F = u + dt H (forward Euler, no history traffic).
 // One instance per convection scheme, so that central and upwind differencing neither read the
 // second neighbours nor evaluate their periodic wrap (the predictor is issue-bound, not
 // bandwidth-bound). Faces (i, j), i.e. u face i of row j and v face j of column i.
@@ -69,7 +77,7 @@ __device__ __forceinline__ void predict_faces(int i, int j, const real* __restri
                                               real* __restrict__ f, real* __restrict__ g, real* __restrict__ hu,
                                               real* __restrict__ hv, int nx, int ny, int px, int py, int iu_hi,
                                               int jv_hi, int lim, real dx, real dy, real idx2, real idy2, real nu,
-                                              real dt, real w_new, real w_old) {
+                                              int ab2, real dt, real w_new, real w_old) {
     constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
     const int s = nx + 2;
     const real half = (real)0.5;
@@ -104,8 +112,12 @@ __device__ __forceinline__ void predict_faces(int i, int j, const real* __restri
         const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
         const real diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
         const real h = diff - conv;
-        f[k] = uc + dt * (w_new * h + w_old * hu[k]);
-        hu[k] = h;
+        if (ab2) {
+            f[k] = uc + dt * (w_new * h + w_old * hu[k]);
+            hu[k] = h;
+        } else {
+            f[k] = uc + dt * h;
+        }
     }
     if (j <= jv_hi && i <= nx) {
         const real vc = v[k], ve = v[k + 1], vw = v[k - 1], vn = v[k + s], vs = v[k - s];
@@ -124,8 +136,12 @@ __device__ __forceinline__ void predict_faces(int i, int j, const real* __restri
         const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
         const real diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
         const real h = diff - conv;
-        g[k] = vc + dt * (w_new * h + w_old * hv[k]);
-        hv[k] = h;
+        if (ab2) {
+            g[k] = vc + dt * (w_new * h + w_old * hv[k]);
+            hv[k] = h;
+        } else {
+            g[k] = vc + dt * h;
+        }
     }
 #undef FAR_U
 #undef FAR_V
@@ -136,15 +152,15 @@ __device__ __forceinline__ void predict_faces(int i, int j, const real* __restri
 extern "C" __global__ void __launch_bounds__(TILE_THREADS) predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
                                    real* __restrict__ g, real* __restrict__ hu, real* __restrict__ hv, int nx,
                                    int ny, int px, int py, int iu_hi, int jv_hi, int scheme, int lim, real dx,
-                                   real dy, real idx2, real idy2, real nu, const double* __restrict__ clock,
-                                   const int* __restrict__ ctrl) {
+                                   real dy, real idx2, real idy2, real nu, int ab2,
+                                   const double* __restrict__ clock, const int* __restrict__ ctrl) {
     HALTED(ctrl)
     const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];
     const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
 #define PREDICT(S)                                                                                             \
     _Pragma("unroll") for (int q = 0; q < TROWS; ++q) predict_faces<S>(i, j0 + q * TBY, u, v, f, g, hu, hv, nx, ny, \
                                                                        px, py, iu_hi, jv_hi, lim, dx, dy, idx2,   \
-                                                                       idy2, nu, dt, w_new, w_old)
+                                                                       idy2, nu, ab2, dt, w_new, w_old)
     switch (scheme) {
         case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
         case CONV_UPWIND: PREDICT(CONV_UPWIND); break;
@@ -223,17 +239,18 @@ __device__ __forceinline__ void face_speeds(const real* __restrict__ u, const re
     *vm = (i >= 1 && i <= nx && j <= ny && !(py && j == 0)) ? fabs(v[k]) : (real)0;
 }
 
-// u = F - dt dp/dx, v = G - dt dp/dy on the faces the projection moves; partial sums of the
-// squared change (partial[block]) and of u^2 + v^2 over the cells' right and top faces
-// (partial[nblocks + block]); block maxima of the new |u|, |v| (`face_speeds`) into
-// pmax[block], pmax[nblocks + block]. pack < 0: the pressure is read from p. pack >= 0: it is
-// read from the transform solve's reordered solution `packed` (flip bits `pack`, undone as
-// kernels/poisson.cu describes) and written to p in natural order, cell (i - 1, j - 1) with
-// faces (i, j). Threads as in `predict`, so the four block reductions are paid once per TROWS
+// u = F - dt dp/dx, v = G - dt dp/dy on the faces the projection moves; block maxima of the new
+// |u|, |v| (`face_speeds`) into pmax[block], pmax[nblocks + block] (the next step's dt). With
+// `stats`, also partial sums of the squared change (partial[block]) and of u^2 + v^2 over the
+// cells' right and top faces (partial[nblocks + block]): the steady-change residual, which the
+// host reads for the last step of a batch only, so the other steps skip reading the old u, v.
+// pack < 0: the pressure is read from p. pack >= 0: it is read from the transform solve's
+// reordered solution `packed` (flip bits `pack`, undone as kernels/poisson.cu describes) and
+// written to p in natural order, cell (i - 1, j - 1) with faces (i, j). Threads as in `predict`, so the four block reductions are paid once per TROWS
 // rows.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restrict__ u, real* __restrict__ v, const real* __restrict__ f,
                                    const real* __restrict__ g, real* __restrict__ p,
-                                   const real* __restrict__ packed, int pack, real* __restrict__ partial,
+                                   const real* __restrict__ packed, int pack, int stats, real* __restrict__ partial,
                                    real* __restrict__ pmax, int nx, int ny, int px, int py, int i_lo, int i_hi,
                                    int j_lo, int j_hi, double dx, double dy, const double* __restrict__ clock,
                                    const int* __restrict__ ctrl) {
@@ -259,9 +276,11 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restr
             else if (i == nx && !px) grad = -pc(nx, j) * two;
             else grad = pc(i == nx ? 1 : i + 1, j) - pc(i, j);
             const real nw = f[k] - dtdx * grad;
-            const real old = u[k];
+            if (stats) {
+                const real old = u[k];
+                d2 = d2 + (nw - old) * (nw - old);
+            }
             u[k] = nw;
-            d2 = d2 + (nw - old) * (nw - old);
         }
         if (j >= j_lo && j <= j_hi && i >= 1) {
             real grad;
@@ -269,13 +288,17 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restr
             else if (j == ny && !py) grad = -pc(i, ny) * two;
             else grad = pc(i, j == ny ? 1 : j + 1) - pc(i, j);
             const real nw = g[k] - dtdy * grad;
-            const real old = v[k];
+            if (stats) {
+                const real old = v[k];
+                d2 = d2 + (nw - old) * (nw - old);
+            }
             v[k] = nw;
-            d2 = d2 + (nw - old) * (nw - old);
         }
         if (i >= 1 && j >= 1) {
-            const real a = u[k], b = v[k];
-            n2 = n2 + (a * a + b * b);
+            if (stats) {
+                const real a = u[k], b = v[k];
+                n2 = n2 + (a * a + b * b);
+            }
             if (pack >= 0) p[(j - 1) * nx + (i - 1)] = pc(i, j);
         }
         real a, b;
@@ -283,14 +306,18 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restr
         um = fmax(um, a);
         vm = fmax(vm, b);
     }
-    const real sd = block_sum(d2);
-    const real sn = block_sum(n2);
+    const int nb = gridDim.x * gridDim.y;
+    if (stats) {
+        const real sd = block_sum(d2);
+        const real sn = block_sum(n2);
+        if (thread_linear() == 0) {
+            partial[block_linear()] = sd;
+            partial[nb + block_linear()] = sn;
+        }
+    }
     const real bu = block_max(um);
     const real bv = block_max(vm);
     if (thread_linear() == 0) {
-        const int nb = gridDim.x * gridDim.y;
-        partial[block_linear()] = sd;
-        partial[nb + block_linear()] = sn;
         pmax[block_linear()] = bu;
         pmax[nb + block_linear()] = bv;
     }

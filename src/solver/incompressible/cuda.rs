@@ -270,9 +270,10 @@ pub struct CudaProjection<T: Real> {
     work: Work<T>,
     /// The top-level multigrid V-cycle as a CUDA graph (captured at first use).
     v_cycle_graph: Option<Graph>,
-    /// A whole step with the transform pressure solve as a CUDA graph (captured at first use,
-    /// dropped when the settings change: kernel arguments are frozen in it).
-    step_graph: Option<Graph>,
+    /// A whole step with the transform pressure solve as a CUDA graph, without and with the
+    /// steady-change statistics (index `stats as usize`; captured at first use, dropped when
+    /// the settings change: kernel arguments are frozen in them).
+    step_graphs: [Option<Graph>; 2],
     /// Whether to capture and replay graphs ([`cuda::graphs_enabled`]; off after a failed capture).
     graphs: bool,
     sc_host: Pinned<T>,
@@ -357,7 +358,7 @@ impl<T: Real> CudaProjection<T> {
             v,
             work,
             v_cycle_graph: None,
-            step_graph: None,
+            step_graphs: [None, None],
             graphs: cuda::graphs_enabled(),
             mirror: Mutex::new(Mirror {
                 cpu: None,
@@ -525,17 +526,19 @@ impl<T: Real> CudaProjection<T> {
         Ok(())
     }
 
-    /// The step's health check, `dt` and AB2 weights, into the clock (`step_dt`: config.rs
-    /// `check_health` and `time_step` on the device).
+    /// The step's health check, `dt` and AB2 weights, into the clock, from the speed maxima
+    /// in `part_b` (`step_dt`: config.rs `check_health` and `time_step` on the device).
     fn step_dt(&self) -> Result<(), CudaError> {
         let lim = self.cfg.step_limits();
         self.kp(
             "step_dt",
             (1, 1, 1),
-            (1, 1, 1),
+            (1024, 1, 1),
             Args::new()
                 .p(&self.clock)
                 .p(&self.ctrl)
+                .p(&self.part_b)
+                .i(blocks_tile(self.l.nx + 1, self.l.ny + 1) as i64)
                 .p(&self.sc)
                 .r(lim.viscous)
                 .r(lim.dx)
@@ -583,6 +586,7 @@ impl<T: Real> CudaProjection<T> {
             .r(idx2)
             .r(idy2)
             .r(T::of(c.nu))
+            .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
         self.kp("predict", grid_tile(l.nx + 1, l.ny + 1), (BX, BY, 1), args)?;
@@ -1000,10 +1004,11 @@ impl<T: Real> CudaProjection<T> {
     /// Enqueues one step with the transform pressure solve, with no host wait: the clock's
     /// `dt`, the predictor, `div(F)/dt` written straight into the transform's reordering, the
     /// transforms and the division by the eigenvalues (pressure_poisson/spectral.rs), the
-    /// inverse reordering into `p`, the correction and the reductions of the next `dt`. The
-    /// right-hand side's mean needs no removal: the division zeroes the constant mode, so `p`
-    /// has zero mean as the CPU's mean removal leaves it (to rounding).
-    fn spectral_step(&self) -> Result<(), CudaError> {
+    /// inverse reordering into `p`, the correction and the speed maxima of the next `dt`, with
+    /// `stats` the steady-change sums too ([`CudaProjection::correct`]). The right-hand side's
+    /// mean needs no removal: the division zeroes the constant mode, so `p` has zero mean as the
+    /// CPU's mean removal leaves it (to rounding).
+    fn spectral_step(&self, stats: bool) -> Result<(), CudaError> {
         let Work::Spectral(w) = &self.work else {
             unreachable!("spectral_step with a transform workspace only")
         };
@@ -1011,7 +1016,7 @@ impl<T: Real> CudaProjection<T> {
         self.predict_only()?;
         self.rhs(w.v.ptr, w.flip)?;
         self.spectral_solve(w)?;
-        self.correct(Some((w.v.ptr, w.flip)))
+        self.correct(Some((w.v.ptr, w.flip)), stats)
     }
 
     /// `L p = b` from the reordered `b` in `w.v`, leaving the reordered `p` there (guarded by the
@@ -1178,9 +1183,11 @@ impl<T: Real> CudaProjection<T> {
     }
 
     /// Correction (from `p`, or from the transform solve's reordered solution `(v, flip bits)`,
-    /// which it also unpacks into `p`), ghosts and the step reductions.
-    fn correct(&self, packed: Option<(u64, i64)>) -> Result<(), CudaError> {
-        self.correct_kernel(packed)?;
+    /// which it also unpacks into `p`) and ghosts. The speed maxima stay in `part_b` for the
+    /// next `step_dt`; with `stats` (a step whose scalars the host reads) the steady-change sums
+    /// and the maxima are combined into `sc` too.
+    fn correct(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
+        self.correct_kernel(packed, stats)?;
         let l = self.l;
         let gh = |s: &Self| {
             Args::new()
@@ -1194,11 +1201,15 @@ impl<T: Real> CudaProjection<T> {
         };
         self.kp("ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh(self))?;
         self.kp("ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh(self))?;
-        self.finalize(true)
+        if stats {
+            self.finalize(true)?;
+        }
+        Ok(())
     }
 
-    /// `u = F - dt grad p` with the steady-change sums and the speed maxima (dt from the clock).
-    fn correct_kernel(&self, packed: Option<(u64, i64)>) -> Result<(), CudaError> {
+    /// `u = F - dt grad p` with the speed maxima and, with `stats`, the steady-change sums (dt
+    /// from the clock).
+    fn correct_kernel(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
         let (v, pack) = packed.unwrap_or((0, -1));
         let l = self.l;
         let bc = &self.cfg.bc;
@@ -1223,6 +1234,7 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.p)
                 .l(v as i64)
                 .i(pack)
+                .i(stats as i64)
                 .p(&self.part_a)
                 .p(&self.part_b)
                 .i(l.nx as i64)
@@ -1250,22 +1262,9 @@ impl<T: Real> CudaProjection<T> {
             self.write_clock()?;
         }
         if matches!(self.work, Work::Spectral(_)) {
-            if self.graphs && self.step_graph.is_none() {
-                match Graph::capture(&self.gpu, || self.spectral_step()) {
-                    Ok(g) => self.step_graph = Some(g),
-                    Err(e) => {
-                        log::warn!(
-                            "capturing the step as a CUDA graph failed ({e}); launching it kernel by kernel"
-                        );
-                        self.graphs = false;
-                    }
-                }
-            }
-            for _ in 0..n {
-                match &self.step_graph {
-                    Some(g) => g.launch()?,
-                    None => self.spectral_step()?,
-                }
+            // The steady-change sums only for the last step, whose scalars are read.
+            for k in 0..n {
+                self.launch_spectral_step(k + 1 == n)?;
             }
             self.spectral_stats()?;
         } else {
@@ -1274,9 +1273,30 @@ impl<T: Real> CudaProjection<T> {
             self.predict_only()?;
             self.rhs(self.rhs.ptr, -1)?;
             self.solve_pressure()?;
-            self.correct(None)?;
+            self.correct(None, true)?;
         }
         self.read_step()
+    }
+
+    /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs
+    /// are on; a failed capture falls back to launching kernel by kernel, with one warning.
+    fn launch_spectral_step(&mut self, stats: bool) -> Result<(), CudaError> {
+        let slot = stats as usize;
+        if self.graphs && self.step_graphs[slot].is_none() {
+            match Graph::capture(&self.gpu, || self.spectral_step(stats)) {
+                Ok(g) => self.step_graphs[slot] = Some(g),
+                Err(e) => {
+                    log::warn!(
+                        "capturing the step as a CUDA graph failed ({e}); launching it kernel by kernel"
+                    );
+                    self.graphs = false;
+                }
+            }
+        }
+        match &self.step_graphs[slot] {
+            Some(g) => g.launch(),
+            None => self.spectral_step(stats),
+        }
     }
 
     /// [`Solver::advance`] by one batch of `n` steps ([`CudaProjection::run`]).
@@ -1427,14 +1447,24 @@ impl<T: Real> CudaProjection<T> {
         let op = self.op;
         // A valid dt and AB2 weights in the clock for the step kernels.
         self.step_dt()?;
+        // The predictor reads u, v and writes F, G; AB2 also reads and writes its history.
+        let predict_arrays = match self.cfg.integrator {
+            TimeIntegrator::Euler => 4.0,
+            TimeIntegrator::Ab2 => 8.0,
+        };
         let (p, rhs) = (self.p.ptr, self.rhs.ptr);
         let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
         let sp = scratch.ptr;
         type Launch<T> = Box<dyn Fn(&mut CudaProjection<T>) -> Result<(), CudaError>>;
         let mut kernels: Vec<(&'static str, f64, Launch<T>)> = vec![
-            ("predict", 8.0, Box::new(|s| s.predict_only())),
+            ("predict", predict_arrays, Box::new(|s| s.predict_only())),
             ("poisson_rhs", 3.0, Box::new(move |s| s.rhs(rhs, -1))),
-            ("correct", 7.0, Box::new(|s| s.correct_kernel(None))),
+            ("correct", 7.0, Box::new(|s| s.correct_kernel(None, true))),
+            (
+                "correct (no statistics)",
+                5.0,
+                Box::new(|s| s.correct_kernel(None, false)),
+            ),
             ("max_speed", 2.0, Box::new(|s| s.max_speeds())),
             ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi_timed(p, sp, rhs))),
             (
@@ -1498,15 +1528,12 @@ impl<T: Real> CudaProjection<T> {
                     s.spectral_solve(w)
                 }),
             ));
-            // The whole step (one graph when graphs are on): predict (8n), rhs (3n), the solve
-            // (6n), correct with the unpacking of p (8n).
+            // The whole step of a batch (one graph when graphs are on): predict (4n Euler, 8n
+            // AB2), rhs (3n), the solve (6n), correct without the statistics, unpacking p (6n).
             kernels.push((
                 "step (fft)",
-                25.0,
-                Box::new(|s| match &s.step_graph {
-                    Some(g) => g.launch(),
-                    None => s.spectral_step(),
-                }),
+                predict_arrays + 15.0,
+                Box::new(|s| s.launch_spectral_step(false)),
             ));
         }
         let mut out = Vec::new();
@@ -1618,7 +1645,7 @@ impl<T: Real> Solver for CudaProjection<T> {
             self.clock_stale = true;
         }
         // Its kernel arguments are the old settings'.
-        self.step_graph = None;
+        self.step_graphs = [None, None];
         let mut m = self.mirror.lock().expect("mirror lock");
         if let Some(cpu) = m.cpu.as_mut() {
             cpu.update(spec)?;
