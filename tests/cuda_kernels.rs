@@ -2,7 +2,7 @@
 //! use (`flowlab::backend::cuda::compile_ptx`); no GPU needed. Without NVRTC the test is skipped
 //! with a printed reason, except under CI (`CI` set), where a missing NVRTC is a failure.
 
-use flowlab::backend::cuda::{KernelSet, compile_ptx, nvrtc_available};
+use flowlab::backend::cuda::{Args, Gpu, KernelSet, compile_ptx, nvrtc_available, probe};
 
 #[test]
 fn every_kernel_file_compiles_in_both_precisions() {
@@ -41,6 +41,41 @@ fn every_kernel_file_compiles_in_both_precisions() {
             }
         }
     }
+}
+
+/// A launch with the wrong number of arguments is refused with an error naming the kernel
+/// (checked against the driver's parameter list of the kernel), and the right number runs: a
+/// kernel given one argument too few would read garbage for it (an illegal address at best).
+/// Needs a GPU with a CUDA 12.4 or later driver; skipped with the reason otherwise.
+#[test]
+fn a_launch_with_the_wrong_argument_count_is_refused() {
+    if let Err(why) = probe() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let gpu = Gpu::new().expect("device");
+    if gpu.info.driver_version < 12040 {
+        eprintln!("skipped: the driver predates cuFuncGetParamInfo (CUDA 12.4)");
+        return;
+    }
+    let m = gpu.module(KernelSet::Bench, "f32").expect("bench module");
+    let copy = m.function("copy").expect("copy kernel");
+    let (src, dst) = (
+        gpu.alloc_zeros::<f32>(1024).unwrap(),
+        gpu.alloc::<f32>(1024).unwrap(),
+    );
+    // copy(src, dst, n4): three parameters.
+    let short = Args::new().p(&src).p(&dst);
+    // SAFETY: refused before the launch (the test's subject); the full launch below passes
+    // copy's three arguments, buffers of 256 float4 each.
+    let err = unsafe { gpu.launch(copy, (1, 1, 1), (256, 1, 1), &short) }.expect_err("a missing argument");
+    assert!(
+        err.to_string()
+            .contains("kernel copy takes 3 parameters; the launch passed 2"),
+        "{err}"
+    );
+    unsafe { gpu.launch(copy, (1, 1, 1), (256, 1, 1), &short.l(256)) }.expect("the full launch");
+    gpu.sync().expect("the copy runs");
 }
 
 /// The functions of a PTX module (`.entry` kernels and `.func` device functions) that contain an

@@ -271,6 +271,10 @@ pub struct Gpu {
     pub stream: sys::CUstream,
     copy: sys::CUstream,
     pub info: DeviceInfo,
+    /// Name and parameter count of each kernel looked up through [`Module::function`] (by
+    /// function handle), so a launch with the wrong number of arguments is an error naming the
+    /// kernel rather than a kernel reading garbage.
+    params: Mutex<HashMap<usize, (&'static str, usize)>>,
 }
 
 /// One of a [`Gpu`]'s two streams.
@@ -301,7 +305,26 @@ impl Gpu {
             stream,
             copy,
             info,
+            params: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// The number of parameters of kernel `f` (`cuFuncGetParamInfo`, drivers of CUDA 12.4 and
+    /// later; `None` on older drivers, which then launch unchecked).
+    fn param_count(&self, f: sys::CUfunction) -> Option<usize> {
+        if self.info.driver_version < 12040 {
+            return None;
+        }
+        for i in 0..1024 {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: `f` is a function of a loaded module; the driver writes the two sizes.
+            match unsafe { sys::cuFuncGetParamInfo(f, i, &mut offset, &mut size) } {
+                sys::CUresult::CUDA_SUCCESS => {}
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(i),
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn handle(&self, s: Stream) -> sys::CUstream {
@@ -447,6 +470,14 @@ impl Gpu {
         shared: u32,
         args: &Args,
     ) -> Result<(), CudaError> {
+        if let Some(&(name, n)) = self.params.lock().expect("parameter table").get(&(f as usize))
+            && n != args.0.len()
+        {
+            return Err(CudaError(format!(
+                "kernel {name} takes {n} parameters; the launch passed {}",
+                args.0.len()
+            )));
+        }
         let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
         unsafe { drv::launch_kernel(f, grid, block, shared, self.stream, &mut ptrs) }?;
         Ok(())
@@ -534,12 +565,25 @@ impl Module {
         let f = unsafe { drv::module::get_function(self.m, c) }
             .map_err(|e| CudaError(format!("kernel {name}: {}", CudaError::from(e))))?;
         funcs.insert(name, f as usize);
+        if let Some(n) = self.gpu.param_count(f) {
+            self.gpu
+                .params
+                .lock()
+                .expect("parameter table")
+                .insert(f as usize, (name, n));
+        }
         Ok(f)
     }
 }
 
 impl Drop for Module {
     fn drop(&mut self) {
+        // The handles die with the module (a later module may reuse them).
+        let funcs = self.funcs.lock().expect("function table");
+        let mut params = self.gpu.params.lock().expect("parameter table");
+        for f in funcs.values() {
+            params.remove(f);
+        }
         unsafe {
             let _ = drv::ctx::set_current(self.gpu.ctx);
             let _ = drv::module::unload(self.m);

@@ -440,6 +440,7 @@ impl CudaSimple {
                 .p(&self.bcv)
                 .i(nx)
                 .i(ny)
+                .null() // no halt flag: SIMPLE checks its health on the host
         };
         self.launch(&self.mp, "ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh())?;
         self.launch(&self.mp, "ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh())?;
