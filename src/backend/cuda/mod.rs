@@ -271,10 +271,6 @@ pub struct Gpu {
     pub stream: sys::CUstream,
     copy: sys::CUstream,
     pub info: DeviceInfo,
-    /// Name and parameter count of each kernel looked up through [`Module::function`] (by
-    /// function handle), so a launch with the wrong number of arguments is an error naming the
-    /// kernel rather than a kernel reading garbage.
-    params: Mutex<HashMap<usize, (&'static str, usize)>>,
 }
 
 /// One of a [`Gpu`]'s two streams.
@@ -305,26 +301,7 @@ impl Gpu {
             stream,
             copy,
             info,
-            params: Mutex::new(HashMap::new()),
         }))
-    }
-
-    /// The number of parameters of kernel `f` (`cuFuncGetParamInfo`, drivers of CUDA 12.4 and
-    /// later; `None` on older drivers, which then launch unchecked).
-    fn param_count(&self, f: sys::CUfunction) -> Option<usize> {
-        if self.info.driver_version < 12040 {
-            return None;
-        }
-        for i in 0..1024 {
-            let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: `f` is a function of a loaded module; the driver writes the two sizes.
-            match unsafe { sys::cuFuncGetParamInfo(f, i, &mut offset, &mut size) } {
-                sys::CUresult::CUDA_SUCCESS => {}
-                sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(i),
-                _ => return None,
-            }
-        }
-        None
     }
 
     fn handle(&self, s: Stream) -> sys::CUstream {
@@ -449,7 +426,7 @@ impl Gpu {
     /// must address device memory of the extent the kernel touches for this grid.
     pub unsafe fn launch(
         &self,
-        f: sys::CUfunction,
+        f: Kernel,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         args: &Args,
@@ -464,33 +441,34 @@ impl Gpu {
     /// As [`Gpu::launch`]; the kernel must not use more dynamic shared memory than `shared`.
     pub unsafe fn launch_shared(
         &self,
-        f: sys::CUfunction,
+        f: Kernel,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         shared: u32,
         args: &Args,
     ) -> Result<(), CudaError> {
-        if let Some(&(name, n)) = self.params.lock().expect("parameter table").get(&(f as usize))
+        if let Some(n) = f.params
             && n != args.0.len()
         {
             return Err(CudaError(format!(
-                "kernel {name} takes {n} parameters; the launch passed {}",
+                "kernel {} takes {n} parameters; the launch passed {}",
+                f.name,
                 args.0.len()
             )));
         }
         let mut ptrs: Vec<*mut c_void> = args.0.iter().map(|a| a as *const u64 as *mut c_void).collect();
-        unsafe { drv::launch_kernel(f, grid, block, shared, self.stream, &mut ptrs) }?;
+        unsafe { drv::launch_kernel(f.handle, grid, block, shared, self.stream, &mut ptrs) }?;
         Ok(())
     }
 
     /// Raises kernel `f`'s dynamic shared memory limit to `bytes` where that exceeds the default
     /// 48 KiB (an error names the size the device refused).
-    pub fn allow_shared(&self, f: sys::CUfunction, bytes: usize) -> Result<(), CudaError> {
+    pub fn allow_shared(&self, f: Kernel, bytes: usize) -> Result<(), CudaError> {
         if bytes <= 48 * 1024 {
             return Ok(());
         }
         let attr = sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        unsafe { drv::function::set_function_attribute(f, attr, bytes as i32) }.map_err(|e| {
+        unsafe { drv::function::set_function_attribute(f.handle, attr, bytes as i32) }.map_err(|e| {
             CudaError(format!(
                 "{} while allowing {bytes} bytes of shared memory per block",
                 CudaError::from(e)
@@ -549,41 +527,61 @@ impl Drop for Gpu {
 pub struct Module {
     m: sys::CUmodule,
     gpu: Arc<Gpu>,
-    funcs: Mutex<HashMap<&'static str, usize>>,
+    funcs: Mutex<HashMap<&'static str, Kernel>>,
+}
+
+/// A kernel of a loaded [`Module`], valid while the module is: its handle, its name, and its
+/// number of parameters where the driver reports it, so that [`Gpu::launch`] refuses a launch
+/// with another number of arguments (naming the kernel) rather than have it read garbage.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    handle: sys::CUfunction,
+    name: &'static str,
+    params: Option<usize>,
+}
+
+/// The number of parameters of kernel `f` (`cuFuncGetParamInfo`, drivers of CUDA 12.4 and
+/// later; `None` on older drivers, whose launches go unchecked).
+fn param_count(f: sys::CUfunction, driver_version: i32) -> Option<usize> {
+    if driver_version < 12040 {
+        return None;
+    }
+    for i in 0..1024 {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `f` is a function of a loaded module; the driver writes the two sizes.
+        match unsafe { sys::cuFuncGetParamInfo(f, i, &mut offset, &mut size) } {
+            sys::CUresult::CUDA_SUCCESS => {}
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE => return Some(i),
+            _ => return None,
+        }
+    }
+    None
 }
 
 unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
 impl Module {
-    pub fn function(&self, name: &'static str) -> Result<sys::CUfunction, CudaError> {
+    pub fn function(&self, name: &'static str) -> Result<Kernel, CudaError> {
         let mut funcs = self.funcs.lock().expect("function table");
-        if let Some(&f) = funcs.get(name) {
-            return Ok(f as sys::CUfunction);
+        if let Some(&k) = funcs.get(name) {
+            return Ok(k);
         }
         let c = CString::new(name).expect("kernel names have no NUL");
-        let f = unsafe { drv::module::get_function(self.m, c) }
+        let handle = unsafe { drv::module::get_function(self.m, c) }
             .map_err(|e| CudaError(format!("kernel {name}: {}", CudaError::from(e))))?;
-        funcs.insert(name, f as usize);
-        if let Some(n) = self.gpu.param_count(f) {
-            self.gpu
-                .params
-                .lock()
-                .expect("parameter table")
-                .insert(f as usize, (name, n));
-        }
-        Ok(f)
+        let k = Kernel {
+            handle,
+            name,
+            params: param_count(handle, self.gpu.info.driver_version),
+        };
+        funcs.insert(name, k);
+        Ok(k)
     }
 }
 
 impl Drop for Module {
     fn drop(&mut self) {
-        // The handles die with the module (a later module may reuse them).
-        let funcs = self.funcs.lock().expect("function table");
-        let mut params = self.gpu.params.lock().expect("parameter table");
-        for f in funcs.values() {
-            params.remove(f);
-        }
         unsafe {
             let _ = drv::ctx::set_current(self.gpu.ctx);
             let _ = drv::module::unload(self.m);

@@ -101,6 +101,35 @@ fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
 
+/// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts_x`
+/// (x sides, rows 1..=ny) then `ghosts_y` (y sides, all columns) of `kernels/projection.cu`
+/// (module `mp`), with the side codes of [`boundary_codes`]. `ctrl` is the projection's control
+/// block (its halt flag skips the kernels); the SIMPLE family passes `None`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_ghosts<T: Real>(
+    gpu: &Gpu,
+    mp: &Module,
+    l: &Layout,
+    u: &DevBuf<T>,
+    v: &DevBuf<T>,
+    (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
+    ctrl: Option<&DevBuf<i32>>,
+) -> Result<(), CudaError> {
+    let args = || {
+        let a = Args::new().p(u).p(v).p(bck).p(bcv).i(l.nx as i64).i(l.ny as i64);
+        match ctrl {
+            Some(c) => a.p(c),
+            None => a.null(),
+        }
+    };
+    // SAFETY: ghosts_x / ghosts_y take (u, v, bck, bcv, nx, ny, ctrl); u and v are the staggered
+    // arrays of `l` (with ghosts), bck and bcv the four sides' codes and values.
+    unsafe {
+        gpu.launch(mp.function("ghosts_x")?, grid1(l.ny + 1), (B1, 1, 1), &args())?;
+        gpu.launch(mp.function("ghosts_y")?, grid1(l.nx + 2), (B1, 1, 1), &args())
+    }
+}
+
 /// The velocity conditions as `ghosts_x` / `ghosts_y` of `kernels/projection.cu` read them, in
 /// device memory: a kind per side (`BC_*` of `kernels/common.cuh`) and two values per side (the
 /// tangential wall velocity, or the inflow velocity's x and y components).
@@ -1188,19 +1217,15 @@ impl<T: Real> CudaProjection<T> {
     /// and the maxima are combined into `sc` too.
     fn correct(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
         self.correct_kernel(packed, stats)?;
-        let l = self.l;
-        let gh = |s: &Self| {
-            Args::new()
-                .p(&s.u)
-                .p(&s.v)
-                .p(&s.bck)
-                .p(&s.bcv)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
-                .p(&s.ctrl)
-        };
-        self.kp("ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh(self))?;
-        self.kp("ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh(self))?;
+        fill_ghosts(
+            &self.gpu,
+            &self.mp,
+            &self.l,
+            &self.u,
+            &self.v,
+            (&self.bck, &self.bcv),
+            Some(&self.ctrl),
+        )?;
         if stats {
             self.finalize(true)?;
         }

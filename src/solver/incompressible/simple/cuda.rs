@@ -23,7 +23,7 @@ use super::{FIELDS, Simple, SimpleConfig, coefficients};
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
 use crate::case::{Boundary, CaseSpec, Invalid};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
-use crate::solver::incompressible::cuda::{boundary_codes, err};
+use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::Layout;
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
@@ -432,18 +432,16 @@ impl CudaSimple {
     fn boundaries(&self) -> Result<(), CudaError> {
         let l = self.l;
         let (nx, ny) = (l.nx as i64, l.ny as i64);
-        let gh = || {
-            Args::new()
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.bck)
-                .p(&self.bcv)
-                .i(nx)
-                .i(ny)
-                .null() // no halt flag: SIMPLE checks its health on the host
-        };
-        self.launch(&self.mp, "ghosts_x", grid1(l.ny + 1), (B1, 1, 1), gh())?;
-        self.launch(&self.mp, "ghosts_y", grid1(l.nx + 2), (B1, 1, 1), gh())?;
+        // No halt flag: SIMPLE checks its health on the host.
+        fill_ghosts(
+            &self.gpu,
+            &self.mp,
+            &l,
+            &self.u,
+            &self.v,
+            (&self.bck, &self.bcv),
+            None,
+        )?;
         let bc = &self.cfg.flow.bc;
         if bc.contains(&Boundary::Outflow) {
             let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
