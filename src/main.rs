@@ -40,6 +40,10 @@ fn main() {
         None => flowlab::app::run(args.app).map_err(anyhow::Error::msg),
     };
     if let Err(e) = result {
+        if let Some(i) = e.downcast_ref::<cli::run::Interrupted>() {
+            eprintln!("{i}");
+            std::process::exit(130);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }

@@ -35,6 +35,7 @@ fn check_on_this_thread(g: Ghia) {
         steady_tol: stop.steady_tol,
         t_end: stop.t_end,
         steps: None,
+        ..Default::default()
     };
     let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");
     assert_eq!(

@@ -82,6 +82,7 @@ fn check_on_this_thread(backend: &str, reference: &Reference, method: &str) {
         steady_tol: stop.steady_tol,
         t_end: None,
         steps: stop.steps,
+        ..Default::default()
     };
     let t0 = Instant::now();
     let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");

@@ -397,6 +397,7 @@ fn ghia(re: u32, column: usize, max_dev: f64) {
             steady_tol: stop.steady_tol,
             t_end: stop.t_end,
             steps: None,
+            ..Default::default()
         };
         let start = std::time::Instant::now();
         let outcome = run_until(s.as_mut(), &rule, |s| {

@@ -18,6 +18,7 @@ fn steady(sets: &[&str], steady_tol: f64) -> Box<dyn Solver> {
         steps: Some(20_000),
         t_end: None,
         steady_tol: Some(steady_tol),
+        ..Default::default()
     };
     let out = flowlab::backend::cpu::thread_pool(1)
         .unwrap()

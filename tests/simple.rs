@@ -14,6 +14,7 @@ fn run(case: &Case) -> (Box<dyn Solver>, StopReason) {
         steps: st.steps,
         t_end: None,
         steady_tol: st.steady_tol,
+        ..Default::default()
     };
     let out = run_until(s.as_mut(), &rule, |_| {}).unwrap_or_else(|e| panic!("{e}"));
     (s, out.reason)

@@ -87,6 +87,12 @@ impl Solver for Analytic {
     fn load_state(&mut self, _from: &dyn Solver) -> Result<(), flowlab::case::Invalid> {
         unreachable!("the analytic flow is only a source")
     }
+    fn snapshot(&self) -> Result<flowlab::solver::Snapshot, SolverError> {
+        unreachable!("the analytic flow has no state to save")
+    }
+    fn restore(&mut self, _state: &flowlab::solver::Snapshot) -> Result<(), flowlab::case::Invalid> {
+        unreachable!("the analytic flow is only a source")
+    }
 }
 
 fn cavity(n: usize, sets: &[&str]) -> Box<dyn Solver> {

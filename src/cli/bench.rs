@@ -340,6 +340,7 @@ fn schwarz(args: &Args) -> anyhow::Result<()> {
                         steps: Some(20_000),
                         t_end: None,
                         steady_tol: case.spec.stop.steady_tol,
+                        ..Default::default()
                     };
                     let pool = crate::backend::cpu::thread_pool(threads)?;
                     let start = Instant::now();

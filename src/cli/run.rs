@@ -1,23 +1,33 @@
 //! `flowlab run`: a headless run of one case, writing fields, summary, residual history and line
 //! samples into an output folder.
+//!
+//! Losing no work: `--checkpoint-every N` writes the complete state ([`crate::solver::Snapshot`]
+//! with the case) to `checkpoint.flowlab` every N steps, atomically, and the residual history so
+//! far with it; SIGINT or SIGTERM ends the run after the step under way, writes the results so
+//! far and a checkpoint, and prints the command that resumes it. `--restart FILE` continues a
+//! checkpoint bit for bit as the uninterrupted run would have gone on.
 
 use crate::export::csv::{Line, ResidualLog, line_samples, profile};
 use crate::export::vti;
-use crate::solver::{self, Solver, StopReason, StopRule, run_until};
+use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
+use crate::solver::{self, Snapshot, Solver, StopReason, StopRule, run_until};
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// Case file (TOML), e.g. cases/lid_driven_cavity_re100.toml.
-    pub case: PathBuf,
+    /// Case file (TOML), e.g. cases/lid_driven_cavity_re100.toml; with --restart, the case saved
+    /// in the checkpoint when absent.
+    #[arg(required_unless_present = "restart")]
+    pub case: Option<PathBuf>,
     /// Override a case key, validated like the file: --set grid.nx=256 --set physics.re=400.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Stop after N steps (overrides [stop] of the case).
+    /// Stop at step N, counted from t = 0 (also after --restart; overrides [stop] of the case).
     #[arg(long, group = "stop")]
     pub steps: Option<u64>,
     /// Stop at simulated time T (the last step lands on it).
@@ -35,6 +45,12 @@ pub struct Args {
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Write the complete state to OUT/checkpoint.flowlab every N steps (atomically replaced).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_every: Option<u64>,
+    /// Continue the run saved in a checkpoint file (written by --checkpoint-every or on Ctrl-C).
+    #[arg(long, value_name = "FILE")]
+    pub restart: Option<PathBuf>,
     /// Output folder (created if needed).
     #[arg(long)]
     pub out: PathBuf,
@@ -46,27 +62,91 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Files a run writes; an existing one is only replaced with `--force`.
-const OUTPUTS: &[&str] = &["fields.vti", "profile.csv", "summary.json", "residuals.csv"];
+/// Files a run writes; an existing one is only replaced with `--force`, or by the run that
+/// continues the checkpoint in that folder.
+const OUTPUTS: &[&str] = &[
+    "fields.vti",
+    "profile.csv",
+    "summary.json",
+    "residuals.csv",
+    CHECKPOINT,
+];
+
+/// The checkpoint's name in the output folder.
+pub const CHECKPOINT: &str = "checkpoint.flowlab";
+
+/// A run ended by SIGINT or SIGTERM after writing its results and a checkpoint; `main` exits
+/// with status 130 and this message, which names the resume command.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Raised by the SIGINT/SIGTERM handler; a second signal exits at once.
+static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+fn install_signal_handler() {
+    // Fails only if a handler is already installed (a second run in this process): keep it.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPT.swap(true, Ordering::SeqCst) {
+            eprintln!("\ninterrupted twice: exiting without writing results");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\ninterrupt: finishing the step under way, then writing the results (Ctrl-C again to exit now)"
+        );
+    });
+}
+
+/// The case to run and, with `--restart`, the state to continue from.
+fn load(args: &Args, sets: &[String]) -> anyhow::Result<(crate::case::Case, Option<Snapshot>)> {
+    let Some(file) = &args.restart else {
+        let path = args
+            .case
+            .as_ref()
+            .expect("clap requires a case without --restart");
+        return Ok((super::load_case(path, sets)?, None));
+    };
+    let (text, state) = read_checkpoint(file).map_err(anyhow::Error::msg)?;
+    let case = match &args.case {
+        Some(path) => super::load_case(path, sets)?,
+        None => {
+            let mut case = crate::case::Case::parse(&text, &format!("{} (its saved case)", file.display()))?;
+            for s in sets {
+                case.set_assignment(s)?;
+            }
+            case
+        }
+    };
+    Ok((case, Some(state)))
+}
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut sets = args.sets.clone();
     if let Some(b) = &args.backend {
         sets.push(format!("solver.backend={b}"));
     }
-    let case = super::load_case(&args.case, &sets)?;
+    let (case, restored) = load(&args, &sets)?;
     let spec = &case.spec;
-    let rule = if args.steps.is_some() || args.t_end.is_some() || args.until_steady.is_some() {
+    let mut rule = if args.steps.is_some() || args.t_end.is_some() || args.until_steady.is_some() {
         StopRule {
             steps: args.steps,
             t_end: args.t_end,
             steady_tol: args.until_steady,
+            ..Default::default()
         }
     } else {
         StopRule {
             steps: spec.stop.steps,
             t_end: spec.stop.t_end,
             steady_tol: spec.stop.steady_tol,
+            ..Default::default()
         }
     };
     if rule.is_empty() {
@@ -75,30 +155,64 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             case.name
         );
     }
-    prepare_out_dir(&args.out, args.force, args.lines.len())?;
+    let continues_here = args
+        .restart
+        .as_ref()
+        .is_some_and(|f| same_dir(f.parent().unwrap_or(Path::new(".")), &args.out));
+    prepare_out_dir(&args.out, args.force || continues_here, args.lines.len())?;
     let pool = crate::backend::cpu::thread_pool(args.threads).context("cannot start the worker threads")?;
-    let mut solver = solver::build(spec).map_err(|e| {
+    let case_error = |key: String, message: String| {
         crate::case::CaseError::new(
             crate::case::Origin::File {
                 name: case.name.clone(),
                 line_col: None,
             },
-            Some(e.key),
-            e.message,
+            Some(key),
+            message,
         )
-    })?;
-    let bar = progress_bar(args.quiet, &rule);
+    };
+    let mut solver = solver::build(spec).map_err(|e| case_error(e.key, e.message))?;
     let mut log = ResidualLog::default();
+    if let (Some(state), Some(file)) = (&restored, &args.restart) {
+        solver
+            .restore(state)
+            .map_err(|e| anyhow::anyhow!("{}: cannot continue it: {}", file.display(), e.message))?;
+        if let Some(n) = rule.steps {
+            if n <= state.steps {
+                bail!(
+                    "{}: the checkpoint is at step {}, the run stops at step {n} (--steps counts from t = 0)",
+                    file.display(),
+                    state.steps
+                );
+            }
+            rule.steps = Some(n - state.steps);
+        }
+        if continues_here {
+            if let Ok(text) = std::fs::read_to_string(args.out.join("residuals.csv")) {
+                log.resume(&text, state.steps);
+            }
+        }
+    }
+    install_signal_handler();
+    rule.interrupt = Some(&INTERRUPT);
+    let bar = progress_bar(args.quiet, &rule);
     let start = Instant::now();
     let mut last_log = start;
+    let mut checkpoint_error = None;
     let result = pool.install(|| {
         run_until(solver.as_mut(), &rule, |s| {
             log.record(s);
             update_bar(&bar, s, &rule, args.quiet, &mut last_log);
+            if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| s.steps() % n == 0) {
+                checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
+            }
         })
     });
     let wall = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    if let Some(e) = checkpoint_error {
+        return Err(e.context(format!("{}: writing a checkpoint failed", case.name)));
+    }
     std::fs::write(args.out.join("residuals.csv"), log.to_csv())?;
     let (reason, error) = match &result {
         Ok(o) => (Some(o.reason), None),
@@ -131,6 +245,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             line_samples(solver.as_ref(), line),
         )?;
     }
+    if reason == Some(StopReason::Interrupted) {
+        checkpoint(&case, solver.as_ref(), &log, &args.out)
+            .with_context(|| format!("{}: writing the checkpoint failed", case.name))?;
+        let file = args.out.join(CHECKPOINT);
+        return Err(Interrupted(format!(
+            "{}: interrupted at step {} (t = {:.6}); results so far in {}; resume with\n  flowlab run --restart {} --out {}",
+            case.name,
+            solver.steps(),
+            solver.time(),
+            args.out.display(),
+            file.display(),
+            args.out.display()
+        ))
+        .into());
+    }
     if !args.quiet {
         eprintln!(
             "{}: {} steps, t = {:.6}, {:.2} s wall, {:.1} Mcell-updates/s -> {}",
@@ -143,6 +272,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Writes `OUT/checkpoint.flowlab` (the case as run and the solver's complete state) and the
+/// residual history so far, so that a run killed after it loses no more than the steps since.
+fn checkpoint(case: &crate::case::Case, s: &dyn Solver, log: &ResidualLog, out: &Path) -> anyhow::Result<()> {
+    let state = s.snapshot()?;
+    write_checkpoint(&out.join(CHECKPOINT), &case.to_toml(), &state)
+        .with_context(|| format!("cannot write {}", out.join(CHECKPOINT).display()))?;
+    std::fs::write(out.join("residuals.csv"), log.to_csv())
+        .with_context(|| format!("cannot write {}", out.join("residuals.csv").display()))
+}
+
+/// Whether two paths name the same folder.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let a = if a.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        a
+    };
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 fn prepare_out_dir(dir: &Path, force: bool, lines: usize) -> anyhow::Result<()> {

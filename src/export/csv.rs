@@ -92,6 +92,26 @@ impl ResidualLog {
         self.text.push('\n');
     }
 
+    /// Continues the history of `csv` (an earlier [`ResidualLog::to_csv`] of the same run) from
+    /// its rows up to step `up_to` (a checkpoint's step: later rows are replaced by the resumed
+    /// run's).
+    pub fn resume(&mut self, csv: &str, up_to: u64) {
+        self.text = csv
+            .lines()
+            .skip(1)
+            .take_while(|row| {
+                row.split(',')
+                    .next()
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .is_some_and(|step| step <= up_to)
+            })
+            .fold(String::new(), |mut text, row| {
+                text.push_str(row);
+                text.push('\n');
+                text
+            });
+    }
+
     pub fn to_csv(&self) -> String {
         let mut s = String::from("step,time,dt");
         for n in &self.names {

@@ -8,9 +8,11 @@ pub mod incompressible;
 pub mod limiter;
 pub mod linear;
 pub mod real;
+pub mod snapshot;
 pub mod stopping;
 
 pub use grid::Grid;
+pub use snapshot::Snapshot;
 pub use stopping::{Outcome, StopReason, StopRule, run_until};
 
 use crate::case::{BackendChoice, CaseSpec, Invalid, Kind};
@@ -84,6 +86,14 @@ pub trait Solver: Send {
     /// family and dimension ([`check_transfer`]). Multi-step history (AB2's `H^{n-1}`, CE/SE's
     /// gradients) restarts as at `t = 0`. On error nothing changes.
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid>;
+    /// The complete state ([`Snapshot`]: clock, fields and multi-step history), from which
+    /// [`Solver::restore`] continues bit for bit as this run would. A device backend reads it
+    /// back (a failure is [`SolverError::Device`]).
+    fn snapshot(&self) -> Result<Snapshot, SolverError>;
+    /// Replaces the state by `state`, taken by [`Solver::snapshot`] of a solver with the same
+    /// method, precision and grid (on either backend); the live settings stay this solver's.
+    /// On error nothing changes.
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid>;
 }
 
 /// Whether a state can move from a solver described by `from` to one described by `to`

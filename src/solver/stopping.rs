@@ -1,15 +1,20 @@
 //! Running a solver until a stop criterion: a step count, an end time (landed on exactly by
 //! capping the last steps) or a steady state (the solver's `steady_change`, the relative change
-//! of the solution per unit time, below a tolerance).
+//! of the solution per unit time, below a tolerance), or a request from outside (a signal).
 
 use super::{Solver, SolverError};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// When to stop; the first criterion met ends the run. At least one must be set.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// When to stop; the first criterion met ends the run. At least one of `steps`, `t_end` and
+/// `steady_tol` must be set.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct StopRule {
     pub steps: Option<u64>,
     pub t_end: Option<f64>,
     pub steady_tol: Option<f64>,
+    /// Raised from outside (e.g. by a SIGINT handler): the run ends after the step under way,
+    /// as [`StopReason::Interrupted`].
+    pub interrupt: Option<&'static AtomicBool>,
 }
 
 impl StopRule {
@@ -23,6 +28,7 @@ pub enum StopReason {
     Steps,
     EndTime,
     Steady,
+    Interrupted,
 }
 
 /// How a run ended.
@@ -51,6 +57,10 @@ pub fn run_until(
             reason,
             steady_change,
         };
+        if rule.interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+            solver.set_dt_cap(f64::INFINITY);
+            return Ok(done(StopReason::Interrupted));
+        }
         if rule.steps.is_some_and(|n| solver.steps() - start >= n) {
             return Ok(done(StopReason::Steps));
         }

@@ -54,6 +54,7 @@ pub fn run_to(s: &mut dyn Solver, t_end: f64) -> Result<(), SolverError> {
         t_end: Some(t_end),
         steps: Some(1_000_000),
         steady_tol: None,
+        ..Default::default()
     };
     run_until(s, &rule, |_| {}).map(|_| ())
 }

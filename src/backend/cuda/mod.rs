@@ -368,6 +368,16 @@ impl Gpu {
         self.sync()
     }
 
+    /// Device to host into a new vector (waits; pageable memory: for whole states, not for
+    /// the per-frame display path).
+    pub fn download<T: Copy + Default>(&self, src: &DevBuf<T>) -> Result<Vec<T>, CudaError> {
+        self.bind()?;
+        let mut out = vec![T::default(); src.len];
+        unsafe { drv::memcpy_dtoh_async(&mut out[..], src.ptr, self.stream) }?;
+        self.sync()?;
+        Ok(out)
+    }
+
     /// Device to (pinned) host on the compute stream, asynchronous: call [`Gpu::sync`] before
     /// reading `dst`.
     pub fn download_async<T: Copy>(

@@ -193,6 +193,16 @@ impl<T: Real> Cese<T> {
         }
     }
 
+    /// The centre gradients `[u_x, u_y]` (padded layout; `u_y` is zero in 1D), the CE/SE
+    /// state carried from step to step besides the centre values.
+    pub fn gradients(&self) -> [&[Q<T>]; 2] {
+        [&self.ux, &self.uy]
+    }
+
+    pub fn gradients_mut(&mut self) -> [&mut [Q<T>]; 2] {
+        [&mut self.ux, &mut self.uy]
+    }
+
     /// Advances the centre values `u` by `dt` (two half-steps); `h` are the cell sizes.
     pub fn advance(
         &mut self,

@@ -28,12 +28,12 @@
 
 use super::config::Bc;
 use super::layout::Layout;
-use super::state::conserved;
+use super::state::{conserved, from_soa, to_soa};
 use super::{Euler, FIELDS_2D, time_step};
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
 use crate::case::{CaseSpec, Invalid, Kind, Method, RiemannSolver};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
@@ -245,14 +245,7 @@ impl<T: Real> CudaEuler<T> {
     /// The mirror's conserved state to the device (transposed to structure of arrays).
     fn upload_state(&mut self) -> Result<(), CudaError> {
         let m = self.mirror.lock().expect("mirror lock");
-        let len = self.l.len();
-        let mut soa = vec![T::zero(); 4 * len];
-        for (k, u) in m.cpu.u.iter().enumerate() {
-            for (c, v) in u.iter().enumerate() {
-                soa[c * len + k] = *v;
-            }
-        }
-        self.gpu.upload(&self.q, &soa)
+        self.gpu.upload(&self.q, &to_soa(&m.cpu.u))
     }
 
     /// The inflow sides' conserved states for the current gamma.
@@ -466,12 +459,7 @@ impl<T: Real> CudaEuler<T> {
             let staging = staging.as_mut().expect("staging allocated");
             self.gpu.download_async(staging, &self.q, 4 * len)?;
             self.gpu.sync()?;
-            let soa = staging.as_slice();
-            for (k, u) in cpu.u.iter_mut().enumerate() {
-                for (c, v) in u.iter_mut().enumerate() {
-                    *v = soa[c * len + k];
-                }
-            }
+            from_soa(staging.as_slice(), &mut cpu.u);
             *stale = false;
         }
         let cpu = &mut m.cpu;
@@ -571,6 +559,57 @@ impl<T: Real> CudaEuler<T> {
         self.gpu.copy(&self.q, &saved)?;
         self.gpu.sync()?;
         Ok(out)
+    }
+
+    /// Makes `cpu`'s state (clock, conserved variables, CE/SE gradients: zero where it has
+    /// not stepped) this solver's: uploaded, and `cpu` the fresh mirror. On error nothing changes.
+    fn adopt(&mut self, mut cpu: Euler<T>) -> Result<(), Invalid> {
+        let gradients = match cpu.scheme.take() {
+            Some(super::Scheme::Cese(c)) => Some(c.gradients().map(|g| to_soa(g))),
+            _ => None,
+        };
+        let (time, steps, dt) = (cpu.time, cpu.steps, cpu.dt);
+        let previous = std::mem::replace(
+            &mut *self.mirror.lock().expect("mirror lock"),
+            Mirror {
+                cpu,
+                stale: false,
+                staging: None,
+            },
+        );
+        let copied = (|| {
+            self.upload_state()?;
+            if let Work::Cese { qx, qy, .. } = &self.work {
+                match &gradients {
+                    Some([gx, gy]) => {
+                        self.gpu.upload(qx, gx)?;
+                        if let Some(qy) = qy {
+                            self.gpu.upload(qy, gy)?;
+                        }
+                    }
+                    None => {
+                        self.gpu.memset_zero(qx)?;
+                        if let Some(qy) = qy {
+                            self.gpu.memset_zero(qy)?;
+                        }
+                    }
+                }
+            }
+            self.reduce().map(|_| ())
+        })();
+        if let Err(e) = copied {
+            *self.mirror.lock().expect("mirror lock") = previous;
+            return Err(Invalid::new(
+                "solver.backend",
+                format!("copying the state to the GPU failed: {e}"),
+            ));
+        }
+        (self.time, self.steps, self.dt) = (time, steps, dt);
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
+        Ok(())
     }
 }
 
@@ -696,39 +735,28 @@ impl<T: Real> Solver for CudaEuler<T> {
         // Sampling runs on the CPU once; the result goes to the device and becomes the mirror.
         let mut cpu = Euler::<T>::new(self.cfg.clone());
         cpu.load_state(from)?;
-        let previous = std::mem::replace(
-            &mut *self.mirror.lock().expect("mirror lock"),
-            Mirror {
-                cpu,
-                stale: false,
-                staging: None,
-            },
-        );
-        let copied = (|| {
-            self.upload_state()?;
-            if let Work::Cese { qx, qy, .. } = &self.work {
-                // CE/SE restarts with zero gradients, as on the CPU.
-                self.gpu.memset_zero(qx)?;
-                if let Some(qy) = qy {
-                    self.gpu.memset_zero(qy)?;
-                }
+        self.adopt(cpu)
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let device = |e: CudaError| SolverError::Device {
+            step: self.steps,
+            time: self.time,
+            message: format!("reading the state back failed: {e}"),
+        };
+        let mut s = self.with_mirror(|cpu| cpu.snapshot()).map_err(device)??;
+        if let Work::Cese { qx, qy, .. } = &self.work {
+            s.put("qx", &self.gpu.download(qx).map_err(device)?);
+            if let Some(qy) = qy {
+                s.put("qy", &self.gpu.download(qy).map_err(device)?);
             }
-            self.reduce().map(|_| ())
-        })();
-        if let Err(e) = copied {
-            *self.mirror.lock().expect("mirror lock") = previous;
-            return Err(Invalid::new(
-                "solver.backend",
-                format!("copying the state to the GPU failed: {e}"),
-            ));
         }
-        self.time = from.time();
-        self.steps = from.steps();
-        self.dt = from.dt();
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps);
-        Ok(())
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        let mut cpu = Euler::<T>::new(self.cfg.clone());
+        cpu.restore(state)?;
+        self.adopt(cpu)
     }
 }

@@ -26,13 +26,13 @@ pub use cuda::CudaEuler;
 use crate::backend::cpu::{ordered_sum, par_max};
 use crate::case::{CaseSpec, Invalid, Kind, Method, Precision};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use cese::Cese;
 use layout::Layout;
 use muscl_hancock::{MusclHancock, Settings};
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
-use state::{Q, admissible, conserved, primitive, sound_speed};
+use state::{Q, admissible, conserved, from_soa, primitive, sound_speed, to_soa};
 
 /// Fields of 1D cases.
 pub const FIELDS_1D: &[&str] = &["rho", "u", "p", "e", "mach"];
@@ -446,6 +446,58 @@ impl<T: Real> Solver for Euler<T> {
         self.steps = from.steps();
         self.dt = from.dt();
         self.totals_start = self.totals();
+        Ok(())
+    }
+
+    /// The conserved state as `q` ([`to_soa`] layout, ghosts included), CE/SE's centre
+    /// gradients as `qx` (and `qy` in 2D), and the totals the summary compares with.
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
+        s.put("q", &to_soa(&self.u));
+        if self.cfg.method == Method::Cese {
+            let zeros = vec![[T::zero(); 4]; self.u.len()];
+            let [gx, gy] = match &self.scheme {
+                Some(Scheme::Cese(c)) => c.gradients(),
+                _ => [&zeros[..], &zeros[..]],
+            };
+            s.put("qx", &to_soa(gx));
+            if self.cfg.dim == 2 {
+                s.put("qy", &to_soa(gy));
+            }
+        }
+        for (c, t) in self.totals_start.iter().enumerate() {
+            s.put_scalar(&format!("totals_start_{c}"), *t);
+        }
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        state.check(&self.info())?;
+        let soa = |name: &str| -> Result<Vec<Q<T>>, Invalid> {
+            let mut v = vec![T::zero(); 4 * self.u.len()];
+            state.take(name, &mut v)?;
+            let mut q = vec![[T::zero(); 4]; self.u.len()];
+            from_soa(&v, &mut q);
+            Ok(q)
+        };
+        let u = soa("q")?;
+        let scheme = if self.cfg.method == Method::Cese {
+            let mut c = Cese::new(&self.l);
+            let [gx, gy] = c.gradients_mut();
+            gx.copy_from_slice(&soa("qx")?);
+            if self.cfg.dim == 2 {
+                gy.copy_from_slice(&soa("qy")?);
+            }
+            Some(Scheme::Cese(c))
+        } else {
+            None
+        };
+        let mut totals = [0.0; 4];
+        for (c, t) in totals.iter_mut().enumerate() {
+            *t = state.scalar(&format!("totals_start_{c}"))?;
+        }
+        (self.u, self.scheme, self.totals_start) = (u, scheme, totals);
+        (self.time, self.steps, self.dt) = (state.time, state.steps, state.dt);
         Ok(())
     }
 

@@ -11,6 +11,22 @@ use crate::solver::real::Real;
 /// Four-component state or flux.
 pub type Q<T> = [T; 4];
 
+/// The states `q` as a structure of arrays: component `c` of cell `k` at `c * q.len() + k` (the
+/// CUDA solvers' layout, and the layout of saved states).
+pub fn to_soa<T: Real>(q: &[Q<T>]) -> Vec<T> {
+    (0..4).flat_map(|c| q.iter().map(move |x| x[c])).collect()
+}
+
+/// The inverse of [`to_soa`]: `soa` holds `4 * q.len()` values.
+pub fn from_soa<T: Real>(soa: &[T], q: &mut [Q<T>]) {
+    let len = q.len();
+    for (k, x) in q.iter_mut().enumerate() {
+        for (c, v) in x.iter_mut().enumerate() {
+            *v = soa[c * len + k];
+        }
+    }
+}
+
 /// Conserved from primitive variables.
 #[inline(always)]
 pub fn conserved<T: Real>(g: T, w: Q<T>) -> Q<T> {

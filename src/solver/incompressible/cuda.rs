@@ -41,7 +41,7 @@ use crate::backend::cuda::{
 };
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 /// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
@@ -539,6 +539,44 @@ impl<T: Real> CudaProjection<T> {
         self.time = c[CK_TIME];
         self.steps = c[CK_STEPS] as u64;
         self.has_history = c[CK_HISTORY] != 0.0;
+        Ok(())
+    }
+
+    /// Makes `cpu`'s state this solver's: velocities and pressure uploaded, its clock (time,
+    /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of u and v,
+    /// as [`Solver::snapshot`] saves it) the AB2 flag is `cpu`'s, else AB2 restarts.
+    fn adopt(&mut self, mut cpu: Projection<T>, history: Option<[Vec<T>; 2]>) -> Result<(), Invalid> {
+        let has_history = history.is_some() && cpu.has_ab2_history();
+        let (time, steps, dt) = (cpu.time(), cpu.steps(), cpu.dt());
+        let (u, v, p) = cpu.state_mut();
+        (|| {
+            self.gpu.upload(&self.u, u)?;
+            self.gpu.upload(&self.v, v)?;
+            self.gpu.upload(&self.p, p)?;
+            if let Some([hu, hv]) = &history {
+                self.gpu.upload(&self.hu, hu)?;
+                self.gpu.upload(&self.hv, hv)?;
+            }
+            // A halt of an earlier diverged run no longer applies.
+            self.gpu.upload(&self.ctrl, &[0; CTRL_LEN])?;
+            self.max_speeds()?;
+            (self.time, self.steps, self.dt, self.has_history) = (time, steps, dt, has_history);
+            self.write_clock()?;
+            self.read_step()
+        })()
+        .map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("copying the state to the GPU failed: {e}"),
+            )
+        })?;
+        let mut m = self.mirror.lock().expect("mirror lock");
+        m.cpu = Some(cpu);
+        m.stale = false;
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
         Ok(())
     }
 
@@ -1691,43 +1729,34 @@ impl<T: Real> Solver for CudaProjection<T> {
         // to the device and becomes the (fresh) mirror.
         let mut cpu = Projection::<T>::new(self.cfg.clone());
         cpu.load_state(from)?;
-        let (u, v, p) = cpu.state_mut();
-        (|| {
-            self.gpu.upload(&self.u, u)?;
-            self.gpu.upload(&self.v, v)?;
-            self.gpu.upload(&self.p, p)?;
-            // A halt of an earlier diverged run no longer applies.
-            self.gpu.upload(&self.ctrl, &[0; CTRL_LEN])?;
-            self.max_speeds()
-        })()
-        .map_err(|e| {
-            Invalid::new(
-                "solver.backend",
-                format!("copying the state to the GPU failed: {e}"),
-            )
-        })?;
-        self.time = from.time();
-        self.steps = from.steps();
-        self.dt = from.dt();
-        self.has_history = false;
-        (|| {
-            self.write_clock()?;
-            self.read_step()
-        })()
-        .map_err(|e| {
-            Invalid::new(
-                "solver.backend",
-                format!("copying the state to the GPU failed: {e}"),
-            )
-        })?;
-        let mut m = self.mirror.lock().expect("mirror lock");
-        m.cpu = Some(cpu);
-        m.stale = false;
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps);
-        Ok(())
+        self.adopt(cpu, None)
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let device = |e: CudaError| SolverError::Device {
+            step: self.steps,
+            time: self.time,
+            message: format!("reading the state back failed: {e}"),
+        };
+        let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
+        for (name, b) in [
+            ("u", &self.u),
+            ("v", &self.v),
+            ("p", &self.p),
+            ("hu", &self.hu),
+            ("hv", &self.hv),
+        ] {
+            s.put(name, &self.gpu.download(b).map_err(device)?);
+        }
+        s.put_scalar("has_history", if self.has_history { 1.0 } else { 0.0 });
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        cpu.restore(state)?;
+        let history = [state.values::<T>("hu")?, state.values::<T>("hv")?];
+        self.adopt(cpu, Some(history))
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

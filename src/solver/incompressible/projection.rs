@@ -19,7 +19,7 @@ use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
 /// Fields the projection solver produces, at cell centres.
@@ -110,6 +110,11 @@ impl<T: Real> Projection<T> {
     /// device and mirrors it here to reuse the field, sampling and summary code.
     pub(crate) fn state_mut(&mut self) -> (&mut [T], &mut [T], &mut [T]) {
         (&mut self.u, &mut self.v, &mut self.p)
+    }
+
+    /// Whether the next AB2 step weights a stored `H^{n-1}` (else it starts with Euler's weights).
+    pub(crate) fn has_ab2_history(&self) -> bool {
+        self.has_history
     }
 
     /// Makes the face velocities discretely divergence-free, as a step leaves them:
@@ -469,6 +474,34 @@ impl<T: Real> Solver for Projection<T> {
         self.steps = from.steps();
         self.dt = from.dt();
         self.has_history = false;
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
+        for (name, a) in [
+            ("u", &self.u),
+            ("v", &self.v),
+            ("p", &self.p),
+            ("hu", &self.hu),
+            ("hv", &self.hv),
+        ] {
+            s.put(name, a);
+        }
+        s.put_scalar("has_history", if self.has_history { 1.0 } else { 0.0 });
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        state.check(&self.info())?;
+        let has_history = state.scalar("has_history")? != 0.0;
+        let mut next = [&self.u, &self.v, &self.p, &self.hu, &self.hv].map(|a| a.clone());
+        for (name, a) in ["u", "v", "p", "hu", "hv"].iter().zip(&mut next) {
+            state.take(name, a)?;
+        }
+        [self.u, self.v, self.p, self.hu, self.hv] = next;
+        (self.time, self.steps, self.dt, self.dt_old) = (state.time, state.steps, state.dt, state.dt);
+        self.has_history = has_history;
         Ok(())
     }
 

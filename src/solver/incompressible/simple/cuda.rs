@@ -27,7 +27,7 @@ use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::Layout;
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 const B1: u32 = 256;
@@ -624,6 +624,21 @@ impl CudaSimple {
         Some(f(&m.cpu))
     }
 
+    /// Makes `cpu`'s state and iteration count this solver's, `cpu` the fresh mirror.
+    fn adopt(&mut self, mut cpu: Simple) -> Result<(), Invalid> {
+        self.upload_from(&mut cpu)
+            .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
+        self.steps = cpu.steps();
+        let mirror = self.mirror.get_mut().expect("mirror lock");
+        mirror.cpu = cpu;
+        mirror.stale = false;
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
+        Ok(())
+    }
+
     /// Uploads a CPU solver's state (`load_state`, a viscosity model change).
     fn upload_from(&self, cpu: &mut Simple) -> Result<(), CudaError> {
         let bufs = [&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n];
@@ -774,16 +789,21 @@ impl Solver for CudaSimple {
         check_transfer(&self.info(), &from.info())?;
         let mut cpu = Simple::new(self.cfg.clone());
         cpu.load_state(from)?;
-        self.upload_from(&mut cpu)
-            .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
-        self.steps = from.steps();
-        let mirror = self.mirror.get_mut().expect("mirror lock");
-        mirror.cpu = cpu;
-        mirror.stale = false;
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps);
-        Ok(())
+        self.adopt(cpu)
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        self.with_mirror(|m| m.snapshot())
+            .ok_or_else(|| SolverError::Device {
+                step: self.steps,
+                time: self.steps as f64,
+                message: "reading the state back from the GPU failed".into(),
+            })?
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        let mut cpu = Simple::new(self.cfg.clone());
+        cpu.restore(state)?;
+        self.adopt(cpu)
     }
 }

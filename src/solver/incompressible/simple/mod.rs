@@ -45,7 +45,7 @@ use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{FivePoint, Schwarz};
-use crate::solver::{Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
 /// Fields SIMPLE produces, at cell centres.
@@ -59,6 +59,9 @@ pub const FIELDS: &[&str] = &[
     "divergence",
     "viscosity",
 ];
+
+/// Names of the arrays of a saved state ([`Solver::snapshot`]), in the order of `state_mut`.
+const STATE: [&str; 5] = ["u", "v", "p", "mu_c", "mu_n"];
 
 pub struct Simple {
     cfg: SimpleConfig,
@@ -140,6 +143,7 @@ impl Simple {
 
     /// The state: ghosted `u`, `v`, the pressure, and the ghosted cell and corner viscosities
     /// (what [`CudaSimple`] copies in and out).
+    /// `u`, `v`, `p` and the viscosities at centres and corners, in the order of [`STATE`].
     pub(crate) fn state_mut(&mut self) -> [&mut Vec<f64>; 5] {
         [
             &mut self.u,
@@ -649,6 +653,32 @@ impl Solver for Simple {
         self.steps = from.steps();
         self.boundaries();
         self.update_viscosity();
+        Ok(())
+    }
+
+    /// The ghosted velocities, the pressure and the viscosities (what the next outer iteration
+    /// starts from) and the iteration count.
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let mut s = Snapshot::new(&self.info(), self.time(), self.steps, self.dt());
+        for (name, a) in STATE
+            .iter()
+            .zip([&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n])
+        {
+            s.put(name, a);
+        }
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        state.check(&self.info())?;
+        let mut next = [&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n].map(|a| a.clone());
+        for (name, a) in STATE.iter().zip(&mut next) {
+            state.take(name, a)?;
+        }
+        for (dst, src) in self.state_mut().into_iter().zip(next) {
+            *dst = src;
+        }
+        self.steps = state.steps;
         Ok(())
     }
 
