@@ -28,6 +28,8 @@ enum Command {
     Bench(cli::bench::Args),
     /// Render a case offscreen (no window) to a PNG image or a video.
     Render(cli::render::Args),
+    /// Run the app's frame loop without a window for a long time and sample its memory.
+    Soak(cli::soak::Args),
 }
 
 fn main() {
@@ -37,6 +39,7 @@ fn main() {
         Some(Command::Run(a)) => cli::run::run(a),
         Some(Command::Bench(a)) => cli::bench::run(a),
         Some(Command::Render(a)) => cli::render::run(&a).map_err(anyhow::Error::msg),
+        Some(Command::Soak(a)) => cli::soak::run(&a),
         None => flowlab::app::run(args.app).map_err(anyhow::Error::msg),
     };
     if let Err(e) = result {

@@ -28,7 +28,8 @@ use winit::window::{Window, WindowId};
 /// Open the interactive window on a case.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Args {
-    /// Case file (default: cases/lid_driven_cavity_re1000.toml).
+    /// Case file (default: cases/lid_driven_cavity_re1000.toml), or a saved state (`.flowlab`:
+    /// the app's "Save state" or `flowlab run --checkpoint-every`) to continue.
     pub case: Option<PathBuf>,
     /// Override a case setting, e.g. `--set physics.re=400` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -52,11 +53,15 @@ pub fn run(args: Args) -> Result<(), String> {
 /// As [`run`]; `any_thread` lets the event loop run off the main thread (tests, X11/Wayland).
 pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
     let path = args.case.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_CASE));
-    let mut case = Case::load(&path).map_err(|e| e.to_string())?;
-    for s in &args.set {
-        case.set_assignment(s).map_err(|e| e.to_string())?;
-    }
-    let mut state = AppState::new(case)?;
+    let mut state = if path.extension().is_some_and(|x| x == "flowlab") {
+        AppState::open_state(&path, &args.set)?
+    } else {
+        let mut case = Case::load(&path).map_err(|e| e.to_string())?;
+        for s in &args.set {
+            case.set_assignment(s).map_err(|e| e.to_string())?;
+        }
+        AppState::new(case)?
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         state.cases_dir = dir.to_path_buf();
     }

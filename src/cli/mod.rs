@@ -1,9 +1,10 @@
-//! The `flowlab` command line: `run` (headless runs), `bench` (throughput) and `render`
-//! (offscreen images and videos).
+//! The `flowlab` command line: `run` (headless runs), `bench` (throughput), `render`
+//! (offscreen images and videos) and `soak` (the app's frame loop for hours, memory sampled).
 
 pub mod bench;
 pub mod render;
 pub mod run;
+pub mod soak;
 
 use crate::case::Case;
 use std::path::Path;

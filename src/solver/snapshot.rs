@@ -331,7 +331,7 @@ pub fn read_checkpoint(path: &Path) -> Result<(String, Snapshot), String> {
 pub struct Ring {
     snapshots: std::collections::VecDeque<Snapshot>,
     bytes: usize,
-    pub budget: usize,
+    budget: usize,
 }
 
 impl Ring {
@@ -362,6 +362,23 @@ impl Ring {
         self.bytes += b;
         self.snapshots.push_back(s);
         true
+    }
+
+    /// Largest number of bytes held.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Changes the budget, dropping the oldest snapshots that no longer fit.
+    pub fn set_budget(&mut self, budget: usize) {
+        self.budget = budget;
+        while self.bytes > budget {
+            let old = self
+                .snapshots
+                .pop_front()
+                .expect("bytes > 0 means a snapshot is held");
+            self.bytes -= old.bytes();
+        }
     }
 
     /// Drops the snapshots after the `k`-th (the future of a rewound run).

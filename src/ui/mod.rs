@@ -2,4 +2,5 @@
 
 pub mod panel;
 pub mod reference;
+pub mod rewind;
 pub mod state;

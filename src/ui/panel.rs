@@ -227,6 +227,9 @@ pub fn controls(ui: &mut Ui, state: &mut AppState) {
         egui::CollapsingHeader::new("View")
             .default_open(true)
             .show(ui, |ui| view_section(ui, state));
+        egui::CollapsingHeader::new("Saved states")
+            .default_open(false)
+            .show(ui, |ui| saved_states_section(ui, state));
         egui::CollapsingHeader::new("Export")
             .default_open(false)
             .show(ui, |ui| export_section(ui, state));
@@ -810,6 +813,61 @@ fn export_section(ui: &mut Ui, state: &mut AppState) {
         }
         ui.text_edit_singleline(&mut state.save_path);
     });
+}
+
+/// The rewind ring (keep states while playing, their interval and memory budget, go back to
+/// one) and whole-state files (save the state, open a saved one).
+fn saved_states_section(ui: &mut Ui, state: &mut AppState) {
+    let steady = state.case.spec.solver.method.is_some_and(Method::steady);
+    let r = &mut state.rewind;
+    ui.checkbox(&mut r.enabled, "keep states while playing");
+    ui.horizontal(|ui| {
+        let unit = if steady {
+            "every (iterations)"
+        } else {
+            "every (time)"
+        };
+        named(
+            ui,
+            unit,
+            DragValue::new(&mut r.interval).range(0.0..=1e9).speed(0.01),
+        );
+        let mut mb = r.ring.budget() >> 20;
+        if named(ui, "memory (MB)", DragValue::new(&mut mb).range(16..=65536)).changed() {
+            r.set_budget_mb(mb);
+        }
+    });
+    ui.label(r.describe(steady));
+    if !r.ring.is_empty() {
+        let last = r.ring.len() - 1;
+        r.selected = r.selected.min(last);
+        ui.add(egui::Slider::new(&mut r.selected, 0..=last).text("kept state"));
+        let picked = r.ring.get(r.selected).map(|s| (s.steps, s.time));
+        if let Some((step, time)) = picked {
+            let k = r.selected;
+            if ui
+                .button(format!("Go back to step {step} (t = {time:.4})"))
+                .clicked()
+            {
+                let _ = state.go_back(k);
+            }
+        }
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Save state").clicked() {
+            state.message = Some(match state.save_state() {
+                Ok(p) => format!("saved {}", p.display()),
+                Err(e) => e,
+            });
+        }
+        if ui.button("Open state").clicked() {
+            let path = std::path::PathBuf::from(&state.state_path);
+            if let Err(e) = state.open(&path) {
+                state.message = Some(e);
+            }
+        }
+    });
+    ui.text_edit_singleline(&mut state.state_path);
 }
 
 fn stats_section(ui: &mut Ui, state: &mut AppState) {

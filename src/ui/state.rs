@@ -5,7 +5,9 @@
 use crate::case::{Case, Kind, Method};
 use crate::render::view::{self, ViewSettings};
 use crate::solver::linear::schwarz::strip_rows;
+use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
 use crate::solver::{self, Solver};
+use crate::ui::rewind::{DEFAULT_BUDGET_MB, Rewind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,10 @@ pub struct AppState {
     pub show_plots: bool,
     /// Where "Save case" writes.
     pub save_path: String,
+    /// Kept states to go back to ([`Rewind`]).
+    pub rewind: Rewind,
+    /// Where "Save state" writes and "Open state" reads (a checkpoint file).
+    pub state_path: String,
 }
 
 impl AppState {
@@ -104,6 +110,12 @@ impl AppState {
             Some(p) => p.with_extension("saved.toml").display().to_string(),
             None => "case.toml".into(),
         };
+        let state_path = format!("{}.flowlab", case.spec.case.name);
+        let steady = case.spec.solver.method.is_some_and(Method::steady);
+        let rewind = Rewind::new(
+            Rewind::interval_for(steady, case.spec.stop.t_end),
+            DEFAULT_BUDGET_MB,
+        );
         let mut s = AppState {
             case,
             solver,
@@ -132,15 +144,83 @@ impl AppState {
             show_help: false,
             show_plots: true,
             save_path,
+            rewind,
+            state_path,
         };
         s.record();
+        s.keep_state();
         Ok(s)
     }
 
-    /// Loads and opens another case file.
+    /// Opens a saved state (a checkpoint file: the case and the complete solver state, from
+    /// "Save state" or `flowlab run --checkpoint-every`), with `sets` applied to its case; the
+    /// run continues where it was saved.
+    pub fn open_state(path: &Path, sets: &[String]) -> Result<AppState, String> {
+        let (text, saved) = read_checkpoint(path)?;
+        let mut case =
+            Case::parse(&text, &format!("{} (its saved case)", path.display())).map_err(|e| e.to_string())?;
+        for s in sets {
+            case.set_assignment(s).map_err(|e| e.to_string())?;
+        }
+        let mut s = AppState::new(case)?;
+        s.solver
+            .restore(&saved)
+            .map_err(|e| format!("{}: {}: {}", path.display(), e.key, e.message))?;
+        s.history.clear();
+        s.rewind.clear();
+        s.record();
+        s.keep_state();
+        s.state_path = path.display().to_string();
+        Ok(s)
+    }
+
+    /// Writes the case and the complete solver state to `state_path` (atomically).
+    pub fn save_state(&mut self) -> Result<PathBuf, String> {
+        let path = PathBuf::from(&self.state_path);
+        let saved = self.solver.snapshot().map_err(|e| e.to_string())?;
+        write_checkpoint(&path, &self.case.to_toml(), &saved)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Whether the case's method is steady (SIMPLE family): its rewind counts iterations.
+    fn steady(&self) -> bool {
+        self.case.spec.solver.method.is_some_and(Method::steady)
+    }
+
+    /// Offers the current state to the rewind ring.
+    fn keep_state(&mut self) {
+        let steady = self.steady();
+        self.rewind.after_steps(self.solver.as_ref(), steady);
+    }
+
+    /// Goes back to kept state `k` ([`Rewind::go_back`]): paused there, the histories cut
+    /// back to it, a failure after it forgotten.
+    pub fn go_back(&mut self, k: usize) -> Result<(), String> {
+        let steady = self.steady();
+        let result = self.rewind.go_back(k, self.solver.as_mut(), steady);
+        if let Err(e) = &result {
+            self.message = Some(e.clone());
+            return result;
+        }
+        let (step, time) = (self.solver.steps(), self.solver.time());
+        self.history.retain(|(s, _, _)| *s <= step);
+        let rows = self.xt.times.iter().take_while(|t| **t <= time).count();
+        self.xt.times.truncate(rows);
+        self.xt.rows.truncate(rows * self.xt.nx);
+        self.playing = false;
+        self.failure = None;
+        self.message = Some(format!("back at step {step}, t = {time:.5}"));
+        Ok(())
+    }
+
+    /// Loads and opens another case file, or a saved state (`.flowlab`).
     pub fn open(&mut self, path: &Path) -> Result<(), String> {
-        let case = Case::load(path).map_err(|e| e.to_string())?;
-        let mut next = AppState::new(case)?;
+        let mut next = if path.extension().is_some_and(|x| x == "flowlab") {
+            AppState::open_state(path, &[])?
+        } else {
+            AppState::new(Case::load(path).map_err(|e| e.to_string())?)?
+        };
         next.cases_dir.clone_from(&self.cases_dir);
         next.export_dir.clone_from(&self.export_dir);
         next.steps_per_frame = self.steps_per_frame;
@@ -212,6 +292,8 @@ impl AppState {
         self.xt = XtHistory::default();
         self.xt_stride = 1;
         self.record();
+        self.rewind.clear();
+        self.keep_state();
         Ok(())
     }
 
@@ -243,6 +325,9 @@ impl AppState {
                 self.pending.clear();
                 self.message = None;
                 self.record();
+                // Saved states of the old grid, precision or method do not fit the new solver.
+                self.rewind.clear();
+                self.keep_state();
                 Ok(())
             }
             Err(e) => {
@@ -277,6 +362,7 @@ impl AppState {
             }
         }
         self.note_rate(self.solver.steps() - first, start.elapsed());
+        self.keep_state();
     }
 
     /// Up to `k` steps as one [`crate::solver::Solver::advance`] batch (the residual history
@@ -314,6 +400,7 @@ impl AppState {
         let start = Instant::now();
         let ok = self.step_once();
         self.note_rate(1, start.elapsed());
+        self.keep_state();
         ok
     }
 
@@ -404,12 +491,12 @@ impl AppState {
             && matches!(b.top, Some(Boundary::Wall { velocity }) if velocity != 0.0)
     }
 
-    /// The `.toml` files in the case folder, sorted.
+    /// The case files (`.toml`) and saved states (`.flowlab`) in the case folder, sorted.
     pub fn case_files(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(&self.cases_dir)
             .map(|d| {
                 d.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                    .filter(|p| p.extension().is_some_and(|x| x == "toml" || x == "flowlab"))
                     .collect()
             })
             .unwrap_or_default();
