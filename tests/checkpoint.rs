@@ -409,3 +409,39 @@ fn an_interrupted_run_keeps_its_results_and_resumes() {
         "one residual row per step and a header"
     );
 }
+
+/// The app's whole-state file reopens the run where it was saved, and going back to a kept
+/// state and playing on replays the run exactly.
+#[test]
+fn the_app_reopens_a_saved_state_and_replays_after_going_back() {
+    use flowlab::ui::state::AppState;
+    let dir = tmp("app_state");
+    let case = case_on("lid_driven_cavity_re100", &["grid.nx=24", "grid.ny=24"], "cpu");
+    let mut app = AppState::new(case).unwrap();
+    app.rewind.interval = 0.0;
+    for _ in 0..5 {
+        assert!(app.single_step());
+    }
+    assert_eq!(app.rewind.ring.len(), 6, "the start and every step kept");
+    let file = dir.join("lesson.flowlab");
+    app.state_path = file.display().to_string();
+    app.save_state().unwrap();
+    let reopened = AppState::open_state(&file, &[]).unwrap();
+    assert_identical(app.solver.as_ref(), reopened.solver.as_ref(), "reopened");
+
+    app.go_back(2).unwrap();
+    assert_eq!(app.solver.steps(), 2);
+    assert!(
+        app.history.iter().all(|(s, _, _)| *s <= 2),
+        "the plots' history is cut back"
+    );
+    assert_eq!(app.rewind.ring.len(), 3, "the states after it are forgotten");
+    for _ in 0..3 {
+        assert!(app.single_step());
+    }
+    assert_identical(
+        app.solver.as_ref(),
+        reopened.solver.as_ref(),
+        "replayed after going back",
+    );
+}
