@@ -5,7 +5,7 @@
 
 use flowlab::case::Case;
 use flowlab::solver;
-use proptest::prelude::RngCore;
+use proptest::prelude::Rng as _;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -89,9 +89,9 @@ const NAMES: &[&str] = &[
     "y",
 ];
 
-struct Rng(TestRng);
+struct Dice(TestRng);
 
-impl Rng {
+impl Dice {
     fn below(&mut self, n: usize) -> usize {
         (self.0.next_u64() % n as u64) as usize
     }
@@ -138,7 +138,7 @@ fn split(path: &str) -> (&str, &str) {
 }
 
 /// One mutation of `text`: its category and the mutated text.
-fn mutate(text: &str, rng: &mut Rng) -> (&'static str, String) {
+fn mutate(text: &str, rng: &mut Dice) -> (&'static str, String) {
     let mut doc: toml_edit::DocumentMut = text.parse().expect("shipped cases parse");
     let (tables, values) = paths(&doc);
     let category = *rng.pick(&[
@@ -153,16 +153,16 @@ fn mutate(text: &str, rng: &mut Rng) -> (&'static str, String) {
     ]);
     match category {
         "delete" => {
-            let (t, k) = split(rng.pick(&values));
+            let (t, k) = split(rng.pick(&values).as_str());
             table_of(&mut doc, t).remove(k);
         }
         "value" => {
-            let (t, k) = split(rng.pick(&values));
+            let (t, k) = split(rng.pick(&values).as_str());
             let v: toml_edit::Value = rng.pick(VALUES).parse().expect("valid TOML value");
             table_of(&mut doc, t).insert(k, toml_edit::Item::Value(v));
         }
         "rename" => {
-            let (t, k) = split(rng.pick(&values));
+            let (t, k) = split(rng.pick(&values).as_str());
             let table = table_of(&mut doc, t);
             let item = table.remove(k).expect("present");
             table.insert(&format!("{k}x"), item);
@@ -180,7 +180,7 @@ fn mutate(text: &str, rng: &mut Rng) -> (&'static str, String) {
                     table_of(&mut d, t).get(k).and_then(|i| i.as_str()).is_some()
                 })
                 .collect();
-            let (t, k) = split(rng.pick(&strings));
+            let (t, k) = split(rng.pick(&strings).as_str());
             let name = *rng.pick(NAMES);
             table_of(&mut doc, t).insert(k, toml_edit::value(name));
         }
@@ -205,7 +205,7 @@ fn mutate(text: &str, rng: &mut Rng) -> (&'static str, String) {
             if arrays.is_empty() {
                 return ("element", doc.to_string());
             }
-            let (t, k) = split(rng.pick(&arrays));
+            let (t, k) = split(rng.pick(&arrays).as_str());
             let v: toml_edit::Value = rng.pick(VALUES).parse().expect("valid TOML value");
             let table = table_of(&mut doc, t);
             let a = table.get_mut(k).and_then(|i| i.as_array_mut()).expect("array");
@@ -274,7 +274,7 @@ fn mutants_of_the_shipped_cases_end_in_a_run_or_a_clean_error() {
     cases.sort();
     assert!(cases.len() >= 20, "the shipped cases: {}", cases.len());
     std::panic::set_hook(Box::new(|_| {}));
-    let mut rng = Rng(TestRng::from_seed(RngAlgorithm::ChaCha, &[18u8; 32]));
+    let mut rng = Dice(TestRng::from_seed(RngAlgorithm::ChaCha, &[18u8; 32]));
     let mut failures = Vec::new();
     let mut counts: BTreeMap<(&str, End), usize> = BTreeMap::new();
     let mut ends: BTreeMap<End, usize> = BTreeMap::new();
