@@ -200,3 +200,101 @@ fn a_failing_run_reports_the_step_and_a_remedy_and_keeps_its_summary() {
         "{summary}"
     );
 }
+
+/// `flowlab run CASE --quiet EXTRA... --out OUT`.
+fn run_quiet(case: &str, extra: &[&str], out: &Path) -> Output {
+    let mut args = vec!["run", case, "--quiet"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    flowlab(&args)
+}
+
+fn summary_of(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn run_rejects_stop_options_that_never_end_with_the_case_file_rules() {
+    let out = out_dir("cli_bad_stop");
+    for (option, value, rule) in [
+        ("--t-end", "nan", "finite number > 0"),
+        ("--t-end", "-1", "finite number > 0"),
+        ("--t-end", "inf", "finite number > 0"),
+        ("--until-steady", "0", "finite number > 0"),
+        ("--steps", "0", "at least 1"),
+    ] {
+        let o = run_quiet("cases/sod.toml", &[option, value], &out);
+        assert_eq!(o.status.code(), Some(1), "{option} {value}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("option `{option}`")) && e.contains(rule),
+            "{option} {value}: {e}"
+        );
+    }
+}
+
+#[test]
+fn run_checks_lines_and_the_output_folder_before_the_run() {
+    let out = out_dir("cli_bad_line");
+    let cavity = "cases/lid_driven_cavity_re100.toml";
+    let o = run_quiet(cavity, &["--steps", "1", "--line", "2,2,3,3,10"], &out);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("outside the domain"), "{e}");
+    assert!(!out.join("summary.json").exists(), "refused before the run");
+    // A folder nothing can be written into (procfs refuses new files, even to root).
+    let proc_self = Path::new("/proc/self");
+    if proc_self.is_dir() {
+        let o = run_quiet("cases/sod.toml", &["--steps", "1"], proc_self);
+        let e = stderr(&o);
+        assert!(
+            !o.status.success() && e.contains("cannot write into the output folder /proc/self"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_pressure_solve_stopped_at_its_cap_is_warned_about_and_marked_in_the_summary() {
+    let cavity = "cases/lid_driven_cavity_re100.toml";
+    let small = ["--steps", "2", "--set", "grid.nx=32", "--set", "grid.ny=32"];
+    let out = out_dir("cli_capped");
+    let long = [
+        "--set",
+        "grid.extents=[1000.0, 1.0]",
+        "--set",
+        "solver.max_iterations=20",
+    ];
+    let o = run_quiet(cavity, &[&small[..], &long[..]].concat(), &out);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(e.matches("iteration cap").count(), 1, "one warning per run: {e}");
+    let summary = summary_of(&out);
+    assert_eq!(summary["pressure_solve_capped"], true, "{summary}");
+    assert_eq!(summary["capped_pressure_solves"].as_u64(), Some(2), "{summary}");
+    assert!(
+        summary["warnings"][0].as_str().unwrap().contains("iteration cap"),
+        "{summary}"
+    );
+    // A converging run says so too.
+    let out = out_dir("cli_not_capped");
+    let o = run_quiet(cavity, &small, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = summary_of(&out);
+    assert_eq!(summary["pressure_solve_capped"], false, "{summary}");
+    assert_eq!(summary["warnings"].as_array().map(Vec::len), Some(0), "{summary}");
+}
+
+#[test]
+fn bench_rejects_nonsense_options_by_name() {
+    for (option, value) in [
+        ("--seconds", "-1"),
+        ("--seconds", "nan"),
+        ("--batch", "0"),
+        ("--tolerance", "2"),
+    ] {
+        let o = flowlab(&["bench", option, value]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{option} {value}: {e}");
+        assert!(e.contains(&format!("option `{option}`")), "{option} {value}: {e}");
+    }
+}

@@ -174,8 +174,25 @@ fn deserialize(text: &str) -> Result<CaseSpec, (Option<String>, Option<usize>, S
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let key = (path != "." && !path.is_empty()).then_some(path);
-        (key, inner.span().map(|s| s.start), inner.message().to_string())
+        let mut key = (path != "." && !path.is_empty()).then_some(path);
+        let mut message = inner.message().to_string();
+        // Inside a tagged `type` table (a boundary, the initial state) the path ends at the
+        // table: name the unknown key itself, so its line is found, and what the type takes.
+        if let Some(field) = message
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split('`').next())
+            .map(str::to_string)
+        {
+            if let Some(k) = key.as_mut().filter(|k| !k.ends_with(&format!(".{field}"))) {
+                k.push('.');
+                k.push_str(&field);
+            }
+            message = message.replace(
+                ", there are no fields",
+                ": this type takes no keys besides `type`",
+            );
+        }
+        (key, inner.span().map(|s| s.start), message)
     })
 }
 

@@ -226,12 +226,14 @@ pub enum Boundary {
         pressure: Option<f64>,
     },
     /// Zero-gradient outflow (incompressible: p = 0); transmissive for compressible cases.
+    /// (The variants without settings are empty structs, not unit variants: serde ignores
+    /// `deny_unknown_fields` for unit variants of an internally tagged enum.)
     #[serde(alias = "transmissive")]
-    Outflow,
+    Outflow {},
     /// Periodic; the opposite side must be periodic too.
-    Periodic,
+    Periodic {},
     /// Free-slip symmetry plane: zero normal velocity, zero normal gradient of the rest.
-    Symmetry,
+    Symmetry {},
 }
 
 impl Boundary {
@@ -239,20 +241,19 @@ impl Boundary {
         match self {
             Boundary::Wall { .. } => "wall",
             Boundary::Inflow { .. } => "inflow",
-            Boundary::Outflow => "outflow",
-            Boundary::Periodic => "periodic",
-            Boundary::Symmetry => "symmetry",
+            Boundary::Outflow {} => "outflow",
+            Boundary::Periodic {} => "periodic",
+            Boundary::Symmetry {} => "symmetry",
         }
     }
 }
 
 /// Initial state (`type = "..."`).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Initial {
-    /// Fluid at rest.
-    #[default]
-    Rest,
+    /// Fluid at rest (an empty struct so that unknown keys beside `type` are rejected).
+    Rest {},
     /// Uniform velocity everywhere (incompressible).
     Uniform { velocity: Vec<f64> },
     /// Uniform gas state (compressible): density, velocity (one component per dimension),
@@ -315,6 +316,12 @@ pub enum Initial {
     },
 }
 
+impl Default for Initial {
+    fn default() -> Self {
+        Initial::Rest {}
+    }
+}
+
 /// Coordinate axis of a planar initial condition.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -328,7 +335,7 @@ impl Initial {
     /// Case-file spelling of the variant.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Initial::Rest => "rest",
+            Initial::Rest {} => "rest",
             Initial::Uniform { .. } => "uniform",
             Initial::UniformGas { .. } => "uniform_gas",
             Initial::Riemann { .. } => "riemann",

@@ -181,3 +181,72 @@ fn single_precision_rejects_tolerances_it_cannot_reach() {
     case.set_assignment("solver.tolerance=1e-5").unwrap();
     case.set_assignment("solver.precision=f32").unwrap();
 }
+
+#[test]
+fn unknown_keys_beside_a_type_without_settings_are_rejected() {
+    const SOD: &str = include_str!("../../cases/sod.toml");
+    for (text, set) in [
+        (SOD, "boundary.right.anything=1"),
+        (SOD, "boundary.left.velocity=1"),
+        (CAVITY, "initial.anything=1"),
+    ] {
+        let mut case = Case::parse(text, "case.toml").unwrap();
+        let e = case.set_assignment(set).expect_err(set);
+        let shown = e.to_string();
+        assert!(shown.contains("unknown field"), "{set}: {shown}");
+    }
+    // In a file: the position of the key, and the type keeps working (its alias too).
+    let text = SOD.replace(
+        "[boundary.right]\ntype = \"transmissive\"",
+        "[boundary.right]\ntype = \"transmissive\"\nspeed = 2.0",
+    );
+    assert_ne!(text, SOD, "the sod case has a transmissive right side");
+    let e = err(&text);
+    let line = text.lines().position(|l| l.starts_with("speed")).unwrap() + 1;
+    assert!(e.to_string().starts_with(&format!("bad.toml:{line}:")), "{e}");
+    assert!(e.to_string().contains("unknown field `speed`"), "{e}");
+    let case = Case::parse(SOD, "sod.toml").unwrap();
+    assert_eq!(case.spec.boundary.right, Some(Boundary::Outflow {}));
+}
+
+#[test]
+fn stop_values_that_never_end_a_run_are_rejected() {
+    let mut case = Case::parse(CAVITY, "cavity.toml").unwrap();
+    for (set, key) in [
+        ("stop.t_end=nan", "stop.t_end"),
+        ("stop.t_end=inf", "stop.t_end"),
+        ("stop.t_end=0", "stop.t_end"),
+        ("stop.steady_tol=-1", "stop.steady_tol"),
+        ("stop.steps=0", "stop.steps"),
+    ] {
+        let e = case.set_assignment(set).expect_err(set);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+    }
+}
+
+#[test]
+fn physically_meaningless_fluid_and_solver_values_are_rejected_with_the_reason() {
+    const POWER_LAW: &str = include_str!("../../cases/poiseuille_power_law_periodic.toml");
+    let mut case = Case::parse(POWER_LAW, "power_law.toml").unwrap();
+    for (set, key, why) in [
+        ("fluid.n=1000", "fluid.n", "shear-thickening"),
+        ("fluid.n=0.01", "fluid.n", "shear-thinning"),
+        ("fluid.k=1e300", "fluid.k", "glass"),
+        (
+            "solver.max_iterations=100000000",
+            "solver.max_iterations",
+            "1000000",
+        ),
+    ] {
+        let e = case.set_assignment(set).expect_err(set);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    case.set_assignment("fluid.n=1.5").unwrap();
+    const CESE: &str = include_str!("../../cases/cese_sod.toml");
+    let mut case = Case::parse(CESE, "cese.toml").unwrap();
+    let e = case
+        .set_assignment("solver.alpha=1e6")
+        .expect_err("alpha beyond 10");
+    assert_eq!(e.key.as_deref(), Some("solver.alpha"), "{e}");
+}

@@ -2,6 +2,7 @@
 //! own checks through [`crate::solver::check_case`].
 
 use super::schema::*;
+use crate::solver::stopping::{StopKeys, StopRule};
 
 /// A rejected key and what is allowed instead.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +19,10 @@ impl Invalid {
         }
     }
 }
+
+/// The largest iteration cap of a linear solve (`solver.max_iterations`,
+/// `solver.linear_solver.momentum_iterations`).
+pub const MAX_ITERATIONS: usize = 1_000_000;
 
 /// `Err` unless `x` is finite and `> 0`.
 pub fn positive(key: &str, x: f64) -> Result<(), Invalid> {
@@ -47,18 +52,23 @@ pub(super) fn validate(spec: &CaseSpec) -> Result<(), Invalid> {
             ));
         }
     }
-    if s.max_iterations == Some(0) {
-        return Err(Invalid::new("solver.max_iterations", "must be at least 1"));
+    if let Some(n) = s.max_iterations
+        && !(1..=MAX_ITERATIONS).contains(&n)
+    {
+        return Err(Invalid::new(
+            "solver.max_iterations",
+            format!("must lie in [1, {MAX_ITERATIONS}] (a solve not converged by then will not be), got {n}"),
+        ));
     }
-    if let Some(t) = spec.stop.t_end {
-        positive("stop.t_end", t)?;
+    if let Some(n) = s.linear_solver.as_ref().and_then(|l| l.momentum_iterations)
+        && n > MAX_ITERATIONS
+    {
+        return Err(Invalid::new(
+            "solver.linear_solver.momentum_iterations",
+            format!("must be at most {MAX_ITERATIONS} (a solve not converged by then will not be), got {n}"),
+        ));
     }
-    if let Some(t) = spec.stop.steady_tol {
-        positive("stop.steady_tol", t)?;
-    }
-    if spec.stop.steps == Some(0) {
-        return Err(Invalid::new("stop.steps", "must be at least 1"));
-    }
+    StopRule::of_case(&spec.stop).check(StopKeys::CASE)?;
     crate::solver::check_case(spec)
 }
 
@@ -113,8 +123,8 @@ fn check_boundaries(b: &Boundaries, dim: usize) -> Result<(), Invalid> {
                     format!("a {dim}D case has no {} side", side.name()),
                 ));
             }
-            (Some(Boundary::Periodic), true)
-                if !matches!(b.get(side.opposite()), Some(Boundary::Periodic)) =>
+            (Some(Boundary::Periodic {}), true)
+                if !matches!(b.get(side.opposite()), Some(Boundary::Periodic {})) =>
             {
                 return Err(Invalid::new(
                     key,

@@ -63,7 +63,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
     pub sizes: Vec<usize>,
     /// Pressure solvers to measure.
-    #[arg(long, value_delimiter = ',', default_values = ["jacobi", "sor", "pcg", "multigrid", "fft"])]
+    #[arg(long, value_delimiter = ',', default_values = ["jacobi", "sor", "pcg", "multigrid", "fft"],
+          value_parser = ["jacobi", "sor", "pcg", "multigrid", "fft"])]
     pub solvers: Vec<String>,
     /// 1D shock-tube sizes (cells).
     #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 1_000_000])]
@@ -78,7 +79,7 @@ pub struct Args {
     #[arg(long, default_value_t = 10)]
     pub warmup: u64,
     /// Minimum timed seconds per configuration.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true)]
     pub seconds: f64,
     /// Steps per `Solver::advance` call in the second timing of each configuration (the app
     /// advances a frame's steps as one batch; the CUDA transform-solve step then runs as graph
@@ -95,7 +96,7 @@ pub struct Args {
     #[arg(long, default_value = "cpu", value_parser = ["cpu", "cuda"])]
     pub backend: String,
     /// Relative tolerance of the pressure solve (default 1e-6 in f64, 1e-4 in f32).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Timed launches per kernel, and frames of the readback table (cuda).
     #[arg(long, default_value_t = 50)]
@@ -116,19 +117,21 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [100u32, 1000])]
     pub steady_re: Vec<u32>,
     /// Methods of the time-to-steady table.
-    #[arg(long, value_delimiter = ',', default_values = ["simple", "simplec", "simpler", "projection"])]
+    #[arg(long, value_delimiter = ',', default_values = ["simple", "simplec", "simpler", "projection"],
+          value_parser = ["simple", "simplec", "simpler", "projection"])]
     pub steady_methods: Vec<String>,
     /// Pressure(-correction) solvers of SIMPLE and SIMPLER in the time-to-steady table
     /// (`solver.linear_solver.pressure`; the projection method takes multigrid).
-    #[arg(long, value_delimiter = ',', default_values = ["multigrid_cg", "cg"])]
+    #[arg(long, value_delimiter = ',', default_values = ["multigrid_cg", "cg"],
+          value_parser = ["adi", "jacobi", "cg", "multigrid_cg", "bicgstab"])]
     pub steady_pressure: Vec<String>,
     /// Momentum solvers of the SIMPLE family in the time-to-steady table
     /// (`solver.linear_solver.momentum`; none given: each method's default).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = ["adi", "jacobi", "bicgstab"])]
     pub steady_momentum: Vec<String>,
     /// Wall-clock limit of one time-to-steady run [s]; a run stopped by it is reported with the
     /// residual it reached.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, default_value_t = 600.0, allow_hyphen_values = true)]
     pub steady_seconds: f64,
     /// Cavity sizes N of the readback table (cuda).
     #[arg(long, value_delimiter = ',', default_values_t = [1024usize, 4096])]
@@ -156,7 +159,63 @@ struct Measurement {
     pressure: Option<(f64, bool)>,
 }
 
+/// The most threads a measurement asks for.
+const MAX_THREADS: usize = 1024;
+
+/// `Err` naming the first option whose value cannot give a measurement (non-positive or
+/// non-finite durations and tolerances, zero counts, grids too small for a case, unknown
+/// Reynolds numbers); grid sizes too large for the memory are refused by the case check.
+fn check(args: &Args) -> anyhow::Result<()> {
+    let seconds = |name: &str, x: f64| {
+        if !(x.is_finite() && x > 0.0) {
+            anyhow::bail!("option `{name}`: must be a finite number of seconds > 0, got {x}");
+        }
+        Ok(())
+    };
+    seconds("--seconds", args.seconds)?;
+    seconds("--steady-seconds", args.steady_seconds)?;
+    if let Some(t) = args.tolerance
+        && !(t > 0.0 && t < 1.0)
+    {
+        anyhow::bail!("option `--tolerance`: must lie in (0, 1) (a relative residual), got {t}");
+    }
+    let at_least_one = [
+        ("--batch", args.batch as usize),
+        ("--max-iterations", args.max_iterations),
+        ("--kernel-reps", args.kernel_reps),
+    ];
+    for (name, n) in at_least_one {
+        if n == 0 {
+            anyhow::bail!("option `{name}`: must be at least 1");
+        }
+    }
+    let sizes = [
+        ("--sizes", &args.sizes),
+        ("--sizes-1d", &args.sizes_1d),
+        ("--sizes-2d", &args.sizes_2d),
+        ("--schwarz-sizes", &args.schwarz_sizes),
+        ("--steady-sizes", &args.steady_sizes),
+        ("--readback-sizes", &args.readback_sizes),
+    ];
+    for (name, list) in sizes {
+        if let Some(n) = list.iter().find(|&&n| n < 4) {
+            anyhow::bail!("option `{name}`: a grid needs at least 4 cells per axis, got {n}");
+        }
+    }
+    if let Some(n) = args.subdomains.iter().find(|&&n| n == 0) {
+        anyhow::bail!("option `--subdomains`: must be at least 1, got {n}");
+    }
+    if let Some(t) = args.threads.iter().find(|&&t| t > MAX_THREADS) {
+        anyhow::bail!("option `--threads`: at most {MAX_THREADS} threads (0 = one per core), got {t}");
+    }
+    if let Some(re) = args.steady_re.iter().find(|&&re| re != 100 && re != 1000) {
+        anyhow::bail!("option `--steady-re`: takes 100 and 1000 (the shipped case files), got {re}");
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
+    check(&args)?;
     if args.family == "schwarz" {
         return schwarz(&args);
     }
@@ -426,9 +485,6 @@ fn steady(args: &Args) -> anyhow::Result<()> {
                     (_, 100) => (CAVITY_SIMPLE, vec![format!("solver.method=\"{method}\"")]),
                     _ => (CAVITY_SIMPLE_RE1000, vec![format!("solver.method=\"{method}\"")]),
                 };
-                if re != 100 && re != 1000 {
-                    anyhow::bail!("--steady-re takes 100 and 1000 (the shipped case files), got {re}");
-                }
                 let solver_name = match solvers {
                     Some((mo, p)) => {
                         if let Some(mo) = mo {
@@ -607,6 +663,7 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
     ] {
         case.set_assignment(&s)?;
     }
+    fits_device(&case)?;
     let cfg =
         ProjectionConfig::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
     let mut s = CudaProjection::<T>::new(cfg)?;
@@ -704,6 +761,13 @@ fn kernel_row(grid: &str, precision: &str, ceiling: f64, (name, ms, bytes): (&st
     );
 }
 
+/// `Err` naming the grid key when the CUDA solver of `case` does not fit in the device's free
+/// memory (the kernel tables build their solvers directly, not through `solver::build`).
+fn fits_device(case: &Case) -> anyhow::Result<()> {
+    solver::memory::check_device(&case.spec)
+        .map_err(|e| anyhow::anyhow!("{}: {}: {}", case.name, e.key, e.message))
+}
+
 /// Kernel timings of the projection solver in precision `T` (after three steps).
 fn projection_rows<T: Real>(
     cfg: crate::solver::incompressible::Config,
@@ -742,6 +806,7 @@ fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()> {
                 continue;
             }
             case.set_assignment(&format!("solver.pressure_solver=\"{ps}\""))?;
+            fits_device(&case)?;
             let cfg =
                 Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
             let rows = if args.precision == "f32" {
@@ -784,6 +849,7 @@ fn compressible_cuda(args: &Args, ceiling: f64) -> anyhow::Result<()> {
     println!("{KERNEL_HEADER}");
     for c in compressible_configs(args, "cuda") {
         let case = case_of(&c)?;
+        fits_device(&case)?;
         let cfg = crate::solver::compressible::Config::from_spec(&case.spec)
             .map_err(|e| anyhow::anyhow!("{}: {}: {}", c.label, e.key, e.message))?;
         let cells = cfg.grid.cells();

@@ -10,6 +10,7 @@
 use crate::export::csv::{Line, ResidualLog, line_samples, profile};
 use crate::export::vti;
 use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
+use crate::solver::stopping::{CappedSolves, StopKeys};
 use crate::solver::{self, Snapshot, Solver, StopReason, StopRule, run_until};
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
@@ -27,17 +28,20 @@ pub struct Args {
     /// Override a case key, validated like the file: --set grid.nx=256 --set physics.re=400.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Stop at step N, counted from t = 0 (also after --restart; overrides [stop] of the case).
-    #[arg(long, group = "stop")]
+    /// Stop at step N, counted from t = 0 (also after --restart; overrides [stop] of the case;
+    /// at least 1).
+    #[arg(long, group = "stop", allow_hyphen_values = true)]
     pub steps: Option<u64>,
-    /// Stop at simulated time T (the last step lands on it).
-    #[arg(long, group = "stop")]
+    /// Stop at simulated time T (the last step lands on it; a finite number > 0).
+    #[arg(long, group = "stop", allow_hyphen_values = true)]
     pub t_end: Option<f64>,
-    /// Stop when the relative change of the solution per unit time falls below TOL.
-    #[arg(long, group = "stop")]
+    /// Stop when the relative change of the solution per unit time falls below TOL (a finite
+    /// number > 0).
+    #[arg(long, group = "stop", allow_hyphen_values = true)]
     pub until_steady: Option<f64>,
-    /// Sample all fields along x0,y0,x1,y1,N into line_K.csv (repeatable).
-    #[arg(long = "line", value_name = "x0,y0,x1,y1,N")]
+    /// Sample all fields along x0,y0,x1,y1,N into line_K.csv (repeatable; both ends inside the
+    /// domain).
+    #[arg(long = "line", value_name = "x0,y0,x1,y1,N", allow_hyphen_values = true)]
     pub lines: Vec<Line>,
     /// Compute backend (overrides solver.backend).
     #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
@@ -135,19 +139,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (case, restored) = load(&args, &sets)?;
     let spec = &case.spec;
     let mut rule = if args.steps.is_some() || args.t_end.is_some() || args.until_steady.is_some() {
-        StopRule {
+        let rule = StopRule {
             steps: args.steps,
             t_end: args.t_end,
             steady_tol: args.until_steady,
-            ..Default::default()
-        }
+            interrupt: None,
+        };
+        rule.check(StopKeys::CLI)
+            .map_err(|e| anyhow::anyhow!("option `{}`: {}", e.key, e.message))?;
+        rule
     } else {
-        StopRule {
-            steps: spec.stop.steps,
-            t_end: spec.stop.t_end,
-            steady_tol: spec.stop.steady_tol,
-            ..Default::default()
-        }
+        StopRule::of_case(&spec.stop)
     };
     if rule.is_empty() {
         bail!(
@@ -155,6 +157,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             case.name
         );
     }
+    check_lines(
+        &args.lines,
+        &solver::Grid::from_spec(spec.case.dim as usize, &spec.grid),
+    )?;
     let continues_here = args
         .restart
         .as_ref()
@@ -195,6 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     install_signal_handler();
     rule.interrupt = Some(&INTERRUPT);
+    let mut capped = CappedSolves::default();
     let bar = progress_bar(args.quiet, &rule);
     let start = Instant::now();
     let mut last_log = start;
@@ -202,6 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let result = pool.install(|| {
         run_until(solver.as_mut(), &rule, |s| {
             log.record(s);
+            capped.observe(s);
             update_bar(&bar, s, &rule, args.quiet, &mut last_log);
             if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| s.steps() % n == 0) {
                 checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
@@ -225,6 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pool.current_num_threads(),
         reason,
         error.as_deref(),
+        &capped,
     );
     std::fs::write(
         args.out.join("summary.json"),
@@ -297,9 +306,30 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// The most `--line` options a run takes.
+const MAX_LINES: usize = 64;
+
+/// `Err` when there are more than [`MAX_LINES`] lines or a line has an end outside the case's
+/// domain (samples there would be extrapolated).
+fn check_lines(lines: &[Line], grid: &solver::Grid) -> anyhow::Result<()> {
+    if lines.len() > MAX_LINES {
+        bail!("option `--line`: at most {MAX_LINES} lines, got {}", lines.len());
+    }
+    for line in lines {
+        line.check_inside(grid)
+            .map_err(|e| anyhow::anyhow!("option `--line`: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Creates the output folder and checks, before the run, that files can be written there.
 fn prepare_out_dir(dir: &Path, force: bool, lines: usize) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+        .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
+    let probe = dir.join(".flowlab-write-test");
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .with_context(|| format!("cannot write into the output folder {} (--out)", dir.display()))?;
     if force {
         return Ok(());
     }
@@ -374,6 +404,7 @@ fn summary(
     threads: usize,
     reason: Option<StopReason>,
     error: Option<&str>,
+    capped: &CappedSolves,
 ) -> serde_json::Value {
     let info = s.info();
     let g = info.grid;
@@ -399,6 +430,9 @@ fn summary(
         "steady": reason == Some(StopReason::Steady),
         "stop_reason": reason.map(|r| format!("{r:?}")),
         "error": error,
+        "pressure_solve_capped": capped.steps > 0,
+        "capped_pressure_solves": capped.steps,
+        "warnings": capped.warning().into_iter().collect::<Vec<_>>(),
         "results": s.summary(),
     })
 }

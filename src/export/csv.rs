@@ -1,9 +1,13 @@
 //! CSV tables: samples along a line, residual histories and 1D profiles.
 
-use crate::solver::Solver;
+use crate::solver::{Grid, Solver};
 use std::fmt::Write as _;
 
-/// A straight sampling line from `(x0, y0)` to `(x1, y1)` with `n >= 2` points.
+/// The most points a sampling line takes.
+pub const MAX_LINE_POINTS: usize = 1_000_000;
+
+/// A straight sampling line from `(x0, y0)` to `(x1, y1)` with `2 <= n <= MAX_LINE_POINTS`
+/// points.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Line {
     pub from: [f64; 2],
@@ -30,13 +34,43 @@ impl std::str::FromStr for Line {
         let points: usize = parts[4]
             .parse()
             .ok()
-            .filter(|&n: &usize| n >= 2)
-            .ok_or_else(|| format!("the point count `{}` in `{s}` must be an integer >= 2", parts[4]))?;
+            .filter(|n: &usize| (2..=MAX_LINE_POINTS).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "the point count `{}` in `{s}` must be an integer from 2 to {MAX_LINE_POINTS}",
+                    parts[4]
+                )
+            })?;
         Ok(Line {
             from: [num(0)?, num(1)?],
             to: [num(2)?, num(3)?],
             points,
         })
+    }
+}
+
+impl Line {
+    /// `Err` naming the end of the line that lies outside `grid`'s domain (along its axes; a
+    /// 1D case's `y` is not checked).
+    pub fn check_inside(&self, grid: &Grid) -> Result<(), String> {
+        for end in [self.from, self.to] {
+            for a in 0..grid.dim.min(2) {
+                let (lo, hi) = (grid.origin[a], grid.origin[a] + grid.extent(a));
+                let slack = 1e-9 * (hi - lo);
+                if !(end[a] >= lo - slack && end[a] <= hi + slack) {
+                    return Err(format!(
+                        "the end ({}, {}) of the line {:?} -> {:?} lies outside the domain: {} runs \
+                         from {lo} to {hi}",
+                        end[0],
+                        end[1],
+                        self.from,
+                        self.to,
+                        ["x", "y"][a]
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

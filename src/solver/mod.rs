@@ -7,6 +7,7 @@ pub mod grid;
 pub mod incompressible;
 pub mod limiter;
 pub mod linear;
+pub mod memory;
 pub mod real;
 pub mod snapshot;
 pub mod stopping;
@@ -73,6 +74,11 @@ pub trait Solver: Send {
     /// touching the state. Settings that need a restart (grid, boundaries, precision) must be
     /// unchanged, or this fails and changes nothing.
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid>;
+    /// The pressure (or pressure-correction) solve of the last step when it stopped at its
+    /// iteration cap short of its tolerance; `None` when it converged or the solver has none.
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        None
+    }
     /// Family-specific results for `summary.json` (e.g. the primary vortex of a cavity).
     fn summary(&self) -> serde_json::Map<String, serde_json::Value>;
     /// The exact solution of field `name` at cell centres at the current time, where one exists
@@ -130,6 +136,27 @@ pub fn check_transfer(to: &SolverInfo, from: &SolverInfo) -> Result<(), Invalid>
     Ok(())
 }
 
+/// A linear solve that stopped at its iteration cap without reaching its tolerance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CappedSolve {
+    pub iterations: usize,
+    /// Relative residual at exit (`||b - A x|| / ||b||` for the projection's pressure,
+    /// the residual reduction for the SIMPLE family's solves) and the tolerance it missed.
+    pub residual: f64,
+    pub tolerance: f64,
+}
+
+impl CappedSolve {
+    /// `Some` when a SIMPLE-family linear solve of tolerance `tolerance` did not converge.
+    pub fn of_linear(stats: &linear::LinearStats, tolerance: f64) -> Option<CappedSolve> {
+        (!stats.converged).then(|| CappedSolve {
+            iterations: stats.iterations,
+            residual: stats.reduction(),
+            tolerance,
+        })
+    }
+}
+
 /// What a solver is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SolverInfo {
@@ -167,12 +194,14 @@ impl fmt::Display for SolverError {
 
 impl std::error::Error for SolverError {}
 
-/// The family-specific checks of a case (settings a family does not use are errors).
+/// The family-specific checks of a case (settings a family does not use are errors), and the
+/// memory its solver needs against the host's ([`memory::check_host`]).
 pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
     match spec.case.kind {
         Kind::Incompressible => incompressible::check(spec),
         Kind::Compressible => compressible::Config::from_spec(spec).map(|_| ()),
-    }
+    }?;
+    memory::check_host(spec).map(|_| ())
 }
 
 /// Builds the solver a case asks for, on the backend of `solver.backend`:
@@ -182,14 +211,24 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 /// - `auto`: the GPU solver where a device is usable and the case's settings run there, else the
 ///   CPU solvers (with one warning per process when the device is missing or a setting is
 ///   CPU-only).
+///
+/// Before anything is allocated, the memory the solver needs is checked against the host's
+/// available memory and, for a CUDA solver, the device's free memory ([`memory`]); a grid too
+/// large is an error naming its key, the estimate and the limit.
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
-    let cpu = |spec: &CaseSpec| match spec.case.kind {
-        Kind::Incompressible => incompressible::build(spec),
-        Kind::Compressible => compressible::build(spec),
+    let cpu = |spec: &CaseSpec| {
+        memory::check_host(spec)?;
+        match spec.case.kind {
+            Kind::Incompressible => incompressible::build(spec),
+            Kind::Compressible => compressible::build(spec),
+        }
     };
-    let gpu = |spec: &CaseSpec| match spec.case.kind {
-        Kind::Incompressible => incompressible::build_cuda(spec),
-        Kind::Compressible => compressible::build_cuda(spec),
+    let gpu = |spec: &CaseSpec| {
+        memory::check_device(spec)?;
+        match spec.case.kind {
+            Kind::Incompressible => incompressible::build_cuda(spec),
+            Kind::Compressible => compressible::build_cuda(spec),
+        }
     };
     match spec.solver.backend.unwrap_or(BackendChoice::Cpu) {
         BackendChoice::Cpu => cpu(spec),

@@ -2,7 +2,8 @@
 //! capping the last steps) or a steady state (the solver's `steady_change`, the relative change
 //! of the solution per unit time, below a tolerance), or a request from outside (a signal).
 
-use super::{Solver, SolverError};
+use super::{CappedSolve, Solver, SolverError};
+use crate::case::{Invalid, Stop, validate::positive};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// When to stop; the first criterion met ends the run. At least one of `steps`, `t_end` and
@@ -17,9 +18,105 @@ pub struct StopRule {
     pub interrupt: Option<&'static AtomicBool>,
 }
 
+/// What the criteria of a [`StopRule`] are called where they were given: keys of a case's
+/// `[stop]` ([`StopKeys::CASE`]) or `flowlab run` options ([`StopKeys::CLI`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopKeys {
+    pub steps: &'static str,
+    pub t_end: &'static str,
+    pub steady_tol: &'static str,
+}
+
+impl StopKeys {
+    pub const CASE: StopKeys = StopKeys {
+        steps: "stop.steps",
+        t_end: "stop.t_end",
+        steady_tol: "stop.steady_tol",
+    };
+    pub const CLI: StopKeys = StopKeys {
+        steps: "--steps",
+        t_end: "--t-end",
+        steady_tol: "--until-steady",
+    };
+}
+
 impl StopRule {
     pub fn is_empty(&self) -> bool {
         self.steps.is_none() && self.t_end.is_none() && self.steady_tol.is_none()
+    }
+
+    /// The criteria of a case's `[stop]`.
+    pub fn of_case(stop: &Stop) -> StopRule {
+        StopRule {
+            steps: stop.steps,
+            t_end: stop.t_end,
+            steady_tol: stop.steady_tol,
+            interrupt: None,
+        }
+    }
+
+    /// `Err` naming the criterion (as `keys` calls it) that could never end a run after a
+    /// step: a step count below 1, an end time or steady tolerance that is not a finite
+    /// number > 0 (NaN would never be reached, infinity never either, and 0 or less is met
+    /// before the first step).
+    pub fn check(&self, keys: StopKeys) -> Result<(), Invalid> {
+        if self.steps == Some(0) {
+            return Err(Invalid::new(keys.steps, "must be at least 1"));
+        }
+        if let Some(t) = self.t_end {
+            positive(keys.t_end, t)?;
+        }
+        if let Some(t) = self.steady_tol {
+            positive(keys.steady_tol, t)?;
+        }
+        Ok(())
+    }
+}
+
+/// The pressure solves of a run that stopped at their iteration cap short of their tolerance
+/// ([`Solver::capped_pressure_solve`]): the first is logged once (`log::warn!`) with its
+/// numbers, all are counted for the run's summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CappedSolves {
+    /// Steps whose pressure solve stopped at the cap.
+    pub steps: u64,
+    /// The first such step and its solve.
+    pub first: Option<(u64, CappedSolve)>,
+    /// The largest residual left by a capped solve.
+    pub worst_residual: f64,
+}
+
+impl CappedSolves {
+    /// Records the solver's last step.
+    pub fn observe(&mut self, solver: &dyn Solver) {
+        let Some(c) = solver.capped_pressure_solve() else {
+            return;
+        };
+        if self.first.is_none() {
+            self.first = Some((solver.steps(), c));
+            log::warn!(
+                "step {}: the pressure solve stopped at its iteration cap ({} iterations) with \
+                 residual {:.3e} > tolerance {:.3e}; the results are not converged (raise \
+                 solver.max_iterations, use a stronger solver.pressure_solver, or check the \
+                 grid's aspect ratio). Further capped solves are counted in summary.json",
+                solver.steps(),
+                c.iterations,
+                c.residual,
+                c.tolerance
+            );
+        }
+        self.steps += 1;
+        self.worst_residual = self.worst_residual.max(c.residual);
+    }
+
+    /// One line for the summary's warnings, if any solve was capped.
+    pub fn warning(&self) -> Option<String> {
+        let (step, c) = self.first?;
+        Some(format!(
+            "the pressure solve stopped at its iteration cap ({} iterations) without reaching its \
+             tolerance {:.3e} in {} step(s), first at step {step}; largest residual left {:.3e}",
+            c.iterations, c.tolerance, self.steps, self.worst_residual
+        ))
     }
 }
 

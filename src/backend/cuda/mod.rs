@@ -311,6 +311,13 @@ impl Gpu {
         }
     }
 
+    /// Free memory of the device in bytes (`cuMemGetInfo`).
+    pub fn free_memory(&self) -> Result<u64, CudaError> {
+        self.bind()?;
+        let (free, _total) = drv::mem_get_info()?;
+        Ok(free as u64)
+    }
+
     /// Makes the context current on the calling thread.
     pub fn bind(&self) -> Result<(), CudaError> {
         unsafe { drv::ctx::set_current(self.ctx) }?;

@@ -151,10 +151,13 @@ impl Config {
             "applies to solver.method = \"cese\" only",
         )?;
         let alpha = s.alpha.unwrap_or(2.0);
-        if !(alpha.is_finite() && alpha >= 0.0) {
+        if !(alpha.is_finite() && (0.0..=10.0).contains(&alpha)) {
             return Err(Invalid::new(
                 "solver.alpha",
-                format!("must be a finite number >= 0 (Chang: 1 or 2), got {alpha}"),
+                format!(
+                    "must lie in [0, 10] (Chang, Wang & Chow use 1 or 2; above 10 the weights \
+                     |derivative|^alpha over- or underflow), got {alpha}"
+                ),
             ));
         }
         let max_cfl = if muscl && dim == 2 { 0.5 } else { 1.0 };
@@ -182,9 +185,9 @@ impl Config {
                         "compressible walls are inviscid (reflective); remove the velocity",
                     ));
                 }
-                Boundary::Wall { .. } | Boundary::Symmetry => Bc::Reflective,
-                Boundary::Outflow => Bc::Transmissive,
-                Boundary::Periodic => Bc::Periodic,
+                Boundary::Wall { .. } | Boundary::Symmetry {} => Bc::Reflective,
+                Boundary::Outflow {} => Bc::Transmissive,
+                Boundary::Periodic {} => Bc::Periodic,
                 Boundary::Inflow {
                     velocity,
                     density,
@@ -254,7 +257,7 @@ fn check_initial(init: &Initial, dim: usize) -> Result<(), Invalid> {
     let n = dim + 2;
     let w = if dim == 1 { "(rho, u, p)" } else { "(rho, u, v, p)" };
     match init {
-        Initial::Rest | Initial::Uniform { .. } => Err(Invalid::new(
+        Initial::Rest {} | Initial::Uniform { .. } => Err(Invalid::new(
             "initial.type",
             format!(
                 "{} is incompressible; compressible cases use uniform_gas, riemann, blast, quadrant, \

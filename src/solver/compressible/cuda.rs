@@ -650,9 +650,12 @@ impl<T: Real> Solver for CudaEuler<T> {
             return Ok(());
         };
         // The CPU's check names the cell and its state: run it on the read-back state.
-        let found = self
-            .with_mirror(|cpu| cpu.check_state())
+        let (found, minima) = self
+            .with_mirror(|cpu| (cpu.check_state(), [cpu.residuals[1].1, cpu.residuals[2].1]))
             .map_err(err(self.steps, self.time))?;
+        // The CPU check's minima include the offending cell's values (NaN where they are).
+        self.residuals[1].1 = minima[0];
+        self.residuals[2].1 = minima[1];
         Err(found.err().unwrap_or_else(|| SolverError::Diverged {
             step: self.steps,
             time: self.time,

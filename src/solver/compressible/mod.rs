@@ -69,10 +69,26 @@ fn time_step(cfg: &Config, rate: f64, dt_cap: f64, step: u64, time: f64) -> Resu
         return Err(SolverError::Diverged {
             step,
             time,
-            message: format!("the wave speed is {rate}; lower solver.cfl or use a more diffusive limiter"),
+            message: format!("the wave speed is {rate}; {}", divergence_hint(cfg)),
         });
     }
     Ok((cfg.cfl / rate).min(dt_cap))
+}
+
+/// What to change when a run of `cfg`'s scheme diverges: the settings that scheme has.
+fn divergence_hint(cfg: &Config) -> String {
+    match cfg.method {
+        Method::Cese => format!(
+            "lower solver.cfl (now {}) or raise solver.alpha (now {}; a larger alpha weights the \
+             smaller one-sided derivative more, damping oscillations at discontinuities)",
+            cfg.cfl, cfg.alpha
+        ),
+        _ => format!(
+            "lower solver.cfl (now {}), use a more diffusive limiter (minmod or none) or Riemann \
+             solver (hll, rusanov)",
+            cfg.cfl
+        ),
+    }
 }
 
 enum Scheme<T> {
@@ -231,21 +247,6 @@ impl<T: Real> Euler<T> {
             let k = l.at((c % l.n[0]) as isize, (c / l.n[0]) as isize);
             self.fluid(k) && !admissible(primitive(g, self.u[k]))
         });
-        if let Some(c) = bad {
-            let (i, j) = (c % l.n[0], c / l.n[0]);
-            let w = self.prim(i, j);
-            return Err(SolverError::Diverged {
-                step: self.steps,
-                time: self.time,
-                message: format!(
-                    "negative or non-finite density/pressure in {}: rho = {:e}, p = {:e}; lower solver.cfl, \
-                     use a more diffusive limiter (minmod or none) or Riemann solver (hll, rusanov)",
-                    self.describe(i, j),
-                    w[0].f64(),
-                    w[3].f64()
-                ),
-            });
-        }
         let (u, solid) = (&self.u, &self.solid);
         let lowest = |c: usize| {
             -par_max(l.n[1], |j| {
@@ -262,6 +263,26 @@ impl<T: Real> Euler<T> {
         };
         self.residuals[1].1 = lowest(0);
         self.residuals[2].1 = lowest(3);
+        if let Some(c) = bad {
+            let (i, j) = (c % l.n[0], c / l.n[0]);
+            let w = self.prim(i, j);
+            let (rho, p) = (w[0].f64(), w[3].f64());
+            // The minima skip NaN: a NaN in the offending cell is the value to report.
+            for (r, v) in [(1, rho), (2, p)] {
+                if v.is_nan() || v < self.residuals[r].1 {
+                    self.residuals[r].1 = v;
+                }
+            }
+            return Err(SolverError::Diverged {
+                step: self.steps,
+                time: self.time,
+                message: format!(
+                    "negative or non-finite density/pressure in {}: rho = {rho:e}, p = {p:e}; {}",
+                    self.describe(i, j),
+                    divergence_hint(&self.cfg)
+                ),
+            });
+        }
         Ok(())
     }
 
@@ -538,5 +559,49 @@ impl<T: Real> Solver for Euler<T> {
         m.insert("totals_start".into(), tot(self.totals_start));
         m.insert("totals_end".into(), tot(self.totals()));
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Case;
+
+    /// A sod tube (MUSCL-Hancock or CE/SE) with one cell's density made negative, as a
+    /// diverging step would leave it.
+    fn broken(cese: bool) -> (Euler<f64>, SolverError) {
+        let text = if cese {
+            include_str!("../../../cases/cese_sod.toml")
+        } else {
+            include_str!("../../../cases/sod.toml")
+        };
+        let case = Case::parse(text, "sod.toml").unwrap();
+        let mut s = Euler::<f64>::new(Config::from_spec(&case.spec).unwrap());
+        let k = s.l.at(7, 0);
+        s.u[k][0] = -0.25;
+        let e = s.check_state().expect_err("a negative density is inadmissible");
+        (s, e)
+    }
+
+    #[test]
+    fn a_diverged_state_reports_the_offending_density() {
+        let (s, e) = broken(false);
+        assert_eq!(s.residuals[1], ("min_density", -0.25), "{e}");
+        assert!(e.to_string().contains("Riemann solver"), "{e}");
+    }
+
+    #[test]
+    fn the_cese_divergence_hint_names_cese_settings() {
+        let (s, e) = broken(true);
+        assert_eq!(s.residuals[1].1, -0.25);
+        let shown = e.to_string();
+        assert!(
+            shown.contains("solver.alpha") && shown.contains("solver.cfl"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("limiter") && !shown.contains("Riemann"),
+            "{shown}"
+        );
     }
 }

@@ -73,6 +73,12 @@ impl Flow {
         let nu = match (ph.re, ph.viscosity) {
             (Some(re), None) => {
                 positive("physics.re", re)?;
+                if !(1.0 / re).is_normal() {
+                    return Err(Invalid::new(
+                        "physics.re",
+                        format!("1 / re must be a normal number (a viscosity), got re = {re}"),
+                    ));
+                }
                 Some(1.0 / re)
             }
             (None, Some(nu)) => {
@@ -128,7 +134,7 @@ impl Flow {
             side(Side::Top)?,
         ];
         let initial_velocity = match &spec.initial {
-            Initial::Rest => [0.0, 0.0],
+            Initial::Rest {} => [0.0, 0.0],
             Initial::Uniform { velocity }
                 if velocity.len() == 2 && velocity.iter().all(|v| v.is_finite()) =>
             {
@@ -170,8 +176,8 @@ impl Flow {
 /// periodic side, `dp/dn = 0` on walls and inflows.
 pub fn pressure_bc(b: &Boundary) -> FaceBc {
     match b {
-        Boundary::Outflow => FaceBc::Dirichlet,
-        Boundary::Periodic => FaceBc::Periodic,
+        Boundary::Outflow {} => FaceBc::Dirichlet,
+        Boundary::Periodic {} => FaceBc::Periodic,
         _ => FaceBc::Neumann,
     }
 }

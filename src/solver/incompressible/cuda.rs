@@ -41,7 +41,7 @@ use crate::backend::cuda::{
 };
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, Kind, PressureSolverKind, TimeIntegrator};
 use crate::solver::real::Real;
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 /// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
@@ -150,9 +150,9 @@ pub(crate) fn boundary_codes<T: Real>(
                 bcv[2 * side + 1] = T::of(velocity[1]);
                 1
             }
-            Boundary::Outflow => 2,
-            Boundary::Symmetry => 3,
-            Boundary::Periodic => 4,
+            Boundary::Outflow {} => 2,
+            Boundary::Symmetry {} => 3,
+            Boundary::Periodic {} => 4,
         };
     }
     let bck_d = gpu.alloc::<i32>(4)?;
@@ -323,6 +323,8 @@ pub struct CudaProjection<T: Real> {
     dt_cap: f64,
     has_history: bool,
     residuals: Vec<(&'static str, f64)>,
+    /// The last step's pressure solve, when it stopped at its iteration cap.
+    capped: Option<CappedSolve>,
 }
 
 fn pack_pbc<T>(op: &Laplacian<T>) -> i64 {
@@ -410,6 +412,7 @@ impl<T: Real> CudaProjection<T> {
             dt_cap: f64::INFINITY,
             has_history: false,
             residuals: Vec::with_capacity(8),
+            capped: None,
         };
         s.write_clock()?;
         s.max_speeds()?;
@@ -1276,7 +1279,7 @@ impl<T: Real> CudaProjection<T> {
         let (v, pack) = packed.unwrap_or((0, -1));
         let l = self.l;
         let bc = &self.cfg.bc;
-        let out = |b: &Boundary| matches!(b, Boundary::Outflow);
+        let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
         let (i_lo, i_hi) = (
             if out(&bc[0]) { 0 } else { 1 },
             *l.u_unknowns_i().end() + out(&bc[1]) as usize,
@@ -1392,6 +1395,15 @@ impl<T: Real> CudaProjection<T> {
             ctrl[CTRL_ITERS] as usize
         };
         let relative = if b_norm == 0.0 { 0.0 } else { r_norm / b_norm };
+        let poisson = self.cfg.poisson;
+        self.capped = (poisson.kind != PressureSolverKind::Fft
+            && iterations >= poisson.max_iterations
+            && relative > poisson.tolerance)
+            .then_some(CappedSolve {
+                iterations,
+                residual: relative,
+                tolerance: poisson.tolerance,
+            });
         let dt = self.dt;
         let steady_change = if norm > 0.0 {
             (change / norm).sqrt() / dt
@@ -1757,6 +1769,10 @@ impl<T: Real> Solver for CudaProjection<T> {
         cpu.restore(state)?;
         let history = [state.values::<T>("hu")?, state.values::<T>("hv")?];
         self.adopt(cpu, Some(history))
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.capped
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

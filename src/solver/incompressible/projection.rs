@@ -19,7 +19,7 @@ use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
 /// Fields the projection solver produces, at cell centres.
@@ -57,6 +57,8 @@ pub struct Projection<T: Real> {
     dt_cap: f64,
     has_history: bool,
     residuals: Vec<(&'static str, f64)>,
+    /// The last step's pressure solve, when it stopped at its iteration cap.
+    capped: Option<CappedSolve>,
 }
 
 impl<T: Real> Projection<T> {
@@ -85,6 +87,7 @@ impl<T: Real> Projection<T> {
             dt_cap: f64::INFINITY,
             has_history: false,
             residuals: Vec::with_capacity(8),
+            capped: None,
         };
         fill_velocity_ghosts(&s.l, &s.cfg.bc, &mut s.u, &mut s.v);
         s
@@ -271,8 +274,8 @@ impl<T: Real> Projection<T> {
         for j in 1..=ny {
             for (side, face, inner) in [(0, 0, 1), (1, nx, nx - 1)] {
                 f[l.at(face, j)] = match &self.cfg.bc[side] {
-                    Boundary::Outflow => f[l.at(inner, j)],
-                    Boundary::Periodic => f[l.at(if side == 0 { nx } else { face }, j)],
+                    Boundary::Outflow {} => f[l.at(inner, j)],
+                    Boundary::Periodic {} => f[l.at(if side == 0 { nx } else { face }, j)],
                     _ => u[l.at(face, j)],
                 };
             }
@@ -280,8 +283,8 @@ impl<T: Real> Projection<T> {
         for i in 1..=nx {
             for (side, face, inner) in [(2, 0, 1), (3, ny, ny - 1)] {
                 g[l.at(i, face)] = match &self.cfg.bc[side] {
-                    Boundary::Outflow => g[l.at(i, inner)],
-                    Boundary::Periodic => g[l.at(i, if side == 2 { ny } else { face })],
+                    Boundary::Outflow {} => g[l.at(i, inner)],
+                    Boundary::Periodic {} => g[l.at(i, if side == 2 { ny } else { face })],
                     _ => v[l.at(i, face)],
                 };
             }
@@ -318,7 +321,7 @@ impl<T: Real> Projection<T> {
         );
         let two = T::of(2.0);
         let bc = &self.cfg.bc;
-        let out = |b: &Boundary| matches!(b, Boundary::Outflow);
+        let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
         let (i_lo, i_hi) = (
             if out(&bc[0]) { 0 } else { 1 },
             *l.u_unknowns_i().end() + out(&bc[1]) as usize,
@@ -426,6 +429,11 @@ impl<T: Real> Solver for Projection<T> {
         self.predict(dt);
         self.poisson_rhs(dt);
         let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
+        self.capped = (!stats.converged).then(|| CappedSolve {
+            iterations: stats.iterations,
+            residual: stats.relative_residual,
+            tolerance: self.poisson.settings.tolerance,
+        });
         let (change, norm) = self.correct(dt);
         fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
         self.dt_old = dt;
@@ -527,6 +535,10 @@ impl<T: Real> Solver for Projection<T> {
         self.poisson.set_settings(cfg.poisson);
         self.cfg = cfg;
         Ok(())
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.capped
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

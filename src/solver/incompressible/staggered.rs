@@ -32,8 +32,8 @@ impl Layout {
             nx,
             ny,
             stride: nx + 2,
-            periodic_x: bc[0] == Boundary::Periodic,
-            periodic_y: bc[2] == Boundary::Periodic,
+            periodic_x: bc[0] == Boundary::Periodic {},
+            periodic_y: bc[2] == Boundary::Periodic {},
         }
     }
 
@@ -110,12 +110,12 @@ pub fn fill_velocity_ghosts<T: Real>(l: &Layout, bc: &[Boundary; 4], u: &mut [T]
                         ur[face] = T::of(velocity[0]);
                         vr[ghost] = two * T::of(velocity[1]) - vr[inner];
                     }
-                    Boundary::Outflow => vr[ghost] = vr[inner],
-                    Boundary::Symmetry => {
+                    Boundary::Outflow {} => vr[ghost] = vr[inner],
+                    Boundary::Symmetry {} => {
                         ur[face] = T::zero();
                         vr[ghost] = vr[inner];
                     }
-                    Boundary::Periodic => {
+                    Boundary::Periodic {} => {
                         if side == 0 {
                             ur[0] = ur[nx];
                             ur[nx + 1] = ur[1];
@@ -139,12 +139,12 @@ pub fn fill_velocity_ghosts<T: Real>(l: &Layout, bc: &[Boundary; 4], u: &mut [T]
                     v[f] = T::of(velocity[1]);
                     u[g] = two * T::of(velocity[0]) - u[n];
                 }
-                Boundary::Outflow => u[g] = u[n],
-                Boundary::Symmetry => {
+                Boundary::Outflow {} => u[g] = u[n],
+                Boundary::Symmetry {} => {
                     v[f] = T::zero();
                     u[g] = u[n];
                 }
-                Boundary::Periodic => {
+                Boundary::Periodic {} => {
                     if side == 2 {
                         u[l.at(i, 0)] = u[l.at(i, ny)];
                         u[l.at(i, ny + 1)] = u[l.at(i, 1)];

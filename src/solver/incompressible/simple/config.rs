@@ -175,7 +175,7 @@ impl SimpleConfig {
         if flow
             .bc
             .iter()
-            .all(|b| !matches!(b, Boundary::Outflow | Boundary::Periodic))
+            .all(|b| !matches!(b, Boundary::Outflow {} | Boundary::Periodic {}))
             && pressure_gradient != [0.0, 0.0]
         {
             return Err(Invalid::new(

@@ -27,7 +27,7 @@ use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::Layout;
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 const B1: u32 = 256;
@@ -110,6 +110,8 @@ pub struct CudaSimple {
     bcv: DevBuf<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
+    /// The last outer iteration's first pressure(-correction) solve that stopped at its cap.
+    capped: Option<CappedSolve>,
     display: StaggeredDisplay,
     readback: Mutex<Readback<f64>>,
     mirror: Mutex<Mirror>,
@@ -171,6 +173,7 @@ impl CudaSimple {
             bcv,
             steps: 0,
             residuals: Vec::with_capacity(8),
+            capped: None,
             display: StaggeredDisplay::new(&gpu, "f64")?,
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
             mirror: Mutex::new(Mirror { cpu, stale: false }),
@@ -443,13 +446,13 @@ impl CudaSimple {
             None,
         )?;
         let bc = &self.cfg.flow.bc;
-        if bc.contains(&Boundary::Outflow) {
+        if bc.contains(&Boundary::Outflow {}) {
             let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
             for b in bc {
-                a = a.i((*b == Boundary::Outflow) as i64);
+                a = a.i((*b == Boundary::Outflow {}) as i64);
             }
             for b in bc {
-                a = a.i((*b == Boundary::Periodic) as i64);
+                a = a.i((*b == Boundary::Periodic {}) as i64);
             }
             let [dx, dy, _] = self.cfg.flow.grid.spacing;
             self.one("outflow_faces", a.r(dx).r(dy))?;
@@ -489,6 +492,7 @@ impl CudaSimple {
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
+        self.capped = None;
         if simpler {
             self.gpu.copy(&self.u_hat, &self.u)?;
             self.gpu.copy(&self.v_hat, &self.v)?;
@@ -511,6 +515,7 @@ impl CudaSimple {
             self.assemble_pressure(&self.u_hat, &self.v_hat)?;
             let st = self.solver_p.solve(&self.sys_p, &self.p, p_tol, p_max)?;
             pressure_iterations += st.iterations;
+            self.capped = CappedSolve::of_linear(&st, p_tol);
             self.remove_mean()?;
             pressure_residual = st.reduction();
         }
@@ -545,6 +550,7 @@ impl CudaSimple {
         self.gpu.memset_zero(&self.pc)?;
         let st = self.solver_p.solve(&self.sys_p, &self.pc, p_tol, p_max)?;
         pressure_iterations += st.iterations;
+        self.capped = self.capped.or(CappedSolve::of_linear(&st, p_tol));
         if !simpler {
             pressure_residual = st.reduction();
         }
@@ -777,6 +783,10 @@ impl Solver for CudaSimple {
                 .invalidate(self.steps);
         }
         Ok(())
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.capped
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

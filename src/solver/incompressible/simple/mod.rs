@@ -45,7 +45,7 @@ use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{FivePoint, Schwarz};
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
 /// Fields SIMPLE produces, at cell centres.
@@ -92,6 +92,8 @@ pub struct Simple {
     partial: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
+    /// The last outer iteration's first pressure(-correction) solve that stopped at its cap.
+    capped: Option<CappedSolve>,
 }
 
 impl Simple {
@@ -131,6 +133,7 @@ impl Simple {
             cfg,
             steps: 0,
             residuals: Vec::with_capacity(8),
+            capped: None,
         };
         s.boundaries();
         s.update_viscosity();
@@ -183,7 +186,7 @@ impl Simple {
         let (mut inflow, mut outflow) = (0.0, 0.0);
         for side in 0..4 {
             let sign = if side % 2 == 0 { 1.0 } else { -1.0 };
-            let is_out = bc[side] == Boundary::Outflow;
+            let is_out = bc[side] == Boundary::Outflow {};
             let faces: Vec<usize> = match side {
                 0 | 1 => (1..=ny)
                     .map(|j| l.at(if side == 0 { 0 } else { nx }, j))
@@ -209,7 +212,7 @@ impl Simple {
                 if is_out {
                     q[k] = q[(k as isize + inner) as usize];
                     outflow -= sign * q[k] * area;
-                } else if bc[side] != Boundary::Periodic {
+                } else if !matches!(bc[side], Boundary::Periodic {}) {
                     inflow += sign * q[k] * area;
                 }
             }
@@ -217,7 +220,7 @@ impl Simple {
         if outflow != 0.0 {
             let scale = inflow / outflow;
             for side in 0..4 {
-                if bc[side] != Boundary::Outflow {
+                if !matches!(bc[side], Boundary::Outflow {}) {
                     continue;
                 }
                 if side < 2 {
@@ -405,6 +408,7 @@ impl Simple {
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
+        self.capped = None;
         if self.cfg.algorithm.pseudo_velocities() {
             self.u_hat.copy_from_slice(&self.u);
             self.v_hat.copy_from_slice(&self.v);
@@ -437,6 +441,7 @@ impl Simple {
                 self.cfg.pressure_iterations,
             );
             pressure_iterations += st.iterations;
+            self.capped = CappedSolve::of_linear(&st, self.cfg.pressure_tolerance);
             remove_mean(&mut self.p);
             pressure_residual = st.reduction();
         }
@@ -485,6 +490,9 @@ impl Simple {
             self.cfg.pressure_iterations,
         );
         pressure_iterations += st.iterations;
+        self.capped = self
+            .capped
+            .or(CappedSolve::of_linear(&st, self.cfg.pressure_tolerance));
         if !self.cfg.algorithm.pseudo_velocities() {
             pressure_residual = st.reduction();
         }
@@ -741,6 +749,10 @@ impl Solver for Simple {
             self.update_viscosity();
         }
         Ok(())
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.capped
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

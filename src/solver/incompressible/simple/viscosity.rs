@@ -8,6 +8,19 @@ use crate::case::{CaseSpec, FluidModel, Invalid, validate::positive};
 /// Shear rates below this [1/s] count as this (the power law's viscosity is infinite at rest).
 pub const GAMMA_DOT_MIN: f64 = 1e-9;
 
+/// Bounds of the flow-behaviour index `n` (power law, Carreau).
+pub const N_MIN: f64 = 0.1;
+pub const N_MAX: f64 = 2.0;
+const N_RANGE: &str = "measured fluids range from about 0.1, strongly shear-thinning polymer melts, to \
+                       about 2, shear-thickening suspensions; beyond, gamma_dot^(n - 1) spans more \
+                       decades over the flow's shear rates than the momentum equations can balance";
+/// Largest dynamic viscosity or consistency [Pa s] (`mu0`, `mu_inf`, `k`).
+pub const MU_MAX: f64 = 1e12;
+const MU_RANGE: &str = "1e12 Pa s is glass at its transition; more is a solid, not a fluid";
+/// Largest Carreau time constant [s].
+pub const LAMBDA_MAX: f64 = 1e6;
+const LAMBDA_RANGE: &str = "relaxation times of polymer melts reach seconds to hours; 1e6 s is days";
+
 /// A viscosity model.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Viscosity {
@@ -89,6 +102,19 @@ impl Viscosity {
                 }
                 (Some(x), true) => positive(&full, x)?,
                 (None, false) => {}
+            }
+            if let (Some(x), true) = (value, used) {
+                let (lo, hi, why) = match key {
+                    "n" => (N_MIN, N_MAX, N_RANGE),
+                    "lambda" => (0.0, LAMBDA_MAX, LAMBDA_RANGE),
+                    _ => (0.0, MU_MAX, MU_RANGE),
+                };
+                if !(x >= lo && x <= hi) {
+                    return Err(Invalid::new(
+                        full,
+                        format!("must lie in [{lo}, {hi:e}] ({why}), got {x}"),
+                    ));
+                }
             }
         }
         let get = |x: Option<f64>| x.expect("checked above");
