@@ -2,4 +2,5 @@
 
 pub mod panel;
 pub mod reference;
+pub mod speed;
 pub mod state;
