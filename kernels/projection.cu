@@ -230,15 +230,6 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     }
 }
 
-// |u| on the u faces (i in 0..=nx, rows 1..=ny) and |v| on the v faces (i in 1..=nx, rows
-// 0..=ny) at k = j (nx + 2) + i, else 0: the faces of projection.rs `max_speeds`, less the first
-// face of a periodic axis, which repeats the last (so the maxima need not wait for the ghosts).
-__device__ __forceinline__ void face_speeds(const real* __restrict__ u, const real* __restrict__ v, int k, int i,
-                                            int j, int nx, int ny, int px, int py, real* um, real* vm) {
-    *um = (i <= nx && j >= 1 && j <= ny && !(px && i == 0)) ? fabs(u[k]) : (real)0;
-    *vm = (i >= 1 && i <= nx && j <= ny && !(py && j == 0)) ? fabs(v[k]) : (real)0;
-}
-
 // u = F - dt dp/dx, v = G - dt dp/dy on the faces the projection moves; block maxima of the new
 // |u|, |v| (`face_speeds`) into pmax[block], pmax[nblocks + block] (the next step's dt). With
 // `stats`, also partial sums of the squared change (partial[block]) and of u^2 + v^2 over the

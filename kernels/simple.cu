@@ -403,11 +403,17 @@ extern "C" __global__ void wall_rule(real* __restrict__ u, real* __restrict__ v,
     }
 }
 
-// One block: sc[S_VMAX] = the largest |u|, |v| over the whole ghosted arrays (n values each).
+// One block: sc[S_VMAX] = the largest |u|, |v| over the grid's faces (`face_speeds`: ghosts
+// excluded, as simple/mod.rs through `Layout::max_face_speeds`).
 extern "C" __global__ void max_abs(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ sc,
-                                   long long n) {
+                                   int nx, int ny, int px, int py) {
+    const long long s = nx + 2, n = s * (ny + 2);
     real m = 0;
-    for (long long k = thread_linear(); k < n; k += block_threads()) m = fmax(m, fmax(fabs(u[k]), fabs(v[k])));
+    for (long long k = thread_linear(); k < n; k += block_threads()) {
+        real a, b;
+        face_speeds(u, v, (int)k, (int)(k % s), (int)(k / s), nx, ny, px, py, &a, &b);
+        m = fmax(m, fmax(a, b));
+    }
     const real r = block_max(m);
     if (thread_linear() == 0) sc[S_VMAX] = r;
 }

@@ -399,6 +399,7 @@ fn settings_are_validated_and_live() {
     assert_eq!(e.key.as_deref(), Some("solver.cfl"));
     // Live: CFL, limiter and Riemann solver change without a restart.
     let mut case = Case::parse(&base, "t").unwrap();
+    on_cpu_unless_named(&mut case);
     let mut s = flowlab::solver::build(&case.spec).unwrap();
     s.step().unwrap();
     let dt = s.dt();

@@ -1,18 +1,21 @@
 //! Every kernel file compiles with NVRTC in both precisions, through the code path the solvers
 //! use (`flowlab::backend::cuda::compile_ptx`); no GPU needed. Without NVRTC the test is skipped
-//! with a printed reason, except under CI (`CI` set), where a missing NVRTC is a failure.
+//! with a printed reason, except under CI (`CI` set) or `FLOWLAB_REQUIRE_GPU=1`, where a missing
+//! NVRTC is a failure.
 
-use flowlab::backend::cuda::{Args, Gpu, KernelSet, compile_ptx, nvrtc_available, probe};
+mod common;
+
+use flowlab::backend::cuda::{Args, Gpu, KernelSet, compile_ptx, nvrtc_available};
 
 #[test]
 fn every_kernel_file_compiles_in_both_precisions() {
     if !nvrtc_available() {
         let msg = "NVRTC (libnvrtc.so / libnvrtc.so.12) cannot be loaded; put its lib directory on \
                    LD_LIBRARY_PATH (pip install nvidia-cuda-nvrtc-cu12)";
-        if std::env::var_os("CI").is_some() {
+        if common::in_ci() {
             panic!("CI is set and {msg}");
         }
-        eprintln!("skipped: {msg}");
+        common::skip_gpu_test(msg);
         return;
     }
     // Hopper (the target machines) and an older architecture the PTX must also build for.
@@ -46,16 +49,16 @@ fn every_kernel_file_compiles_in_both_precisions() {
 /// A launch with the wrong number of arguments is refused with an error naming the kernel
 /// (checked against the driver's parameter list of the kernel), and the right number runs: a
 /// kernel given one argument too few would read garbage for it (an illegal address at best).
-/// Needs a GPU with a CUDA 12.4 or later driver; skipped with the reason otherwise.
+/// Needs a GPU with a CUDA 12.4 or later driver; skipped with the reason otherwise (a failure
+/// under `FLOWLAB_REQUIRE_GPU=1`).
 #[test]
 fn a_launch_with_the_wrong_argument_count_is_refused() {
-    if let Err(why) = probe() {
-        eprintln!("skipped: {why}");
+    if !common::gpu() {
         return;
     }
     let gpu = Gpu::new().expect("device");
     if gpu.info.driver_version < 12040 {
-        eprintln!("skipped: the driver predates cuFuncGetParamInfo (CUDA 12.4)");
+        common::skip_gpu_test("the driver predates cuFuncGetParamInfo (CUDA 12.4)");
         return;
     }
     let m = gpu.module(KernelSet::Bench, "f32").expect("bench module");
@@ -104,4 +107,51 @@ fn fma_outside_libm(ptx: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The skip decision every GPU test takes ([`common::skip_or_fail`]): a skip names the test and
+/// the reason; under `FLOWLAB_REQUIRE_GPU=1` the same case is a failure naming both.
+#[test]
+fn a_gpu_test_that_cannot_run_skips_or_fails_when_required() {
+    let line = common::skip_or_fail("t::x", "no usable CUDA device", false);
+    assert_eq!(line, "t::x: skipped: no usable CUDA device");
+    let failure = std::panic::catch_unwind(|| common::skip_or_fail("t::x", "no usable CUDA device", true))
+        .expect_err("required: a failure");
+    let message = failure
+        .downcast_ref::<String>()
+        .expect("a formatted panic message");
+    assert!(
+        message.contains("t::x")
+            && message.contains("FLOWLAB_REQUIRE_GPU=1")
+            && message.contains("no usable CUDA device"),
+        "{message}"
+    );
+}
+
+/// A GPU test of this binary run again with `FLOWLAB_REQUIRE_GPU=1`: without a device it fails
+/// with the probe's reason (where there is one, it passes).
+#[test]
+fn required_gpu_tests_fail_without_a_device() {
+    let test = "a_launch_with_the_wrong_argument_count_is_refused";
+    let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([test, "--exact", "--test-threads=1"])
+        .env("FLOWLAB_REQUIRE_GPU", "1")
+        .output()
+        .expect("the test binary runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    match flowlab::backend::cuda::probe() {
+        Ok(_) => assert!(out.status.success(), "{text}"),
+        Err(reason) => {
+            assert!(
+                !out.status.success(),
+                "a required GPU test passed without a device:\n{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "{test}: FLOWLAB_REQUIRE_GPU=1 but the test cannot run: {reason}"
+                )),
+                "{text}"
+            );
+        }
+    }
 }

@@ -440,28 +440,34 @@ fn ghia(re: u32, column: usize, max_dev: f64) {
 }
 
 /// `backend = "cuda"` without a device is an error naming solver.backend, for both families, and
-/// `auto` falls back to the CPU; with a device both families build on it.
+/// `auto` (also the default when the case names no backend) falls back to the CPU; with a device
+/// both families build on it. Without a device this checks the fallback, and fails under
+/// `FLOWLAB_REQUIRE_GPU=1`.
 #[test]
 fn cuda_backend_choice() {
+    let device = common::gpu();
     for name in ["lid_driven_cavity_re100", "sod"] {
         let case = common::case(name, &["solver.backend=\"cuda\""]);
         let auto = common::case(name, &["solver.backend=\"auto\""]);
-        match flowlab::backend::cuda::probe() {
-            Ok(_) => {
-                assert_eq!(solver::build(&case.spec).expect("cuda").info().backend, "cuda");
-                assert_eq!(solver::build(&auto.spec).expect("auto").info().backend, "cuda");
-            }
-            Err(_) => {
-                let e = solver::build(&case.spec)
-                    .err()
-                    .expect("no device: cuda is an error");
-                assert_eq!(e.key, "solver.backend");
-                eprintln!("{name} on cuda: {}", e.message);
-                assert_eq!(
-                    solver::build(&auto.spec).expect("auto falls back").info().backend,
-                    "cpu"
-                );
-            }
+        let default =
+            flowlab::case::Case::load(&common::root().join(format!("cases/{name}.toml"))).expect("case");
+        assert_eq!(default.spec.solver.backend, None, "{name} names no backend");
+        let default_backend = solver::build(&default.spec).expect("default").info().backend;
+        if device {
+            assert_eq!(solver::build(&case.spec).expect("cuda").info().backend, "cuda");
+            assert_eq!(solver::build(&auto.spec).expect("auto").info().backend, "cuda");
+            assert_eq!(default_backend, "cuda", "{name}: the default is auto");
+        } else {
+            assert_eq!(default_backend, "cpu", "{name}: auto falls back");
+            let e = solver::build(&case.spec)
+                .err()
+                .expect("no device: cuda is an error");
+            assert_eq!(e.key, "solver.backend");
+            eprintln!("{name} on cuda: {}", e.message);
+            assert_eq!(
+                solver::build(&auto.spec).expect("auto falls back").info().backend,
+                "cpu"
+            );
         }
     }
 }

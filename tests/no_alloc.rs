@@ -30,6 +30,7 @@ static GLOBAL: Counting = Counting;
 fn assert_steps_do_not_allocate(file: &str, sets: &[&str]) {
     let path = format!("{}/cases/{file}.toml", env!("CARGO_MANIFEST_DIR"));
     let mut case = Case::load(std::path::Path::new(&path)).unwrap();
+    case.set_assignment("solver.backend=\"cpu\"").unwrap();
     for s in sets {
         case.set_assignment(s).unwrap();
     }

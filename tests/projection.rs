@@ -171,6 +171,7 @@ fn periodic_channel_and_inflow_outflow_run_and_conserve_mass() {
         .replace("velocity = 1.0   # the lid", "velocity = 0.0   # the lid");
     for (name, text) in [("periodic", periodic), ("inflow", inflow)] {
         let mut case = flowlab::case::Case::parse(&text, name).unwrap();
+        common::on_cpu_unless_named(&mut case);
         case.set_assignment("grid.nx=32").unwrap();
         case.set_assignment("grid.ny=16").unwrap();
         let mut s = solver::build(&case.spec).unwrap();

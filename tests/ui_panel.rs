@@ -166,7 +166,10 @@ fn a_diverging_run_pauses_and_explains_with_a_one_click_reset() {
 
 #[test]
 fn choosing_cuda_moves_the_state_or_explains_why_not() {
-    let mut state = AppState::new(common::cavity(100.0, 16)).unwrap();
+    let mut case = common::cavity(100.0, 16);
+    case.set_assignment("solver.backend=\"cpu\"").unwrap();
+    let mut state = AppState::new(case).unwrap();
+    assert_eq!(state.solver.info().backend, "cpu");
     state.playing = false;
     for _ in 0..10 {
         assert!(state.single_step());
@@ -180,14 +183,13 @@ fn choosing_cuda_moves_the_state_or_explains_why_not() {
     h.run();
     let state = h.state();
     assert_eq!(state.solver.steps(), 10, "the flow is kept either way");
-    match flowlab::backend::cuda::probe() {
-        Ok(_) => assert_eq!(state.solver.info().backend, "cuda"),
-        Err(_) => {
-            assert_eq!(state.solver.info().backend, "cpu");
-            let m = state.message.clone().unwrap_or_default();
-            assert!(m.contains("solver.backend") && m.contains("cuda"), "{m}");
-            h.get_by_label_contains("CUDA unavailable");
-        }
+    if common::gpu() {
+        assert_eq!(state.solver.info().backend, "cuda");
+    } else {
+        assert_eq!(state.solver.info().backend, "cpu");
+        let m = state.message.clone().unwrap_or_default();
+        assert!(m.contains("solver.backend") && m.contains("cuda"), "{m}");
+        h.get_by_label_contains("CUDA unavailable");
     }
 }
 
@@ -266,4 +268,60 @@ fn schwarz_subdomains_apply_live_and_are_drawn() {
     let e = state.set("solver.linear_solver.subdomains", "9").unwrap_err();
     assert!(e.contains("solver.linear_solver.subdomains"), "{e}");
     assert_eq!(state.subdomain_strips().len(), 2);
+}
+
+/// Opening a case too slow for the CPU: the app measures the step rate, coarsens the grid (the
+/// 512^2 Re 1000 cavity needs ~1250 steps per lid pass, minutes of wall time at 512^2 on any
+/// CPU), says so in the panel, and its button restarts on the case's grid.
+#[test]
+fn a_slow_case_opens_on_a_coarser_grid_and_says_so() {
+    let case = common::case("lid_driven_cavity_re1000", &["grid.nx=512", "grid.ny=512"]);
+    let mut state = AppState::new(case).unwrap();
+    state.playing = false;
+    state.fit_grid_to_speed();
+    let choice = state.grid_choice.clone().expect("measured on the CPU");
+    assert_eq!(choice.case_grid, [512, 512]);
+    assert!(choice.coarsened(), "{choice:?}");
+    assert!(choice.grid[0] >= 32 && choice.grid[0] < 512, "{choice:?}");
+    assert_eq!(state.solver.info().grid.n[..2], choice.grid[..]);
+    assert_eq!(
+        state.case.spec.grid.nx, choice.grid[0],
+        "the case runs the chosen grid"
+    );
+    let mut h = harness(state);
+    h.run();
+    let [nx, ny] = choice.grid;
+    h.get_by_label_contains(&format!("grid {nx}x{ny} chosen for speed (the case asks 512x512"));
+    h.get_by_label("Reset with the case grid (512x512)").click();
+    h.run();
+    let state = h.state();
+    assert_eq!(state.solver.info().grid.n[..2], [512, 512]);
+    assert_eq!(state.grid_choice, None);
+}
+
+/// The panel shows the value a setting the case leaves out has in the solver: the compressible
+/// family's CFL (0.4 for 2D MUSCL-Hancock, 0.8 otherwise) and CE/SE's alpha (2), not a fixed 0.5
+/// and 1.
+#[test]
+fn defaulted_settings_show_the_values_in_use() {
+    let quadrant = std::fs::read_to_string(common::root().join("cases/riemann_quadrant_config3.toml"))
+        .unwrap()
+        .replace("cfl = 0.4", "");
+    for (name, text, label, value) in [
+        ("sod", common::sod(100, ""), "CFL", 0.8),
+        ("cese", common::sod(100, "method = \"cese\""), "CFL", 0.8),
+        ("cese", common::sod(100, "method = \"cese\""), "CE/SE alpha", 2.0),
+        ("quadrant", quadrant, "CFL", 0.4),
+    ] {
+        let mut case = flowlab::case::Case::parse(&text, name).unwrap();
+        assert_eq!(
+            (case.spec.solver.cfl, case.spec.solver.alpha),
+            (None, None),
+            "{name}"
+        );
+        common::on_cpu_unless_named(&mut case);
+        let h = harness(AppState::new(case).unwrap());
+        let shown = h.get_by_label(label).accesskit_node().numeric_value();
+        assert_eq!(shown, Some(value), "{name}: {label}");
+    }
 }

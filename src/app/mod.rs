@@ -19,6 +19,7 @@ use crate::ui::state::{AppState, Request};
 use glam::Vec2;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use stepper::Stepper;
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
@@ -62,6 +63,12 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
         }
         AppState::new(case)?
     };
+    // A grid given on the command line or in a saved state is run as given.
+    let own_grid = path.extension().is_some_and(|x| x == "flowlab")
+        || args.set.iter().any(|s| s.trim_start().starts_with("grid."));
+    if !own_grid {
+        state.fit_grid_to_speed();
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         state.cases_dir = dir.to_path_buf();
     }
@@ -131,6 +138,8 @@ struct WindowState {
     last_jobs: Vec<egui::ClippedPrimitive>,
     last_ppp: f32,
     last_domain: ([f64; 2], [f64; 2]),
+    /// How long the last frame took this thread (UI pass to present).
+    last_draw: Duration,
 }
 
 impl WindowState {
@@ -206,6 +215,7 @@ impl WindowState {
             last_jobs: Vec::new(),
             last_ppp: 1.0,
             last_domain: ([f64::NAN; 2], [f64::NAN; 2]),
+            last_draw: Duration::ZERO,
         })
     }
 
@@ -329,8 +339,10 @@ impl App {
         let Some(mut guard) = stepper.try_state() else {
             return Ok(false);
         };
+        let started = Instant::now();
         let state = &mut *guard;
         let w = window.as_mut().expect("redraw needs the window");
+        state.draw_time = w.last_draw;
         // egui pass: panels, then the canvas area is what is left.
         let input = w.egui.take_egui_input(&w.window);
         let ctx = w.egui.egui_ctx().clone();
@@ -445,6 +457,7 @@ impl App {
         }
         let jobs = std::mem::take(&mut w.last_jobs);
         present_frame(w, &jobs, &screen, has_frame);
+        w.last_draw = started.elapsed();
         w.last_jobs = jobs;
         for id in &output.textures_delta.free {
             w.egui_renderer.free_texture(id);

@@ -1,6 +1,7 @@
 //! The solver's worker thread. The window thread never steps the solver: after each frame's UI
 //! pass it hands the [`AppState`] to this thread with [`Stepper::go`], which runs one frame's
-//! worth of steps ([`AppState::advance_frame`]) while the window thread presents the frame and
+//! worth of steps ([`AppState::advance_frame`]; a CPU solver's on a worker of rayon's pool,
+//! [`on_global_pool`]) while the window thread presents the frame and
 //! keeps handling input, announces the fields on screen to the solver
 //! ([`AppState::prefetch_shown`]: a GPU solver starts their copy to the host without waiting for
 //! it), then wakes the event loop. The next UI pass takes the state with
@@ -8,6 +9,7 @@
 //! whose copy has landed ([`crate::solver::Solver::display_fields`]): the copy of this batch's
 //! fields overlaps the next batch instead of holding up the window thread.
 
+use crate::backend::cpu::on_global_pool;
 use crate::ui::state::AppState;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::thread::JoinHandle;
@@ -48,8 +50,17 @@ impl Stepper {
                         }
                         {
                             let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
-                            s.advance_frame();
-                            s.prefetch_shown();
+                            let s = &mut *s;
+                            let cpu = s.solver.info().backend == "cpu";
+                            let mut frame = || {
+                                s.advance_frame();
+                                s.prefetch_shown();
+                            };
+                            if cpu {
+                                on_global_pool(frame);
+                            } else {
+                                frame();
+                            }
                         }
                         wake();
                     }
@@ -136,5 +147,37 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(30))
             .expect("wakes even when paused");
         assert_eq!(stepper.state().solver.steps(), last, "paused: no steps");
+    }
+
+    /// Auto steps per frame step as long as the window thread took to draw the last frame,
+    /// at least the budget and at most [`crate::ui::state::MAX_STEP_BUDGET`].
+    #[test]
+    fn an_auto_frame_steps_while_the_window_draws() {
+        use crate::ui::state::{MAX_STEP_BUDGET, StepsPerFrame};
+        let mut state = cavity();
+        let budget = Duration::from_millis(20);
+        state.steps_per_frame = StepsPerFrame::Auto { budget };
+        for (draw, at_least, at_most) in [
+            (Duration::ZERO, budget, Duration::from_millis(200)),
+            (
+                Duration::from_millis(120),
+                Duration::from_millis(120),
+                Duration::from_millis(300),
+            ),
+            (
+                Duration::from_secs(5),
+                MAX_STEP_BUDGET,
+                Duration::from_millis(500),
+            ),
+        ] {
+            state.draw_time = draw;
+            let start = std::time::Instant::now();
+            state.advance_frame();
+            let took = start.elapsed();
+            assert!(
+                took >= at_least && took < at_most,
+                "drawing {draw:?}: stepped {took:?}"
+            );
+        }
     }
 }

@@ -23,7 +23,9 @@ use std::fmt;
 pub trait Solver: Send {
     /// Static description (family, method, backend, precision, grid).
     fn info(&self) -> SolverInfo;
-    /// Simulated time.
+    /// Simulated physical time. A steady solver (the SIMPLE family, whose steps are outer
+    /// iterations) has none and reports 0, as its [`Solver::dt`]; [`Solver::steps`] counts its
+    /// iterations.
     fn time(&self) -> f64;
     /// Steps taken since the start.
     fn steps(&self) -> u64;
@@ -41,7 +43,7 @@ pub trait Solver: Send {
         }
         Ok(())
     }
-    /// Size of the last step.
+    /// Size of the last step (0 for a steady solver).
     fn dt(&self) -> f64;
     /// Caps the size of the following steps (to land on an output time); `f64::INFINITY` lifts it.
     fn set_dt_cap(&mut self, cap: f64);
@@ -90,7 +92,9 @@ pub trait Solver: Send {
     /// solver's own storage points, and takes over its time and step count: a restart on
     /// another grid, precision or backend that keeps the flow. `from` must be of the same
     /// family and dimension ([`check_transfer`]). Multi-step history (AB2's `H^{n-1}`, CE/SE's
-    /// gradients) restarts as at `t = 0`. On error nothing changes.
+    /// gradients) restarts as at `t = 0`. A steady solver's time is 0 ([`Solver::time`]): a
+    /// time-dependent solver that takes over a SIMPLE state starts its clock at 0 (the
+    /// iterations become its step count). On error nothing changes.
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid>;
     /// The complete state ([`Snapshot`]: clock, fields and multi-step history), from which
     /// [`Solver::restore`] continues bit for bit as this run would. A device backend reads it
@@ -102,8 +106,6 @@ pub trait Solver: Send {
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid>;
 }
 
-/// Whether a state can move from a solver described by `from` to one described by `to`
-/// ([`Solver::load_state`]): same family and dimension, and the same domain.
 /// Fields `names` of `solver`'s current state into `out` (one vector per name, as
 /// [`Solver::field`]); returns its step count, or `None` if a name is unknown.
 pub fn read_fields<S: Solver + ?Sized>(solver: &S, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
@@ -113,6 +115,8 @@ pub fn read_fields<S: Solver + ?Sized>(solver: &S, names: &[&str], out: &mut [Ve
     Some(solver.steps())
 }
 
+/// Whether a state can move from a solver described by `from` to one described by `to`
+/// ([`Solver::load_state`]): same family and dimension, and the same domain.
 pub fn check_transfer(to: &SolverInfo, from: &SolverInfo) -> Result<(), Invalid> {
     if to.kind != from.kind || to.grid.dim != from.grid.dim {
         return Err(Invalid::new(
@@ -205,12 +209,12 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 }
 
 /// Builds the solver a case asks for, on the backend of `solver.backend`:
-/// - `cpu` (the default when the key is absent): the CPU reference solvers;
+/// - `cpu`: the CPU reference solvers;
 /// - `cuda`: the GPU solver, or an error naming `solver.backend` when no usable device, driver
 ///   or NVRTC is present, or the key of a setting the CUDA backend does not have;
-/// - `auto`: the GPU solver where a device is usable and the case's settings run there, else the
-///   CPU solvers (with one warning per process when the device is missing or a setting is
-///   CPU-only).
+/// - `auto` (the default when the key is absent): the GPU solver where a device is usable and
+///   the case's settings run there, else the CPU solvers (with one warning per process when the
+///   device is missing or a setting is CPU-only).
 ///
 /// Before anything is allocated, the memory the solver needs is checked against the host's
 /// available memory and, for a CUDA solver, the device's free memory ([`memory`]); a grid too
@@ -230,7 +234,7 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
             Kind::Compressible => compressible::build_cuda(spec),
         }
     };
-    match spec.solver.backend.unwrap_or(BackendChoice::Cpu) {
+    match spec.solver.backend.unwrap_or(BackendChoice::Auto) {
         BackendChoice::Cpu => cpu(spec),
         BackendChoice::Cuda => {
             crate::backend::cuda::probe().map_err(|e| {

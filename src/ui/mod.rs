@@ -3,4 +3,5 @@
 pub mod panel;
 pub mod reference;
 pub mod rewind;
+pub mod speed;
 pub mod state;

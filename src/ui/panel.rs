@@ -3,10 +3,11 @@
 
 use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
-use crate::case::{Kind, LinearSolverKind, Method, RiemannSolver};
+use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
 use crate::render::streamlines::Integrator;
 use crate::render::view::{self, Range, Seeding};
+use crate::solver::incompressible::SimpleConfig;
 use crate::solver::incompressible::simple::Algorithm;
 use crate::solver::limiter::Limiter;
 use egui::{Color32, DragValue, RichText, Ui};
@@ -267,6 +268,26 @@ fn case_section(ui: &mut Ui, state: &mut AppState) {
             state.message = Some(e);
         }
     }
+    grid_choice(ui, state);
+}
+
+/// What [`AppState::fit_grid_to_speed`] chose (while that grid runs), with the way back to the
+/// case's grid when it coarsened it.
+fn grid_choice(ui: &mut Ui, state: &mut AppState) {
+    let running = state.solver.info().grid.n;
+    let Some(choice) = state.grid_choice.clone().filter(|c| c.grid[..] == running[..2]) else {
+        return;
+    };
+    ui.label(RichText::new(choice.describe()).weak());
+    if choice.coarsened() {
+        let [nx, ny] = choice.case_grid;
+        if ui
+            .button(format!("Reset with the case grid ({nx}x{ny})"))
+            .clicked()
+        {
+            let _ = state.use_case_grid();
+        }
+    }
 }
 
 fn run_section(ui: &mut Ui, state: &mut AppState) {
@@ -352,21 +373,30 @@ fn viscosity_control(ui: &mut Ui, state: &mut AppState, spec: &crate::case::Case
     }
 }
 
+/// Shown in place of the settings when the family cannot resolve the case's configuration.
+fn unresolved(ui: &mut Ui, e: crate::case::Invalid) {
+    ui.label(RichText::new(format!("{}: {}", e.key, e.message)).color(Color32::from_rgb(230, 160, 60)));
+}
+
 fn settings_section(ui: &mut Ui, state: &mut AppState) {
     let spec = state.case.spec.clone();
     let s = &spec.solver;
-    let algorithm = s.method.and_then(Algorithm::of);
-    let steady = algorithm.is_some();
-    match (spec.case.kind, algorithm) {
-        (Kind::Incompressible, Some(algorithm)) => {
+    let steady = s.method.and_then(Algorithm::of).is_some();
+    // Every control shows the value in use: the family's configuration resolves the settings
+    // the case leaves out (e.g. a compressible CFL of 0.4 or 0.8 by method and dimension).
+    match (spec.case.kind, steady) {
+        (Kind::Incompressible, true) => {
+            let c = match SimpleConfig::from_spec(&spec) {
+                Ok(c) => c,
+                Err(e) => return unresolved(ui, e),
+            };
             viscosity_control(ui, state, &spec);
             live_number(
                 ui,
                 state,
                 "alpha_u",
                 "solver.alpha_u",
-                s.alpha_u
-                    .unwrap_or(algorithm.default_alpha_u(s.pseudo_dt.is_some())),
+                c.alpha_u,
                 0.01,
                 0.05..=1.0,
             );
@@ -375,7 +405,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "alpha_p",
                 "solver.alpha_p",
-                s.alpha_p.unwrap_or(algorithm.default_alpha_p()),
+                c.alpha_p,
                 0.01,
                 0.01..=1.0,
             );
@@ -392,16 +422,12 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
             let names: Vec<&str> = Limiter::TABLE_2_1.iter().map(|l| l.name()).collect();
             choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
-            let ls = s.linear_solver.clone().unwrap_or_default();
-            let name = |k: Option<LinearSolverKind>, default: LinearSolverKind| {
-                k.unwrap_or(default).name().to_string()
-            };
             choice(
                 ui,
                 state,
                 "momentum solver",
                 "solver.linear_solver.momentum",
-                &name(ls.momentum, algorithm.default_momentum_solver()),
+                c.momentum_solver.name(),
                 &["adi", "jacobi", "bicgstab"],
                 false,
             );
@@ -410,7 +436,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "pressure-correction solver",
                 "solver.linear_solver.pressure",
-                &name(ls.pressure, LinearSolverKind::MultigridCg),
+                c.pressure_solver.name(),
                 &["adi", "jacobi", "cg", "multigrid_cg", "bicgstab"],
                 false,
             );
@@ -420,7 +446,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "Schwarz subdomains",
                 "solver.linear_solver.subdomains",
-                ls.subdomains.unwrap_or(1),
+                c.subdomains,
                 1..=ny,
                 false,
             );
@@ -429,23 +455,19 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 state,
                 "overlap (rows)",
                 "solver.linear_solver.overlap",
-                ls.overlap.unwrap_or(2),
+                c.overlap,
                 0..=ny,
                 false,
             );
         }
-        (Kind::Incompressible, None) => {
+        (Kind::Incompressible, false) => {
+            let c = match crate::solver::incompressible::Config::from_spec(&spec) {
+                Ok(c) => c,
+                Err(e) => return unresolved(ui, e),
+            };
             viscosity_control(ui, state, &spec);
-            live_number(
-                ui,
-                state,
-                "CFL",
-                "solver.cfl",
-                s.cfl.unwrap_or(0.5),
-                0.01,
-                0.01..=1.0,
-            );
-            let ti = s.time_integrator.map_or("euler".into(), |v| name_of(&v));
+            live_number(ui, state, "CFL", "solver.cfl", c.cfl, 0.01, 0.01..=1.0);
+            let ti = name_of(&c.integrator);
             choice(
                 ui,
                 state,
@@ -455,7 +477,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 &["euler", "ab2"],
                 false,
             );
-            let cv = s.convection.map_or("central".into(), |v| name_of(&v));
+            let cv = name_of(&c.convection);
             choice(
                 ui,
                 state,
@@ -465,10 +487,17 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 &["central", "upwind", "tvd", "quick"],
                 false,
             );
-            let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
             let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
-            choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
-            let ps = s.pressure_solver.map_or("multigrid".into(), |v| name_of(&v));
+            choice(
+                ui,
+                state,
+                "limiter",
+                "solver.limiter",
+                c.limiter.name(),
+                &names,
+                false,
+            );
+            let ps = name_of(&c.poisson.kind);
             choice(
                 ui,
                 state,
@@ -480,34 +509,43 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
             );
         }
         (Kind::Compressible, _) => {
-            live_number(
-                ui,
-                state,
-                "CFL",
-                "solver.cfl",
-                s.cfl.unwrap_or(0.5),
-                0.01,
-                0.01..=1.0,
-            );
-            let method = s.method.unwrap_or(Method::MusclHancock);
-            if method == Method::Cese {
+            let c = match crate::solver::compressible::Config::from_spec(&spec) {
+                Ok(c) => c,
+                Err(e) => return unresolved(ui, e),
+            };
+            live_number(ui, state, "CFL", "solver.cfl", c.cfl, 0.01, 0.01..=1.0);
+            if c.method == Method::Cese {
                 live_number(
                     ui,
                     state,
                     "CE/SE alpha",
                     "solver.alpha",
-                    s.alpha.unwrap_or(1.0),
+                    c.alpha,
                     0.05,
                     0.0..=10.0,
                 );
             } else {
-                let rs = s.riemann.unwrap_or(RiemannSolver::Hllc).name();
                 let names: Vec<&str> = RiemannSolver::ALL.iter().map(|r| r.name()).collect();
-                choice(ui, state, "Riemann solver", "solver.riemann", rs, &names, false);
-                let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
+                choice(
+                    ui,
+                    state,
+                    "Riemann solver",
+                    "solver.riemann",
+                    c.riemann.name(),
+                    &names,
+                    false,
+                );
                 let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
-                choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
-                let mut ch = s.characteristic_limiting.unwrap_or(false);
+                choice(
+                    ui,
+                    state,
+                    "limiter",
+                    "solver.limiter",
+                    c.limiter.name(),
+                    &names,
+                    false,
+                );
+                let mut ch = c.characteristic;
                 if ui.checkbox(&mut ch, "characteristic limiting").changed() {
                     let _ = state.set("solver.characteristic_limiting", &ch.to_string());
                 }
@@ -592,7 +630,7 @@ fn backend_choice(ui: &mut Ui, state: &mut AppState) {
                 .spec
                 .solver
                 .backend
-                .map_or("cpu".into(), |b| name_of(&b))
+                .map_or("auto".into(), |b| name_of(&b))
         });
     choice(
         ui,
@@ -603,7 +641,12 @@ fn backend_choice(ui: &mut Ui, state: &mut AppState) {
         &["cpu", "cuda", "auto"],
         true,
     );
-    ui.label(RichText::new(format!("running on: {running}")).weak());
+    let on = match crate::backend::cuda::probe() {
+        Ok(device) if running == "cuda" => format!("cuda, {}", device.describe()),
+        _ if running == "cpu" => format!("cpu, {} threads", rayon::current_num_threads()),
+        _ => running.to_string(),
+    };
+    ui.label(RichText::new(format!("running on: {on}")).weak());
     if let Err(e) = crate::backend::cuda::probe() {
         ui.label(RichText::new(format!("CUDA unavailable: {e}")).weak());
     }
@@ -884,9 +927,14 @@ fn stats_section(ui: &mut Ui, state: &mut AppState) {
             format!("{} ({}, {})", info.method, info.backend, info.precision),
         );
         row("grid", format!("{} x {}", info.grid.n[0], info.grid.n[1]));
-        row("time", format!("{:.5}", s.time()));
-        row("step", s.steps().to_string());
-        row("dt", format!("{:.3e}", s.dt()));
+        // A steady solver has no time (its steps are outer iterations).
+        if state.case.spec.solver.method.is_some_and(Method::steady) {
+            row("iteration", s.steps().to_string());
+        } else {
+            row("time", format!("{:.5}", s.time()));
+            row("step", s.steps().to_string());
+            row("dt", format!("{:.3e}", s.dt()));
+        }
         row("steps/s", format!("{:.1}", state.perf.steps_per_second));
         row(
             "cell updates/s",

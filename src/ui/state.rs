@@ -2,6 +2,7 @@
 //! live settings (through [`Case::set`] then [`Solver::update`]) and reset-only settings, the
 //! histories behind the plots, and the view settings.
 
+use super::speed::GridChoice;
 use crate::case::{Case, Kind, Method};
 use crate::render::view::{self, ViewSettings};
 use crate::solver::linear::schwarz::strip_rows;
@@ -15,11 +16,17 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum StepsPerFrame {
     Fixed(u32),
-    /// As many as fit in this much time per frame (keeps the frame rate at 30 fps or more).
+    /// As many as fit in this much time per frame (keeps the frame rate at 30 fps or more), or
+    /// in the time the window thread took to draw the last frame where that is longer (up to
+    /// [`MAX_STEP_BUDGET`]): the worker steps while the window thread draws, so slow drawing
+    /// (software rendering on a CPU) does not leave the solver idle for most of each frame.
     Auto {
         budget: Duration,
     },
 }
+
+/// The longest an Auto frame steps (the frame rate stays at 4 fps or more).
+pub const MAX_STEP_BUDGET: Duration = Duration::from_millis(250);
 
 /// A request the window side carries out (needs the GPU or the file system).
 #[derive(Clone, Debug, PartialEq)]
@@ -89,6 +96,12 @@ pub struct AppState {
     pub rewind: Rewind,
     /// Where "Save state" writes and "Open state" reads (a checkpoint file).
     pub state_path: String,
+    /// The grid chosen for the CPU's speed ([`AppState::fit_grid_to_speed`]), for the panel.
+    pub grid_choice: Option<GridChoice>,
+    /// Whether cases opened from the panel are sized to the CPU's speed too (the app's window).
+    pub fit_grid: bool,
+    /// How long the window thread took to draw the last frame (set by the window side).
+    pub draw_time: Duration,
 }
 
 impl AppState {
@@ -146,6 +159,9 @@ impl AppState {
             save_path,
             rewind,
             state_path,
+            grid_choice: None,
+            fit_grid: false,
+            draw_time: Duration::ZERO,
         };
         s.record();
         s.keep_state();
@@ -216,7 +232,8 @@ impl AppState {
 
     /// Loads and opens another case file, or a saved state (`.flowlab`).
     pub fn open(&mut self, path: &Path) -> Result<(), String> {
-        let mut next = if path.extension().is_some_and(|x| x == "flowlab") {
+        let saved_state = path.extension().is_some_and(|x| x == "flowlab");
+        let mut next = if saved_state {
             AppState::open_state(path, &[])?
         } else {
             AppState::new(Case::load(path).map_err(|e| e.to_string())?)?
@@ -224,6 +241,10 @@ impl AppState {
         next.cases_dir.clone_from(&self.cases_dir);
         next.export_dir.clone_from(&self.export_dir);
         next.steps_per_frame = self.steps_per_frame;
+        // A saved state runs on its own grid.
+        if self.fit_grid && !saved_state {
+            next.fit_grid_to_speed();
+        }
         *self = next;
         Ok(())
     }
@@ -350,6 +371,7 @@ impl AppState {
                 self.advance_batch(k as u64);
             }
             StepsPerFrame::Auto { budget } => {
+                let budget = budget.max(self.draw_time.min(MAX_STEP_BUDGET));
                 // Batches sized by the measured rate, so a GPU solver that batches
                 // (`Solver::advance`) runs most of the budget without host round trips.
                 while start.elapsed() < budget {

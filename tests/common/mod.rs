@@ -15,9 +15,20 @@ pub fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
-/// Loads `cases/<name>.toml` with `--set`-style overrides.
+/// Pins a case that names no backend to the CPU: the default (`auto`) would move the CPU
+/// reference tests onto the GPU on a machine that has one.
+pub fn on_cpu_unless_named(case: &mut Case) {
+    if case.spec.solver.backend.is_none() {
+        case.set_assignment("solver.backend=\"cpu\"")
+            .expect("the cpu backend is a valid setting");
+    }
+}
+
+/// Loads `cases/<name>.toml` on the CPU backend ([`on_cpu_unless_named`]) with `--set`-style
+/// overrides (which may name another backend).
 pub fn case(name: &str, sets: &[&str]) -> Case {
     let mut case = Case::load(&root().join("cases").join(format!("{name}.toml"))).expect("case loads");
+    on_cpu_unless_named(&mut case);
     for s in sets {
         case.set_assignment(s).expect("override applies");
     }
@@ -42,9 +53,10 @@ pub fn reference_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
     (header, rows)
 }
 
-/// Builds the solver of a case given as TOML text.
+/// Builds the solver of a case given as TOML text, on the CPU unless the text names a backend.
 pub fn solver(text: &str) -> Box<dyn Solver> {
-    let case = Case::parse(text, "test").unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    let mut case = Case::parse(text, "test").unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+    on_cpu_unless_named(&mut case);
     build(&case.spec).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
@@ -147,8 +159,11 @@ pressure_solver = "pcg"
     )
 }
 
+/// [`cavity_toml`] as a case on the CPU backend.
 pub fn cavity(re: f64, n: usize) -> Case {
-    Case::parse(&cavity_toml(re, n), "cavity.toml").expect("the test cavity case is valid")
+    let mut case = Case::parse(&cavity_toml(re, n), "cavity.toml").expect("the test cavity case is valid");
+    on_cpu_unless_named(&mut case);
+    case
 }
 
 /// Whether this run must have a GPU adapter (and a display, ffmpeg): under CI.
@@ -162,7 +177,7 @@ pub fn headless_or_skip(test: &str) -> Option<Headless> {
         Ok(h) => Some(h),
         Err(e) if in_ci() => panic!("{test}: CI is set but no GPU adapter is available: {e}"),
         Err(e) => {
-            eprintln!("{test}: skipped, no GPU adapter: {e}");
+            eprintln!("{test}: skipped: no GPU adapter: {e}");
             None
         }
     }
@@ -224,18 +239,46 @@ pub fn sod_convergence_failures(backend: &str) -> Vec<(RiemannSolver, Limiter, f
     failures
 }
 
-/// Whether a CUDA device, driver and NVRTC are usable; prints the device, or why GPU tests skip.
+/// Whether GPU tests must run here: `FLOWLAB_REQUIRE_GPU=1` (set in every run on a GPU machine),
+/// which turns a GPU test that cannot run into a failure instead of a skip.
+pub fn gpu_required() -> bool {
+    std::env::var("FLOWLAB_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// The name of the running test (libtest names each test's thread after it).
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("(unnamed test)")
+        .to_string()
+}
+
+/// What a GPU test does when it cannot run for `reason`: with `required` it panics (naming the
+/// test and the reason), else it returns the skip line it prints.
+pub fn skip_or_fail(test: &str, reason: &str, required: bool) -> String {
+    if required {
+        panic!("{test}: FLOWLAB_REQUIRE_GPU=1 but the test cannot run: {reason}");
+    }
+    format!("{test}: skipped: {reason}")
+}
+
+/// Skips the running GPU test for `reason` (printing its name and the reason), or fails it when
+/// [`gpu_required`].
+pub fn skip_gpu_test(reason: &str) {
+    eprintln!("{}", skip_or_fail(&test_name(), reason, gpu_required()));
+}
+
+/// Whether a CUDA device, driver and NVRTC are usable: prints the device, or skips the running
+/// test with the probe's reason ([`skip_gpu_test`]: a failure under `FLOWLAB_REQUIRE_GPU=1`).
+/// Every CUDA test starts with it.
 pub fn gpu() -> bool {
     match flowlab::backend::cuda::probe() {
         Ok(info) => {
-            eprintln!(
-                "CUDA device: {} (sm_{}{})",
-                info.name, info.compute_capability.0, info.compute_capability.1
-            );
+            eprintln!("CUDA device: {}", info.describe());
             true
         }
         Err(e) => {
-            eprintln!("skipped: {e}");
+            skip_gpu_test(&e);
             false
         }
     }

@@ -5,7 +5,7 @@ mod disjoint;
 mod pool;
 
 pub use disjoint::DisjointWriter;
-pub use pool::{ThreadPool, thread_pool};
+pub use pool::{ThreadPool, on_global_pool, thread_pool};
 
 use crate::solver::real::Real;
 use rayon::prelude::*;

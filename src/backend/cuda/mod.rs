@@ -160,7 +160,18 @@ pub struct DeviceInfo {
     pub total_memory: usize,
     /// Driver version as `cuDriverGetVersion` reports it (e.g. 13000 for CUDA 13.0).
     pub driver_version: i32,
+    /// How many CUDA devices the driver sees; the solvers run on device 0.
     pub device_count: i32,
+}
+
+impl DeviceInfo {
+    /// The device in words, e.g. "NVIDIA H200 (sm_90), device 0 of 2".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (sm_{}{}), device 0 of {}",
+            self.name, self.compute_capability.0, self.compute_capability.1, self.device_count
+        )
+    }
 }
 
 /// Whether the NVRTC library can be loaded (checked without touching any other cudarc call).

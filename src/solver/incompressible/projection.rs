@@ -16,7 +16,7 @@ use super::derived::View;
 use super::momentum::Momentum;
 use super::pressure_poisson::PoissonSolver;
 use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::backend::cpu::{DisjointWriter, ordered_sum, par_max};
+use crate::backend::cpu::{DisjointWriter, ordered_sum};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
@@ -163,15 +163,7 @@ impl<T: Real> Projection<T> {
     }
 
     fn max_speeds(&self) -> (f64, f64) {
-        let (l, u, v) = (&self.l, &self.u, &self.v);
-        let um = par_max(l.ny, |j| {
-            (0..=l.nx)
-                .map(|i| u[l.at(i, j + 1)].abs())
-                .fold(T::zero(), T::max)
-        });
-        let vm = par_max(l.ny + 1, |j| {
-            (1..=l.nx).map(|i| v[l.at(i, j)].abs()).fold(T::zero(), T::max)
-        });
+        let (um, vm) = self.l.max_face_speeds(&self.u, &self.v);
         (um.f64(), vm.f64())
     }
 

@@ -11,6 +11,7 @@
 //! Ghost values carry the boundary conditions: a tangential ghost is the reflection that puts
 //! the prescribed value on the wall (`u_ghost = 2 U_wall - u_inside`).
 
+use crate::backend::cpu::par_max;
 use crate::case::Boundary;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -54,6 +55,24 @@ impl Layout {
     /// Range of `j` of the `v` faces the momentum equation advances.
     pub fn v_unknowns_j(&self) -> std::ops::RangeInclusive<usize> {
         1..=if self.periodic_y { self.ny } else { self.ny - 1 }
+    }
+
+    /// The largest `|u|` and `|v|` over the grid's faces, boundary faces included and ghosts
+    /// not (`u[i, j]` for `i in 0..=nx`, `j in 1..=ny`; `v[i, j]` for `i in 1..=nx`,
+    /// `j in 0..=ny`): the speeds of the flow, not the reflections that carry the wall
+    /// conditions.
+    pub fn max_face_speeds<T: Real>(&self, u: &[T], v: &[T]) -> (T, T) {
+        let um = par_max(self.ny, |j| {
+            (0..=self.nx)
+                .map(|i| u[self.at(i, j + 1)].abs())
+                .fold(T::zero(), T::max)
+        });
+        let vm = par_max(self.ny + 1, |j| {
+            (1..=self.nx)
+                .map(|i| v[self.at(i, j)].abs())
+                .fold(T::zero(), T::max)
+        });
+        (um, vm)
     }
 
     /// `u` at possibly out-of-range indices: periodic images where periodic, `None` outside the

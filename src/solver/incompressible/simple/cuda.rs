@@ -575,7 +575,7 @@ impl CudaSimple {
         self.boundaries()?;
         self.one(
             "max_abs",
-            Args::new().p(&self.u).p(&self.v).p(&self.sc).l(l.len() as i64),
+            layout(Args::new().p(&self.u).p(&self.v).p(&self.sc), &l),
         )?;
         self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
         self.gpu.sync()?;
@@ -681,9 +681,9 @@ impl Solver for CudaSimple {
         super::solver_info(&self.cfg, "cuda")
     }
 
-    /// Outer iterations so far.
+    /// 0, as [`Simple`]'s: no physical time.
     fn time(&self) -> f64 {
-        self.steps as f64
+        0.0
     }
 
     fn steps(&self) -> u64 {
@@ -696,7 +696,7 @@ impl Solver for CudaSimple {
             .expect("readback lock")
             .invalidate(self.steps + 1);
         self.mirror.get_mut().expect("mirror lock").stale = true;
-        let r = self.iterate().map_err(err(self.steps, self.steps as f64))?;
+        let r = self.iterate().map_err(err(self.steps, 0.0))?;
         self.steps += 1;
         let names = [
             "steady_change",
@@ -715,7 +715,7 @@ impl Solver for CudaSimple {
     }
 
     fn dt(&self) -> f64 {
-        1.0
+        0.0
     }
 
     fn set_dt_cap(&mut self, _cap: f64) {}

@@ -4,7 +4,8 @@
 //! `physics.re` as `rho / re` or `physics.viscosity` as `rho nu`, or a generalized Newtonian
 //! [`Viscosity`]), pressure [Pa].
 //!
-//! One outer iteration (a "step" of the [`Solver`] interface; `time()` counts them):
+//! One outer iteration (a "step" of the [`Solver`] interface; `steps()` counts them; a steady
+//! solver has no physical time, so `time()` and `dt()` are 0):
 //! 1. viscosity from the current shear rate (generalized Newtonian fluids);
 //! 2. momentum coefficients ([`coefficients`]) from the current velocities, under-relaxed;
 //! 3. SIMPLER only: pseudo-velocities `u^ = (sum a_nb u_nb + b) / a_P`, and the pressure from
@@ -511,7 +512,8 @@ impl Simple {
         }
         self.boundaries();
         self.steps += 1;
-        let max_velocity = self.u.iter().chain(&self.v).fold(0.0f64, |m, x| m.max(x.abs()));
+        let (um, vm) = self.l.max_face_speeds(&self.u, &self.v);
+        let max_velocity = um.max(vm);
         let worst = momentum[0].max(momentum[1]).max(mass);
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
@@ -558,7 +560,7 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
     };
     SolverError::Diverged {
         step: steps,
-        time: steps as f64,
+        time: 0.0,
         message: format!(
             "{what} after {steps} outer iterations. Likely causes: under-relaxation too weak \
              (alpha_u = {}, alpha_p = {}; try smaller values{simplec}) or an unbounded \
@@ -616,9 +618,9 @@ impl Solver for Simple {
         solver_info(&self.cfg, "cpu")
     }
 
-    /// Outer iterations so far (SIMPLE has no physical time).
+    /// 0: SIMPLE is steady and has no physical time (`steps()` counts the outer iterations).
     fn time(&self) -> f64 {
-        self.steps as f64
+        0.0
     }
 
     fn steps(&self) -> u64 {
@@ -629,9 +631,9 @@ impl Solver for Simple {
         self.iterate()
     }
 
-    /// One outer iteration counts as one unit of `time`.
+    /// 0: an outer iteration is no time step.
     fn dt(&self) -> f64 {
-        1.0
+        0.0
     }
 
     /// Steady iterations have no time step to cap.
