@@ -373,6 +373,20 @@ fn viscosity_control(ui: &mut Ui, state: &mut AppState, spec: &crate::case::Case
     }
 }
 
+/// The limiter picker (live), offering `limiters`.
+fn limiter_choice(ui: &mut Ui, state: &mut AppState, limiters: &[Limiter], current: Limiter) {
+    let names: Vec<&str> = limiters.iter().map(|l| l.name()).collect();
+    choice(
+        ui,
+        state,
+        "limiter",
+        "solver.limiter",
+        current.name(),
+        &names,
+        false,
+    );
+}
+
 /// Shown in place of the settings when the family cannot resolve the case's configuration.
 fn unresolved(ui: &mut Ui, e: crate::case::Invalid) {
     ui.label(RichText::new(format!("{}: {}", e.key, e.message)).color(Color32::from_rgb(230, 160, 60)));
@@ -419,9 +433,9 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 &["power_law", "upwind", "central", "quick", "tvd"],
                 false,
             );
-            let lim = s.limiter.unwrap_or(Limiter::VanLeer).name();
-            let names: Vec<&str> = Limiter::TABLE_2_1.iter().map(|l| l.name()).collect();
-            choice(ui, state, "limiter", "solver.limiter", lim, &names, false);
+            // The limiter convection = "tvd" uses (SimpleConfig's default when not set).
+            let lim = s.limiter.unwrap_or(Limiter::VanLeer);
+            limiter_choice(ui, state, &Limiter::TABLE_2_1, lim);
             choice(
                 ui,
                 state,
@@ -487,16 +501,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                 &["central", "upwind", "tvd", "quick"],
                 false,
             );
-            let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
-            choice(
-                ui,
-                state,
-                "limiter",
-                "solver.limiter",
-                c.limiter.name(),
-                &names,
-                false,
-            );
+            limiter_choice(ui, state, &Limiter::ALL, c.limiter);
             let ps = name_of(&c.poisson.kind);
             choice(
                 ui,
@@ -535,16 +540,7 @@ fn settings_section(ui: &mut Ui, state: &mut AppState) {
                     &names,
                     false,
                 );
-                let names: Vec<&str> = Limiter::ALL.iter().map(|l| l.name()).collect();
-                choice(
-                    ui,
-                    state,
-                    "limiter",
-                    "solver.limiter",
-                    c.limiter.name(),
-                    &names,
-                    false,
-                );
+                limiter_choice(ui, state, &Limiter::ALL, c.limiter);
                 let mut ch = c.characteristic;
                 if ui.checkbox(&mut ch, "characteristic limiting").changed() {
                     let _ = state.set("solver.characteristic_limiting", &ch.to_string());

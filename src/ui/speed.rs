@@ -208,13 +208,14 @@ mod tests {
     #[test]
     fn a_slow_rate_halves_the_grid_until_it_is_fast_enough() {
         // 8x per halving in 2D: cells / 4 and, with a CFL-limited dt, half the steps.
-        let seconds = |g: [usize; 2]| Some(60.0 * (g[0] as f64 / 128.0).powi(3));
-        assert_eq!(
-            choose([128, 128], 2, seconds),
-            Some(([32, 32], 60.0, 60.0 / 64.0))
-        );
         let seconds = |g: [usize; 2]| Some(20.0 * (g[0] as f64 / 128.0).powi(3));
         assert_eq!(choose([128, 128], 2, seconds), Some(([64, 64], 20.0, 2.5)));
+        // Still slow at the coarsest grid: it stops there.
+        let seconds = |g: [usize; 2]| Some(1000.0 * (g[0] as f64 / 128.0).powi(3));
+        assert_eq!(
+            choose([128, 128], 2, seconds),
+            Some(([32, 32], 1000.0, 1000.0 / 64.0))
+        );
     }
 
     #[test]

@@ -177,7 +177,7 @@ pub fn headless_or_skip(test: &str) -> Option<Headless> {
         Ok(h) => Some(h),
         Err(e) if in_ci() => panic!("{test}: CI is set but no GPU adapter is available: {e}"),
         Err(e) => {
-            eprintln!("{test}: skipped: no GPU adapter: {e}");
+            print_skip(&format!("{test}: skipped: no GPU adapter: {e}"));
             None
         }
     }
@@ -262,10 +262,17 @@ pub fn skip_or_fail(test: &str, reason: &str, required: bool) -> String {
     format!("{test}: skipped: {reason}")
 }
 
+/// Prints a skip line past libtest's output capture (which hides what a passing test prints
+/// with `eprintln!`), so `cargo test` shows every skip.
+pub fn print_skip(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Skips the running GPU test for `reason` (printing its name and the reason), or fails it when
 /// [`gpu_required`].
 pub fn skip_gpu_test(reason: &str) {
-    eprintln!("{}", skip_or_fail(&test_name(), reason, gpu_required()));
+    print_skip(&skip_or_fail(&test_name(), reason, gpu_required()));
 }
 
 /// Whether a CUDA device, driver and NVRTC are usable: prints the device, or skips the running
