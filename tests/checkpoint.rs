@@ -223,6 +223,18 @@ fn flowlab(args: &[&str]) -> std::process::Output {
         .expect("flowlab runs")
 }
 
+/// Runs `flowlab` and asserts that it succeeded.
+fn run_ok(args: &[&str]) {
+    let o = flowlab(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The runs in folders `a` and `b` wrote the same fields, byte for byte.
+fn assert_same_fields(a: &Path, b: &Path, what: &str) {
+    let read = |d: &Path| std::fs::read(d.join("fields.vti")).unwrap();
+    assert!(read(a) == read(b), "{what}");
+}
+
 /// `flowlab run --checkpoint-every` then `--restart` into the same folder gives the files of
 /// the straight run: the same fields, and the whole residual history.
 #[test]
@@ -236,19 +248,14 @@ fn run_restarts_from_its_checkpoint() {
         "--set",
         "grid.ny=40",
     ];
-    let straight = flowlab(
+    run_ok(
         &[
             &case[..],
             &["--steps", "30", "--quiet", "--out", a.to_str().unwrap()],
         ]
         .concat(),
     );
-    assert!(
-        straight.status.success(),
-        "{}",
-        String::from_utf8_lossy(&straight.stderr)
-    );
-    let first = flowlab(
+    run_ok(
         &[
             &case[..],
             &[
@@ -262,11 +269,6 @@ fn run_restarts_from_its_checkpoint() {
             ],
         ]
         .concat(),
-    );
-    assert!(
-        first.status.success(),
-        "{}",
-        String::from_utf8_lossy(&first.stderr)
     );
     let checkpoint = b.join("checkpoint.flowlab");
     let too_few = flowlab(&[
@@ -283,7 +285,7 @@ fn run_restarts_from_its_checkpoint() {
         !too_few.status.success() && e.contains("checkpoint is at step 20"),
         "{e}"
     );
-    let resumed = flowlab(&[
+    run_ok(&[
         "run",
         "--restart",
         checkpoint.to_str().unwrap(),
@@ -293,16 +295,7 @@ fn run_restarts_from_its_checkpoint() {
         "--out",
         b.to_str().unwrap(),
     ]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert_eq!(
-        std::fs::read(a.join("fields.vti")).unwrap(),
-        std::fs::read(b.join("fields.vti")).unwrap(),
-        "the resumed run's fields equal the straight run's"
-    );
+    assert_same_fields(&a, &b, "the resumed run's fields equal the straight run's");
     let rows = |d: &Path| std::fs::read_to_string(d.join("residuals.csv")).unwrap();
     assert_eq!(
         rows(&a),
@@ -311,6 +304,16 @@ fn run_restarts_from_its_checkpoint() {
     );
 }
 
+/// `flowlab run` of the Re 100 cavity on 48 x 48 cells.
+const CAVITY_48: [&str; 6] = [
+    "run",
+    "cases/lid_driven_cavity_re100.toml",
+    "--set",
+    "grid.nx=48",
+    "--set",
+    "grid.ny=48",
+];
+
 /// SIGINT ends a long run after the step under way: status 130, the results so far written
 /// (summary with the reason, residuals, fields, checkpoint) and the resume command printed;
 /// resuming to a later step gives the straight run's fields.
@@ -318,13 +321,8 @@ fn run_restarts_from_its_checkpoint() {
 fn an_interrupted_run_keeps_its_results_and_resumes() {
     let (a, b) = (tmp("cli_sigint_straight"), tmp("cli_sigint_resumed"));
     let child = Command::new(env!("CARGO_BIN_EXE_flowlab"))
+        .args(CAVITY_48)
         .args([
-            "run",
-            "cases/lid_driven_cavity_re100.toml",
-            "--set",
-            "grid.nx=48",
-            "--set",
-            "grid.ny=48",
             "--steps",
             "1000000",
             "--checkpoint-every",
@@ -364,7 +362,7 @@ fn an_interrupted_run_keeps_its_results_and_resumes() {
     assert_eq!(state.steps, steps, "the checkpoint holds the interrupted state");
 
     let end = (steps + 15).to_string();
-    let resumed = flowlab(&[
+    run_ok(&[
         "run",
         "--restart",
         checkpoint.to_str().unwrap(),
@@ -374,33 +372,17 @@ fn an_interrupted_run_keeps_its_results_and_resumes() {
         "--out",
         b.to_str().unwrap(),
     ]);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
+    run_ok(
+        &[
+            &CAVITY_48[..],
+            &["--steps", &end, "--quiet", "--out", a.to_str().unwrap()],
+        ]
+        .concat(),
     );
-    let straight = flowlab(&[
-        "run",
-        "cases/lid_driven_cavity_re100.toml",
-        "--set",
-        "grid.nx=48",
-        "--set",
-        "grid.ny=48",
-        "--steps",
-        &end,
-        "--quiet",
-        "--out",
-        a.to_str().unwrap(),
-    ]);
-    assert!(
-        straight.status.success(),
-        "{}",
-        String::from_utf8_lossy(&straight.stderr)
-    );
-    assert_eq!(
-        std::fs::read(a.join("fields.vti")).unwrap(),
-        std::fs::read(b.join("fields.vti")).unwrap(),
-        "interrupted at step {steps} and resumed to {end}: the straight run's fields"
+    assert_same_fields(
+        &a,
+        &b,
+        &format!("interrupted at step {steps} and resumed to {end}: the straight run's fields"),
     );
     let rows = std::fs::read_to_string(b.join("residuals.csv")).unwrap();
     assert_eq!(

@@ -374,9 +374,14 @@ impl AppState {
                 let budget = budget.max(self.draw_time.min(MAX_STEP_BUDGET));
                 // Batches sized by the measured rate, so a GPU solver that batches
                 // (`Solver::advance`) runs most of the budget without host round trips.
-                while start.elapsed() < budget {
-                    let left = (budget - start.elapsed()).as_secs_f64();
-                    let k = (0.5 * left * self.perf.steps_per_second).clamp(1.0, 256.0) as u64;
+                // One reading of the clock per batch: between two readings the budget may run
+                // out (a GPU batch can end just past it).
+                loop {
+                    let left = budget.saturating_sub(start.elapsed());
+                    if left.is_zero() {
+                        break;
+                    }
+                    let k = (0.5 * left.as_secs_f64() * self.perf.steps_per_second).clamp(1.0, 256.0) as u64;
                     if !self.advance_batch(k) {
                         break;
                     }
