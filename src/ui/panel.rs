@@ -5,7 +5,7 @@ use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
 use crate::case::{Kind, LinearSolverKind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
-use crate::render::streamlines::Integrator;
+use crate::render::streamlines::{Integrator, even};
 use crate::render::view::{self, Range, Seeding};
 use crate::solver::incompressible::simple::Algorithm;
 use crate::solver::limiter::Limiter;
@@ -678,6 +678,7 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
             Seeding::Grid { .. } => "grid",
             Seeding::Rake { .. } => "rake (drag)",
             Seeding::Points(_) => "click",
+            Seeding::Even { .. } => "even",
         };
         egui::ComboBox::from_label("streamlines")
             .selected_text(mode)
@@ -701,6 +702,9 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 if ui.selectable_label(mode == "click", "click").clicked() {
                     s.seeding = Seeding::Points(Vec::new());
                 }
+                if ui.selectable_label(mode == "even", "even").clicked() {
+                    s.seeding = Seeding::Even { separation: 0.03 };
+                }
             });
         match &mut s.seeding {
             Seeding::Grid { n } => {
@@ -713,6 +717,17 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 if ui.button(format!("clear {} seeds", p.len())).clicked() {
                     p.clear();
                 }
+            }
+            Seeding::Even { separation } => {
+                ui.horizontal(|ui| {
+                    named(
+                        ui,
+                        "spacing (of domain)",
+                        DragValue::new(separation)
+                            .speed(0.001)
+                            .range(even::MIN_SEPARATION..=even::MAX_SEPARATION),
+                    )
+                });
             }
             Seeding::Off => {}
         }

@@ -1,9 +1,15 @@
-//! Streamlines of a 2D velocity field: seeding (grid, rake, points) and integration of the
-//! arc-length-parametrised path equation `dx/ds = u(x) / |u(x)|` with classical fixed-step RK4 or
-//! the adaptive Dormand-Prince 5(4) pair (local extrapolation, error-per-step control).
+//! Streamlines of a 2D velocity field: seeding (grid, rake, points, and evenly spaced lines in
+//! [`even`]) and integration of the arc-length-parametrised path equation `dx/ds = u(x) / |u(x)|`
+//! with classical fixed-step RK4 or the adaptive Dormand-Prince 5(4) pair (local extrapolation,
+//! error-per-step control).
 //!
 //! A trace stops at a wall (a stage leaves the domain), at stagnation (`|u|` below a threshold),
-//! when it closes on its seed (closed orbit), or at the length limit.
+//! when it closes on itself (a Poincaré-section test: it crosses the line through the seed normal
+//! to the initial tangent again, in the initial direction, within [`Limits::closure`] of the
+//! seed), when a caller's test refuses a point (evenly spaced lines), or at the length or step
+//! limit.
+
+pub mod even;
 
 /// A velocity field that can be sampled anywhere in its domain; `None` outside.
 pub trait VelocityField {
@@ -67,6 +73,9 @@ pub enum Stop {
     Wall,
     Stagnation,
     Closed,
+    /// The caller's acceptance test refused the next point (too close to another line).
+    Crowded,
+    /// [`Limits::max_length`] or [`Limits::max_steps`] reached.
     Length,
 }
 
@@ -77,10 +86,16 @@ pub struct Limits {
     pub max_length: f64,
     /// Speeds below this count as stagnation.
     pub min_speed: f64,
-    /// Initial (RK45) step and the distance under which a trace counts as closed on its seed.
+    /// Initial RK45 step; RK45 retries a step that left the domain down to `1e-3 * scale`.
     pub scale: f64,
     /// Largest RK45 step.
     pub max_step: f64,
+    /// A return through the seed's section (the line through the seed normal to the initial
+    /// tangent) in the initial direction closes the trace if it passes within this distance of
+    /// the seed: a closed orbit, or one turn of a slow spiral, is drawn once.
+    pub closure: f64,
+    /// Largest number of accepted steps (bounds the work of one trace whatever the step).
+    pub max_steps: usize,
 }
 
 /// One integrated path.
@@ -193,17 +208,25 @@ fn dopri_step(
     Ok((y5, (y5[0] - y4[0]).hypot(y5[1] - y4[1])))
 }
 
-/// Distance from `c` to the segment `a`-`b`, and the distance along the segment to the closest point.
-fn segment_distance(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> (f64, f64) {
-    let d = [b[0] - a[0], b[1] - a[1]];
-    let len2 = d[0] * d[0] + d[1] * d[1];
-    let t = if len2 > 0.0 {
-        (((c[0] - a[0]) * d[0] + (c[1] - a[1]) * d[1]) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let x = [a[0] + t * d[0], a[1] + t * d[1]];
-    ((x[0] - c[0]).hypot(x[1] - c[1]), t * len2.sqrt())
+/// Where the step `p`-`q` crosses the section of `seed` (the line through it normal to the unit
+/// `tangent`) from behind to ahead within `closure` of the seed: the crossing point and its
+/// share of the step.
+fn return_crossing(
+    seed: [f64; 2],
+    tangent: [f64; 2],
+    p: [f64; 2],
+    q: [f64; 2],
+    closure: f64,
+) -> Option<([f64; 2], f64)> {
+    let ahead = |x: [f64; 2]| (x[0] - seed[0]) * tangent[0] + (x[1] - seed[1]) * tangent[1];
+    let (a, b) = (ahead(p), ahead(q));
+    if !(a < 0.0 && b >= 0.0) {
+        return None;
+    }
+    let share = a / (a - b);
+    let x = [p[0] + share * (q[0] - p[0]), p[1] + share * (q[1] - p[1])];
+    let across = (x[0] - seed[0]) * -tangent[1] + (x[1] - seed[1]) * tangent[0];
+    (across.abs() < closure).then_some((x, share))
 }
 
 /// Integrates from `seed` forwards (`sign = 1`) or backwards (`sign = -1`) along the flow.
@@ -214,6 +237,19 @@ pub fn trace(
     integrator: Integrator,
     limits: &Limits,
 ) -> Trace {
+    trace_accepting(f, seed, sign, integrator, limits, &mut |_| true)
+}
+
+/// [`trace`] that also stops ([`Stop::Crowded`]) before a point `accept` refuses; `accept` sees
+/// every point after the seed in order, and a trace keeps exactly the points it accepted.
+pub fn trace_accepting(
+    f: &dyn VelocityField,
+    seed: [f64; 2],
+    sign: f64,
+    integrator: Integrator,
+    limits: &Limits,
+    accept: &mut dyn FnMut([f64; 2]) -> bool,
+) -> Trace {
     let mut t = Trace {
         points: vec![seed],
         steps: 0,
@@ -221,18 +257,19 @@ pub fn trace(
         length: 0.0,
         stop: Stop::Length,
     };
-    if let Err(stop) = direction(f, seed, sign, limits.min_speed) {
-        t.stop = stop;
-        return t;
-    }
+    let tangent = match direction(f, seed, sign, limits.min_speed) {
+        Ok(d) => d,
+        Err(stop) => {
+            t.stop = stop;
+            return t;
+        }
+    };
     let mut p = seed;
     let mut h = match integrator {
         Integrator::Rk4 { step } => step,
         Integrator::Rk45 { .. } => limits.scale,
     };
-    // The trace has to leave the seed's neighbourhood before a return counts as closing.
-    let mut left_seed = false;
-    while t.length < limits.max_length {
+    while t.length < limits.max_length && t.steps < limits.max_steps {
         let remaining = limits.max_length - t.length;
         let result = match integrator {
             Integrator::Rk4 { step } => {
@@ -269,32 +306,39 @@ pub fn trace(
                 }
             },
         };
-        match result {
-            Ok((q, step)) => {
-                t.steps += 1;
-                // Closest approach of the step's chord to the seed.
-                let (d, along) = segment_distance(p, q, seed);
-                if left_seed && d < 0.5 * limits.scale {
-                    t.length += along;
-                    t.points.push(seed);
-                    t.stop = Stop::Closed;
-                    return t;
-                }
-                t.length += step;
-                if (q[0] - seed[0]).hypot(q[1] - seed[1]) > 2.0 * limits.scale {
-                    left_seed = true;
-                }
-                t.points.push(q);
-                p = q;
-            }
+        let (q, step) = match result {
+            Ok(r) => r,
             Err(stop) => {
                 t.stop = stop;
                 return t;
             }
+        };
+        t.steps += 1;
+        let (q, step, closed) = match return_crossing(seed, tangent, p, q, limits.closure) {
+            Some((x, share)) => (x, share * step, true),
+            None => (q, step, false),
+        };
+        if !accept(q) {
+            t.stop = Stop::Crowded;
+            return t;
         }
+        t.length += step;
+        t.points.push(q);
+        if closed {
+            t.stop = Stop::Closed;
+            return t;
+        }
+        p = q;
     }
     t
 }
+
+/// Most seeds per side of [`grid_seeds`] a view may ask for.
+pub const MAX_GRID_SEEDS: usize = 64;
+/// Most seeds on a rake or clicked points a view may ask for.
+pub const MAX_SEEDS: usize = 1000;
+/// Most accepted steps of one trace.
+pub const MAX_TRACE_STEPS: usize = 20_000;
 
 /// Seeds at the centres of an `nx * ny` lattice over the rectangle `origin + [0, extent]`.
 pub fn grid_seeds(origin: [f64; 2], extent: [f64; 2], nx: usize, ny: usize) -> Vec<[f64; 2]> {
@@ -335,13 +379,18 @@ pub fn segments(
     for &seed in seeds {
         for sign in [1.0, -1.0] {
             let t = trace(f, seed, sign, integrator, limits);
-            for w in t.points.windows(2) {
-                out.push([w[0][0] as f32, w[0][1] as f32, w[1][0] as f32, w[1][1] as f32]);
-            }
+            push_segments(&t.points, out);
             if t.stop == Stop::Closed {
                 break;
             }
         }
+    }
+}
+
+/// Appends the polyline `points` as line segments `(x0, y0, x1, y1)`.
+fn push_segments(points: &[[f64; 2]], out: &mut Vec<[f32; 4]>) {
+    for w in points.windows(2) {
+        out.push([w[0][0] as f32, w[0][1] as f32, w[1][0] as f32, w[1][1] as f32]);
     }
 }
 
@@ -364,6 +413,8 @@ mod tests {
             min_speed: 1e-9,
             scale: 0.01,
             max_step: 1.0,
+            closure: 0.005,
+            max_steps: 1_000_000,
         }
     }
 
@@ -377,7 +428,8 @@ mod tests {
         let seed = [0.5, 0.0];
         for tol in [1e-4, 1e-6, 1e-8] {
             let mut l = limits(2.0 * PI * 0.5);
-            l.scale = 1e-12; // no early closure: measure the end of exactly one revolution
+            l.scale = 1e-12;
+            l.closure = 0.0; // no early closure: measure the end of exactly one revolution
             l.max_step = 0.5;
             let t = trace(&Vortex, seed, 1.0, Integrator::Rk45 { tolerance: tol }, &l);
             assert_eq!(t.stop, Stop::Length);
@@ -400,6 +452,7 @@ mod tests {
         let run = |h: f64| {
             let mut l = limits(2.0 * PI * 0.5);
             l.scale = 1e-12;
+            l.closure = 0.0;
             end_error(&trace(&Vortex, seed, 1.0, Integrator::Rk4 { step: h }, &l), seed)
         };
         // Whole numbers of steps per revolution (length pi), so no shortened last step changes
@@ -420,6 +473,7 @@ mod tests {
         let seed = [0.5, 0.0];
         let mut l = limits(2.0 * PI * 0.5);
         l.scale = 1e-12;
+        l.closure = 0.0;
         l.max_step = 0.5;
         let t45 = trace(&Vortex, seed, 1.0, Integrator::Rk45 { tolerance: 1e-7 }, &l);
         let e45 = end_error(&t45, seed);
@@ -485,6 +539,80 @@ mod tests {
         );
         assert_eq!(t.stop, Stop::Length);
         assert!((t.length - 1.0).abs() < 1e-12);
+    }
+
+    /// Solid-body rotation with a slow inward drift, `u = (-y - eps x, x - eps y)`: its paths
+    /// are logarithmic spirals whose radius shrinks by `exp(-2 pi eps)` each turn.
+    struct Spiral(f64);
+    impl VelocityField for Spiral {
+        fn velocity(&self, p: [f64; 2]) -> Option<[f64; 2]> {
+            let e = self.0;
+            (p[0].abs() <= 1.0 && p[1].abs() <= 1.0).then_some([-p[1] - e * p[0], p[0] - e * p[1]])
+        }
+    }
+
+    #[test]
+    fn slow_spiral_stops_after_one_turn() {
+        let (eps, r0) = (0.005, 0.5);
+        // One turn moves the path inwards by r0 (1 - exp(-2 pi eps)) = 0.0155 < closure.
+        let pitch = r0 * (1.0 - (-2.0 * PI * eps).exp());
+        let one_turn =
+            2.0 * PI * r0 * (1.0 - (-2.0 * PI * eps).exp()) / (2.0 * PI * eps) * (1.0 + eps * eps).sqrt();
+        for integrator in [
+            Integrator::Rk45 { tolerance: 1e-7 },
+            Integrator::Rk4 { step: 0.01 },
+        ] {
+            let mut l = limits(100.0);
+            l.max_step = 0.02;
+            l.closure = 0.05;
+            let t = trace(&Spiral(eps), [r0, 0.0], 1.0, integrator, &l);
+            assert_eq!(t.stop, Stop::Closed, "{integrator:?}");
+            assert!(
+                (t.length - one_turn).abs() < 1e-3,
+                "{integrator:?}: closed after {} (one turn {one_turn})",
+                t.length
+            );
+            let end = t.points.last().unwrap();
+            assert!(
+                ((end[0] - r0).hypot(end[1]) - pitch).abs() < 1e-3,
+                "ends at {end:?}"
+            );
+            // A closure distance below the pitch lets it spiral on to the length limit.
+            l.closure = 0.5 * pitch;
+            let t = trace(&Spiral(eps), [r0, 0.0], 1.0, integrator, &l);
+            assert_eq!(t.stop, Stop::Length, "{integrator:?}");
+        }
+    }
+
+    #[test]
+    fn closing_needs_the_initial_direction() {
+        // Seed 0.01 off the vortex centre with closure 0.05: half a turn later the path passes
+        // the seed's section 0.02 from the seed but going the other way, which does not close.
+        let mut l = limits(1.0);
+        l.max_step = 0.002;
+        l.scale = 0.001;
+        l.closure = 0.05;
+        let t = trace(
+            &Vortex,
+            [0.01, 0.0],
+            1.0,
+            Integrator::Rk45 { tolerance: 1e-9 },
+            &l,
+        );
+        assert_eq!(t.stop, Stop::Closed);
+        assert!(
+            (t.length - 2.0 * PI * 0.01).abs() < 1e-6,
+            "closed after {}",
+            t.length
+        );
+    }
+
+    #[test]
+    fn step_limit_bounds_a_trace() {
+        let mut l = limits(100.0);
+        l.max_steps = 50;
+        let t = trace(&Vortex, [0.5, 0.0], 1.0, Integrator::Rk4 { step: 1e-6 }, &l);
+        assert_eq!((t.stop, t.steps, t.points.len()), (Stop::Length, 50, 51));
     }
 
     #[test]
