@@ -162,7 +162,18 @@ mod tests {
             }
         };
         let (w, h) = (70u32, 37u32);
-        let target = Target::new(&gpu.device, w, h).unwrap();
+        let mut target = Target::new(&gpu.device, w, h).unwrap();
+        // The same texture with `COPY_DST`, to be written from the CPU.
+        target.texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("written"),
+            size: target.texture.size(),
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: FORMAT,
+            usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
         let bytes: Vec<u8> = (0..w * h * PIXEL_BYTES).map(|i| (i * 7 % 251) as u8).collect();
         gpu.queue.write_texture(
             target.texture.as_image_copy(),

@@ -433,15 +433,17 @@ pub fn gather(
                 max_steps: streamlines::MAX_TRACE_STEPS,
             };
             if let Seeding::Even { separation } = s.seeding {
-                streamlines::even::segments(
+                let lines = streamlines::even::lines(
                     &*vel,
                     out.origin,
                     out.extent,
                     separation,
                     s.integrator,
                     &limits,
-                    &mut out.segments,
                 );
+                for line in &lines {
+                    streamlines::push_segments(line, &mut out.segments);
+                }
             } else {
                 streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
             }

@@ -21,7 +21,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F12 / P", "screenshot (PNG)"),
     ("V", "start / stop video recording"),
     ("C", "toggle contour lines"),
-    ("L", "toggle streamlines (grid seeds)"),
+    ("L", "toggle streamlines (evenly spaced)"),
     ("A", "toggle velocity arrows"),
     ("G", "toggle plots"),
     ("Home", "fit the domain in the view"),
@@ -64,7 +64,9 @@ pub fn shortcuts(ctx: &egui::Context, state: &mut AppState) -> bool {
                     egui::Key::C => state.view.contours.enabled = !state.view.contours.enabled,
                     egui::Key::L => {
                         state.view.streamlines.seeding = match state.view.streamlines.seeding {
-                            Seeding::Off => Seeding::Grid { n: 8 },
+                            Seeding::Off => Seeding::Even {
+                                separation: even::DEFAULT_SEPARATION,
+                            },
                             _ => Seeding::Off,
                         }
                     }
@@ -703,7 +705,9 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                     s.seeding = Seeding::Points(Vec::new());
                 }
                 if ui.selectable_label(mode == "even", "even").clicked() {
-                    s.seeding = Seeding::Even { separation: 0.03 };
+                    s.seeding = Seeding::Even {
+                        separation: even::DEFAULT_SEPARATION,
+                    };
                 }
             });
         match &mut s.seeding {

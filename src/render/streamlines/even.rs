@@ -11,7 +11,7 @@
 //! recirculation zone) are filled too. Every point of the domain whose nearest cell centre is not
 //! a stagnation point then lies within `d_sep (1 + 1/sqrt 2)` of a line.
 
-use super::{Integrator, Limits, Stop, VelocityField, push_segments, trace_accepting};
+use super::{Integrator, Limits, Stop, VelocityField, trace_accepting};
 use std::collections::VecDeque;
 
 /// `d_test / d_sep` (Jobard & Lefer's choice).
@@ -20,6 +20,8 @@ pub const TEST_RATIO: f64 = 0.5;
 pub const MIN_SEPARATION: f64 = 0.005;
 /// Largest separation, as a fraction of the domain's larger side.
 pub const MAX_SEPARATION: f64 = 0.5;
+/// The app's separation: about 30 lines across the domain.
+pub const DEFAULT_SEPARATION: f64 = 0.03;
 
 /// A point of a line in the background grid: its line and its signed arc length from the
 /// line's seed.
@@ -149,22 +151,6 @@ pub fn lines(
         }
     }
     lines
-}
-
-/// [`lines`] as line segments `(x0, y0, x1, y1)`, replacing `out`'s contents.
-pub fn segments(
-    f: &dyn VelocityField,
-    origin: [f64; 2],
-    extent: [f64; 2],
-    separation: f64,
-    integrator: Integrator,
-    limits: &Limits,
-    out: &mut Vec<[f32; 4]>,
-) {
-    out.clear();
-    for line in lines(f, origin, extent, separation, integrator, limits) {
-        push_segments(&line, out);
-    }
 }
 
 /// The unit normal of `line` at point `i` (from the chord of its neighbours), if it has length.
