@@ -67,3 +67,122 @@ fn renders_png_and_video() {
     .unwrap();
     assert!(run(&bad.args).unwrap_err().contains("WIDTHxHEIGHT"));
 }
+
+fn args(extra: &[&str]) -> Args {
+    let mut argv = vec!["render", "missing_case.toml", "--out", "never_written.png"];
+    argv.extend_from_slice(extra);
+    Cli::try_parse_from(argv).unwrap().args
+}
+
+/// Each bad value is refused before the case is read or a GPU is asked for, with a message
+/// naming the option and the valid range.
+#[test]
+fn bad_values_are_refused_with_the_option_and_the_range() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--streamlines", "grid:0"],
+            &["--streamlines grid:0", "from 1 to 64"],
+        ),
+        (
+            &["--streamlines", "grid:1000000"],
+            &["grid:1000000", "from 1 to 64"],
+        ),
+        (&["--streamlines", "grid:x"], &["expected grid:N"]),
+        (
+            &["--streamlines", "rake:0,0,1,1,0"],
+            &["rake:0,0,1,1,0", "from 1 to 1000"],
+        ),
+        (&["--streamlines", "rake:0,0,1,1,100000000"], &["from 1 to 1000"]),
+        (&["--streamlines", "rake:0,0,1,1,2.5"], &["whole number"]),
+        (
+            &["--streamlines", "rake:nan,0,1,1,5"],
+            &["rake:nan,0,1,1,5", "`nan` is not a finite number"],
+        ),
+        (
+            &["--streamlines", "points:0.1,inf"],
+            &["`inf` is not a finite number"],
+        ),
+        (
+            &["--streamlines", "even:0"],
+            &["--streamlines even:0", "from 0.005 to 0.5"],
+        ),
+        (
+            &["--streamlines", "even:nan"],
+            &["even:nan", "not a finite number"],
+        ),
+        (&["--streamlines", "spiral:3"], &["grid:N", "even:DSEP"]),
+        (
+            &["--integrator", "rk4", "--step", "0"],
+            &["--step 0", "positive finite"],
+        ),
+        (&["--step", "nan"], &["--step NaN", "positive finite"]),
+        (&["--step", "-0.01"], &["--step -0.01", "positive finite"]),
+        (&["--tolerance", "0"], &["--tolerance 0", "positive finite"]),
+        (&["--range=-inf,inf"], &["--range -inf,inf", "finite"]),
+        (&["--range", "2,1"], &["MIN < MAX"]),
+        (&["--arrows", "100000000"], &["--arrows 100000000", "2 to 200"]),
+        (&["--arrows", "1"], &["--arrows 1", "2 to 200"]),
+        (
+            &["--contours", "100000"],
+            &["--contours 100000", "0 (none) to 256"],
+        ),
+        (&["--frames", "0"], &["--frames 0", "at least 1"]),
+        (&["--fps", "0"], &["--fps 0", "1 to 240"]),
+        (&["--t-end", "nan"], &["--t-end NaN", "finite"]),
+        (&["--t-end", "-1"], &["--t-end -1", "0 or more"]),
+        (&["--t-end", "inf"], &["--t-end inf", "finite"]),
+        (&["--size", "0x0"], &["--size 0x0", "1 to 16384"]),
+        (&["--size", "99999999999x1"], &["1 to 16384"]),
+        (&["--size", "16385x16385"], &["1 to 16384"]),
+    ];
+    for (extra, wanted) in cases {
+        let e = run(&args(extra)).unwrap_err();
+        for w in *wanted {
+            assert!(e.contains(w), "{extra:?}: `{e}` lacks `{w}`");
+        }
+    }
+    // The good forms pass the checks (and then fail on the missing case file).
+    for extra in [
+        &["--streamlines", "even:0.03"][..],
+        &["--streamlines", "grid:64"],
+        &["--streamlines", "rake:0,0,1,1,1000"],
+        &[
+            "--integrator",
+            "rk4",
+            "--step",
+            "0.01",
+            "--arrows",
+            "200",
+            "--contours",
+            "0",
+        ],
+    ] {
+        let e = run(&args(extra)).unwrap_err();
+        assert!(e.contains("missing_case.toml"), "{extra:?}: {e}");
+    }
+}
+
+/// An image larger than the device's largest buffer (8193^2 RGBA is 257 MiB, wgpu's default
+/// limit 256 MiB) reads back in bands; one larger than its largest texture is refused.
+#[test]
+fn large_images_read_back_or_are_refused() {
+    let Some(mut h) = common::headless_or_skip("large_images_read_back_or_are_refused") else {
+        return;
+    };
+    let case = common::cavity(100.0, 16);
+    let solver = flowlab::solver::build(&case.spec).unwrap();
+    let mut frame = flowlab::render::view::FrameData::default();
+    let view = flowlab::render::view::ViewSettings::for_field("speed");
+    flowlab::cli::render::frame_of(solver.as_ref(), &view, &mut Default::default(), &mut frame).unwrap();
+    let max = h.gpu.device.limits().max_texture_dimension_2d;
+    if max >= 8193 {
+        let img = h.render(&frame, 8193, 8193, None).unwrap();
+        assert_eq!(img.dimensions(), (8193, 8193));
+        // The background in the corner, the field in the middle.
+        let corner = *img.get_pixel(0, 0);
+        assert_eq!(corner, *img.get_pixel(8192, 8192));
+        assert_ne!(corner, *img.get_pixel(4096, 4096));
+    }
+    let e = h.render(&frame, max + 1, 16, None).unwrap_err();
+    assert!(e.contains(&format!("from 1 to {max} pixels")), "{e}");
+}

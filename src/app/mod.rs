@@ -670,7 +670,7 @@ fn capture(
             [0.0, 0.0, cw.max(1) as f32, ch.max(1) as f32],
         )
     };
-    let target = Target::new(&w.gpu.device, width, height);
+    let target = Target::new(&w.gpu.device, width, height)?;
     let viewport = Vec2::new(canvas[2], canvas[3]);
     if has_frame {
         let view = w.camera.world_to_clip(viewport, w.frame.extent);

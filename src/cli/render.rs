@@ -5,8 +5,9 @@ use crate::case::Case;
 use crate::export::{png, video};
 use crate::render::colormap::Colormap;
 use crate::render::headless::Headless;
-use crate::render::streamlines::Integrator;
-use crate::render::view::{self, FrameData, Freshness, Range, Scratch, Seeding, ViewSettings};
+use crate::render::offscreen;
+use crate::render::streamlines::{self, Integrator, even};
+use crate::render::view::{self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, ViewSettings};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
 
@@ -22,7 +23,7 @@ pub struct Args {
     #[arg(long)]
     pub steps: Option<u64>,
     /// Simulated time to run to before the (first) frame.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
     /// Field to show (e.g. vorticity, speed, p, stream_function).
     #[arg(long, default_value = "vorticity")]
@@ -37,23 +38,27 @@ pub struct Args {
     /// Logarithmic colour scale.
     #[arg(long)]
     pub log: bool,
-    /// Number of contour levels.
+    /// Number of contour levels (0 for none, at most 256).
     #[arg(long)]
     pub contours: Option<u32>,
     /// Field to contour (default: the shown field).
     #[arg(long)]
     pub contour_field: Option<String>,
-    /// Streamlines: `grid:N` (N x N seeds), `rake:X0,Y0,X1,Y1,N` or `points:X,Y;X,Y;...`.
+    /// Streamlines: `grid:N` (N x N seeds, N up to 64), `rake:X0,Y0,X1,Y1,N` or
+    /// `points:X,Y;X,Y;...` (up to 1000 seeds), or `even:DSEP` (evenly spaced lines DSEP apart, a
+    /// fraction of the domain's larger side from 0.005 to 0.5).
     #[arg(long)]
     pub streamlines: Option<String>,
     /// Streamline integrator: `rk45` (adaptive, `--tolerance`) or `rk4` (fixed `--step`).
     #[arg(long, default_value = "rk45")]
     pub integrator: String,
-    #[arg(long, default_value_t = 1e-5)]
+    /// RK45 error tolerance per step (length units, positive).
+    #[arg(long, default_value_t = 1e-5, allow_negative_numbers = true)]
     pub tolerance: f64,
-    #[arg(long, default_value_t = 0.005)]
+    /// RK4 step (length units, positive).
+    #[arg(long, default_value_t = 0.005, allow_negative_numbers = true)]
     pub step: f64,
-    /// Velocity arrows, this many across.
+    /// Velocity arrows, this many across (2 to 200).
     #[arg(long)]
     pub arrows: Option<u32>,
     /// Image size `WIDTHxHEIGHT`.
@@ -65,13 +70,13 @@ pub struct Args {
     /// Output video (MP4 via ffmpeg; a PNG sequence folder next to it if ffmpeg is missing).
     #[arg(long)]
     pub video: Option<PathBuf>,
-    /// Video frames.
+    /// Video frames (at least 1).
     #[arg(long, default_value_t = 120)]
     pub frames: u32,
     /// Solver steps between video frames.
     #[arg(long, default_value_t = 10)]
     pub steps_per_frame: u64,
-    /// Video frame rate.
+    /// Video frame rate (1 to 240).
     #[arg(long, default_value_t = 30)]
     pub fps: u32,
     /// ffmpeg program.
@@ -79,7 +84,11 @@ pub struct Args {
     pub ffmpeg: String,
 }
 
-/// Parses `WIDTHxHEIGHT`.
+/// Most contour levels.
+const MAX_CONTOURS: u32 = 256;
+
+/// Parses `WIDTHxHEIGHT`, each side a whole number from 1 to 16384 (the largest texture of any
+/// GPU; [`run`] checks the device's own limit).
 pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
     let (w, h) = s
         .split_once(['x', 'X'])
@@ -91,14 +100,90 @@ pub fn parse_size(s: &str) -> Result<[u32; 2], String> {
     }
 }
 
+/// The comma-separated finite numbers of `s`; `what` names the option in the error.
 fn numbers(s: &str, what: &str) -> Result<Vec<f64>, String> {
     s.split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("{what}: `{v}` is not a number"))
+        .map(|v| match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => Err(format!("{what}: `{v}` is not a finite number")),
         })
         .collect()
+}
+
+/// `n` if it lies in `range`, else an error naming `what` and the range.
+fn count_in(n: f64, range: std::ops::RangeInclusive<usize>, what: &str) -> Result<usize, String> {
+    let (lo, hi) = (*range.start(), *range.end());
+    if n.fract() == 0.0 && n >= lo as f64 && n <= hi as f64 {
+        Ok(n as usize)
+    } else {
+        Err(format!(
+            "{what}: the count must be a whole number from {lo} to {hi}, not {n}"
+        ))
+    }
+}
+
+/// `x` if it is finite and positive, else an error naming `option`.
+fn positive(x: f64, option: &str, what: &str) -> Result<f64, String> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(format!(
+            "{option} {x}: the {what} must be a positive finite number"
+        ))
+    }
+}
+
+/// The seeding `--streamlines s` describes, each count within its limit.
+fn seeding(s: &str) -> Result<Seeding, String> {
+    let (kind, rest) = s.split_once(':').unwrap_or((s, ""));
+    let option = format!("--streamlines {s}");
+    Ok(match kind {
+        "grid" => {
+            let n = rest
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{option}: expected grid:N"))?;
+            Seeding::Grid {
+                n: count_in(n, 1..=streamlines::MAX_GRID_SEEDS, &option)?,
+            }
+        }
+        "rake" => match numbers(rest, &option)?.as_slice() {
+            [x0, y0, x1, y1, n] => Seeding::Rake {
+                a: [*x0, *y0],
+                b: [*x1, *y1],
+                count: count_in(*n, 1..=streamlines::MAX_SEEDS, &option)?,
+            },
+            _ => return Err(format!("{option}: expected rake:X0,Y0,X1,Y1,N")),
+        },
+        "points" => {
+            let points = rest
+                .split(';')
+                .map(|p| match numbers(p, &option)?.as_slice() {
+                    [x, y] => Ok([*x, *y]),
+                    _ => Err(format!("{option}: expected points:X,Y;X,Y")),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            count_in(points.len() as f64, 1..=streamlines::MAX_SEEDS, &option)?;
+            Seeding::Points(points)
+        }
+        "even" => match numbers(rest, &option)?.as_slice() {
+            [d] if (even::MIN_SEPARATION..=even::MAX_SEPARATION).contains(d) => {
+                Seeding::Even { separation: *d }
+            }
+            _ => {
+                return Err(format!(
+                    "{option}: expected even:DSEP with DSEP (a fraction of the domain's larger side) from {} to {}",
+                    even::MIN_SEPARATION,
+                    even::MAX_SEPARATION
+                ));
+            }
+        },
+        _ => {
+            return Err(format!(
+                "{option}: use grid:N, rake:X0,Y0,X1,Y1,N, points:X,Y;... or even:DSEP"
+            ));
+        }
+    })
 }
 
 /// The view the arguments describe.
@@ -112,58 +197,38 @@ pub fn view_settings(a: &Args) -> Result<ViewSettings, String> {
         None => {}
         Some("auto") => v.range = Range::Auto,
         Some("robust") => v.range = Range::Robust,
-        Some(r) => match numbers(r, "--range")?.as_slice() {
+        Some(r) => match numbers(r, &format!("--range {r}"))?.as_slice() {
             [min, max] if max > min => v.range = Range::Fixed { min: *min, max: *max },
             _ => {
                 return Err(format!(
-                    "--range {r}: expected auto, robust or MIN,MAX with MIN < MAX"
+                    "--range {r}: expected auto, robust or MIN,MAX with finite MIN < MAX"
                 ));
             }
         },
     }
     v.log_scale = a.log;
     if let Some(n) = a.contours {
+        if n > MAX_CONTOURS {
+            return Err(format!("--contours {n}: use 0 (none) to {MAX_CONTOURS} levels"));
+        }
         v.contours.enabled = n > 0;
         v.contours.levels = n;
     }
     v.contours.field.clone_from(&a.contour_field);
+    let tolerance = positive(a.tolerance, "--tolerance", "RK45 tolerance")?;
+    let step = positive(a.step, "--step", "RK4 step")?;
     v.streamlines.integrator = match a.integrator.as_str() {
-        "rk45" => Integrator::Rk45 {
-            tolerance: a.tolerance,
-        },
-        "rk4" => Integrator::Rk4 { step: a.step },
+        "rk45" => Integrator::Rk45 { tolerance },
+        "rk4" => Integrator::Rk4 { step },
         other => return Err(format!("--integrator {other}: use rk4 or rk45")),
     };
     if let Some(s) = &a.streamlines {
-        let (kind, rest) = s.split_once(':').unwrap_or((s.as_str(), ""));
-        v.streamlines.seeding = match kind {
-            "grid" => Seeding::Grid {
-                n: rest
-                    .parse()
-                    .map_err(|_| format!("--streamlines {s}: expected grid:N"))?,
-            },
-            "rake" => match numbers(rest, "--streamlines rake")?.as_slice() {
-                [x0, y0, x1, y1, n] => Seeding::Rake {
-                    a: [*x0, *y0],
-                    b: [*x1, *y1],
-                    count: *n as usize,
-                },
-                _ => return Err(format!("--streamlines {s}: expected rake:X0,Y0,X1,Y1,N")),
-            },
-            "points" => Seeding::Points(
-                rest.split(';')
-                    .map(|p| match numbers(p, "--streamlines points")?.as_slice() {
-                        [x, y] => Ok([*x, *y]),
-                        _ => Err(format!("--streamlines {s}: expected points:X,Y;X,Y")),
-                    })
-                    .collect::<Result<_, String>>()?,
-            ),
-            _ => {
-                return Err(format!(
-                    "--streamlines {s}: use grid:N, rake:X0,Y0,X1,Y1,N or points:X,Y;..."
-                ));
-            }
-        };
+        v.streamlines.seeding = seeding(s)?;
+    }
+    if let Some(n) = a.arrows {
+        if !(2..=MAX_ARROWS).contains(&n) {
+            return Err(format!("--arrows {n}: use 2 to {MAX_ARROWS} arrows across"));
+        }
     }
     v.arrows = a.arrows;
     Ok(v)
@@ -221,9 +286,23 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let [w, h] = parse_size(&a.size)?;
     let view = view_settings(a)?;
+    if a.frames == 0 {
+        return Err("--frames 0: a video needs at least 1 frame".into());
+    }
+    if !(1..=240).contains(&a.fps) {
+        return Err(format!("--fps {}: use 1 to 240 frames per second", a.fps));
+    }
+    if let Some(t) = a.t_end {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(format!(
+                "--t-end {t}: the end time must be a finite number, 0 or more"
+            ));
+        }
+    }
     let case = load_case(a)?;
-    let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
     let mut headless = Headless::new().map_err(|e| e.to_string())?;
+    offscreen::check_size(&headless.gpu.device, w, h).map_err(|e| format!("--size {}: {e}", a.size))?;
+    let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
     let mut scratch = Scratch::default();
     let mut frame = FrameData::default();
     advance(solver.as_mut(), a.steps, a.t_end)?;

@@ -36,7 +36,7 @@ impl Headless {
         height: u32,
         camera: Option<Camera>,
     ) -> Result<RgbaImage, String> {
-        let target = Target::new(&self.gpu.device, width, height);
+        let target = Target::new(&self.gpu.device, width, height)?;
         let viewport = Vec2::new(width as f32, height as f32);
         let camera = camera.unwrap_or_else(|| Camera::fit(frame.origin, frame.extent));
         let view = camera.world_to_clip(viewport, frame.extent);

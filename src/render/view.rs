@@ -48,6 +48,11 @@ pub enum Seeding {
     },
     /// Where the user clicked.
     Points(Vec<[f64; 2]>),
+    /// Evenly spaced lines (Jobard & Lefer 1997), `separation` (a fraction of the domain's
+    /// larger side) apart.
+    Even {
+        separation: f64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -67,9 +72,12 @@ pub struct ViewSettings {
     pub log_scale: bool,
     pub contours: Contours,
     pub streamlines: Streamlines,
-    /// Velocity arrows, this many across the domain's width.
+    /// Velocity arrows, this many across the domain's width (2 to [`MAX_ARROWS`]).
     pub arrows: Option<u32>,
 }
+
+/// Most velocity arrows along either side of the domain.
+pub const MAX_ARROWS: u32 = 200;
 
 impl ViewSettings {
     /// The fields [`gather`] reads for this view, each named once: the coloured field, the
@@ -296,6 +304,11 @@ fn percentiles(data: &[f32], a: f64, b: f64) -> Option<(f32, f32)> {
     Some((lo, hi))
 }
 
+/// A streamline closes when it returns through its seed's section within this many cells of the
+/// seed ([`Limits::closure`]): the orbits of a computed vortex spiral by a fraction of a cell
+/// per turn, so they never return exactly.
+const CLOSURE_CELLS: f64 = 3.0;
+
 /// Reusable buffers for [`gather`].
 #[derive(Default)]
 pub struct Scratch {
@@ -379,8 +392,8 @@ pub fn gather(
             to_f32(&vel.u, &mut u);
             to_f32(&vel.v, &mut v);
             let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
-            let ax = count.max(2);
-            let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).max(2);
+            let ax = count.clamp(2, MAX_ARROWS);
+            let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).clamp(2, MAX_ARROWS);
             let spacing = (out.extent[0] / ax as f64) as f32;
             let scale = if max_speed > 0.0 {
                 0.9 * spacing / max_speed
@@ -391,13 +404,19 @@ pub fn gather(
             out.arrows = Some(([ax, ay], scale));
         }
         let s = &view.streamlines;
+        // At most MAX_GRID_SEEDS per side and MAX_SEEDS on a rake or clicked.
         let seeds = match &s.seeding {
-            Seeding::Off => Vec::new(),
-            Seeding::Grid { n } => streamlines::grid_seeds(out.origin, out.extent, *n, *n),
-            Seeding::Rake { a, b, count } => streamlines::rake_seeds(*a, *b, *count),
-            Seeding::Points(p) => p.clone(),
+            Seeding::Off | Seeding::Even { .. } => Vec::new(),
+            Seeding::Grid { n } => {
+                let n = (*n).min(streamlines::MAX_GRID_SEEDS);
+                streamlines::grid_seeds(out.origin, out.extent, n, n)
+            }
+            Seeding::Rake { a, b, count } => {
+                streamlines::rake_seeds(*a, *b, (*count).min(streamlines::MAX_SEEDS))
+            }
+            Seeding::Points(p) => p[..p.len().min(streamlines::MAX_SEEDS)].to_vec(),
         };
-        if !seeds.is_empty() {
+        if s.seeding != Seeding::Off {
             let h = g.spacing[0].min(g.spacing[1]);
             let max_speed = vel
                 .u
@@ -410,8 +429,24 @@ pub fn gather(
                 min_speed: 1e-4 * max_speed.max(1e-300),
                 scale: 0.5 * h,
                 max_step: 2.0 * h,
+                closure: CLOSURE_CELLS * h,
+                max_steps: streamlines::MAX_TRACE_STEPS,
             };
-            streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
+            if let Seeding::Even { separation } = s.seeding {
+                let lines = streamlines::even::lines(
+                    &*vel,
+                    out.origin,
+                    out.extent,
+                    separation,
+                    s.integrator,
+                    &limits,
+                );
+                for line in &lines {
+                    streamlines::push_segments(line, &mut out.segments);
+                }
+            } else {
+                streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
+            }
         }
     }
     Some(step)

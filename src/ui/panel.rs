@@ -5,7 +5,7 @@ use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
 use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
-use crate::render::streamlines::Integrator;
+use crate::render::streamlines::{Integrator, even};
 use crate::render::view::{self, Range, Seeding};
 use crate::solver::incompressible::SimpleConfig;
 use crate::solver::incompressible::simple::Algorithm;
@@ -22,7 +22,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F12 / P", "screenshot (PNG)"),
     ("V", "start / stop video recording"),
     ("C", "toggle contour lines"),
-    ("L", "toggle streamlines (grid seeds)"),
+    ("L", "toggle streamlines (evenly spaced)"),
     ("A", "toggle velocity arrows"),
     ("G", "toggle plots"),
     ("Home", "fit the domain in the view"),
@@ -65,7 +65,9 @@ pub fn shortcuts(ctx: &egui::Context, state: &mut AppState) -> bool {
                     egui::Key::C => state.view.contours.enabled = !state.view.contours.enabled,
                     egui::Key::L => {
                         state.view.streamlines.seeding = match state.view.streamlines.seeding {
-                            Seeding::Off => Seeding::Grid { n: 8 },
+                            Seeding::Off => Seeding::Even {
+                                separation: even::DEFAULT_SEPARATION,
+                            },
                             _ => Seeding::Off,
                         }
                     }
@@ -720,6 +722,7 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
             Seeding::Grid { .. } => "grid",
             Seeding::Rake { .. } => "rake (drag)",
             Seeding::Points(_) => "click",
+            Seeding::Even { .. } => "even",
         };
         egui::ComboBox::from_label("streamlines")
             .selected_text(mode)
@@ -743,6 +746,11 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 if ui.selectable_label(mode == "click", "click").clicked() {
                     s.seeding = Seeding::Points(Vec::new());
                 }
+                if ui.selectable_label(mode == "even", "even").clicked() {
+                    s.seeding = Seeding::Even {
+                        separation: even::DEFAULT_SEPARATION,
+                    };
+                }
             });
         match &mut s.seeding {
             Seeding::Grid { n } => {
@@ -755,6 +763,17 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                 if ui.button(format!("clear {} seeds", p.len())).clicked() {
                     p.clear();
                 }
+            }
+            Seeding::Even { separation } => {
+                ui.horizontal(|ui| {
+                    named(
+                        ui,
+                        "spacing (of domain)",
+                        DragValue::new(separation)
+                            .speed(0.001)
+                            .range(even::MIN_SEPARATION..=even::MAX_SEPARATION),
+                    )
+                });
             }
             Seeding::Off => {}
         }

@@ -1,9 +1,15 @@
-//! Streamlines of a 2D velocity field: seeding (grid, rake, points) and integration of the
-//! arc-length-parametrised path equation `dx/ds = u(x) / |u(x)|` with classical fixed-step RK4 or
-//! the adaptive Dormand-Prince 5(4) pair (local extrapolation, error-per-step control).
+//! Streamlines of a 2D velocity field: seeding (grid, rake, points, and evenly spaced lines in
+//! [`even`]) and integration of the arc-length-parametrised path equation `dx/ds = u(x) / |u(x)|`
+//! with classical fixed-step RK4 or the adaptive Dormand-Prince 5(4) pair (local extrapolation,
+//! error-per-step control).
 //!
 //! A trace stops at a wall (a stage leaves the domain), at stagnation (`|u|` below a threshold),
-//! when it closes on its seed (closed orbit), or at the length limit.
+//! when it closes on itself (a Poincaré-section test: it crosses the line through the seed normal
+//! to the initial tangent again, in the initial direction, within [`Limits::closure`] of the
+//! seed), when a caller's test refuses a point (evenly spaced lines), or at the length or step
+//! limit.
+
+pub mod even;
 
 /// A velocity field that can be sampled anywhere in its domain; `None` outside.
 pub trait VelocityField {
@@ -67,6 +73,9 @@ pub enum Stop {
     Wall,
     Stagnation,
     Closed,
+    /// The caller's acceptance test refused the next point (too close to another line).
+    Crowded,
+    /// [`Limits::max_length`] or [`Limits::max_steps`] reached.
     Length,
 }
 
@@ -77,10 +86,16 @@ pub struct Limits {
     pub max_length: f64,
     /// Speeds below this count as stagnation.
     pub min_speed: f64,
-    /// Initial (RK45) step and the distance under which a trace counts as closed on its seed.
+    /// Initial RK45 step; RK45 retries a step that left the domain down to `1e-3 * scale`.
     pub scale: f64,
     /// Largest RK45 step.
     pub max_step: f64,
+    /// A return through the seed's section (the line through the seed normal to the initial
+    /// tangent) in the initial direction closes the trace if it passes within this distance of
+    /// the seed: a closed orbit, or one turn of a slow spiral, is drawn once.
+    pub closure: f64,
+    /// Largest number of accepted steps (bounds the work of one trace whatever the step).
+    pub max_steps: usize,
 }
 
 /// One integrated path.
@@ -193,17 +208,25 @@ fn dopri_step(
     Ok((y5, (y5[0] - y4[0]).hypot(y5[1] - y4[1])))
 }
 
-/// Distance from `c` to the segment `a`-`b`, and the distance along the segment to the closest point.
-fn segment_distance(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> (f64, f64) {
-    let d = [b[0] - a[0], b[1] - a[1]];
-    let len2 = d[0] * d[0] + d[1] * d[1];
-    let t = if len2 > 0.0 {
-        (((c[0] - a[0]) * d[0] + (c[1] - a[1]) * d[1]) / len2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let x = [a[0] + t * d[0], a[1] + t * d[1]];
-    ((x[0] - c[0]).hypot(x[1] - c[1]), t * len2.sqrt())
+/// Where the step `p`-`q` crosses the section of `seed` (the line through it normal to the unit
+/// `tangent`) from behind to ahead within `closure` of the seed: the crossing point and its
+/// share of the step.
+fn return_crossing(
+    seed: [f64; 2],
+    tangent: [f64; 2],
+    p: [f64; 2],
+    q: [f64; 2],
+    closure: f64,
+) -> Option<([f64; 2], f64)> {
+    let ahead = |x: [f64; 2]| (x[0] - seed[0]) * tangent[0] + (x[1] - seed[1]) * tangent[1];
+    let (a, b) = (ahead(p), ahead(q));
+    if !(a < 0.0 && b >= 0.0) {
+        return None;
+    }
+    let share = a / (a - b);
+    let x = [p[0] + share * (q[0] - p[0]), p[1] + share * (q[1] - p[1])];
+    let across = (x[0] - seed[0]) * -tangent[1] + (x[1] - seed[1]) * tangent[0];
+    (across.abs() < closure).then_some((x, share))
 }
 
 /// Integrates from `seed` forwards (`sign = 1`) or backwards (`sign = -1`) along the flow.
@@ -214,6 +237,19 @@ pub fn trace(
     integrator: Integrator,
     limits: &Limits,
 ) -> Trace {
+    trace_accepting(f, seed, sign, integrator, limits, &mut |_| true)
+}
+
+/// [`trace`] that also stops ([`Stop::Crowded`]) before a point `accept` refuses; `accept` sees
+/// every point after the seed in order, and a trace keeps exactly the points it accepted.
+pub fn trace_accepting(
+    f: &dyn VelocityField,
+    seed: [f64; 2],
+    sign: f64,
+    integrator: Integrator,
+    limits: &Limits,
+    accept: &mut dyn FnMut([f64; 2]) -> bool,
+) -> Trace {
     let mut t = Trace {
         points: vec![seed],
         steps: 0,
@@ -221,18 +257,19 @@ pub fn trace(
         length: 0.0,
         stop: Stop::Length,
     };
-    if let Err(stop) = direction(f, seed, sign, limits.min_speed) {
-        t.stop = stop;
-        return t;
-    }
+    let tangent = match direction(f, seed, sign, limits.min_speed) {
+        Ok(d) => d,
+        Err(stop) => {
+            t.stop = stop;
+            return t;
+        }
+    };
     let mut p = seed;
     let mut h = match integrator {
         Integrator::Rk4 { step } => step,
         Integrator::Rk45 { .. } => limits.scale,
     };
-    // The trace has to leave the seed's neighbourhood before a return counts as closing.
-    let mut left_seed = false;
-    while t.length < limits.max_length {
+    while t.length < limits.max_length && t.steps < limits.max_steps {
         let remaining = limits.max_length - t.length;
         let result = match integrator {
             Integrator::Rk4 { step } => {
@@ -269,32 +306,39 @@ pub fn trace(
                 }
             },
         };
-        match result {
-            Ok((q, step)) => {
-                t.steps += 1;
-                // Closest approach of the step's chord to the seed.
-                let (d, along) = segment_distance(p, q, seed);
-                if left_seed && d < 0.5 * limits.scale {
-                    t.length += along;
-                    t.points.push(seed);
-                    t.stop = Stop::Closed;
-                    return t;
-                }
-                t.length += step;
-                if (q[0] - seed[0]).hypot(q[1] - seed[1]) > 2.0 * limits.scale {
-                    left_seed = true;
-                }
-                t.points.push(q);
-                p = q;
-            }
+        let (q, step) = match result {
+            Ok(r) => r,
             Err(stop) => {
                 t.stop = stop;
                 return t;
             }
+        };
+        t.steps += 1;
+        let (q, step, closed) = match return_crossing(seed, tangent, p, q, limits.closure) {
+            Some((x, share)) => (x, share * step, true),
+            None => (q, step, false),
+        };
+        if !accept(q) {
+            t.stop = Stop::Crowded;
+            return t;
         }
+        t.length += step;
+        t.points.push(q);
+        if closed {
+            t.stop = Stop::Closed;
+            return t;
+        }
+        p = q;
     }
     t
 }
+
+/// Most seeds per side of [`grid_seeds`] a view may ask for.
+pub const MAX_GRID_SEEDS: usize = 64;
+/// Most seeds on a rake or clicked points a view may ask for.
+pub const MAX_SEEDS: usize = 1000;
+/// Most accepted steps of one trace.
+pub const MAX_TRACE_STEPS: usize = 20_000;
 
 /// Seeds at the centres of an `nx * ny` lattice over the rectangle `origin + [0, extent]`.
 pub fn grid_seeds(origin: [f64; 2], extent: [f64; 2], nx: usize, ny: usize) -> Vec<[f64; 2]> {
@@ -335,9 +379,7 @@ pub fn segments(
     for &seed in seeds {
         for sign in [1.0, -1.0] {
             let t = trace(f, seed, sign, integrator, limits);
-            for w in t.points.windows(2) {
-                out.push([w[0][0] as f32, w[0][1] as f32, w[1][0] as f32, w[1][1] as f32]);
-            }
+            push_segments(&t.points, out);
             if t.stop == Stop::Closed {
                 break;
             }
@@ -345,168 +387,12 @@ pub fn segments(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::f64::consts::PI;
-
-    /// Solid-body rotation `u = (-y, x)` about the origin in `[-1, 1]^2`.
-    struct Vortex;
-    impl VelocityField for Vortex {
-        fn velocity(&self, p: [f64; 2]) -> Option<[f64; 2]> {
-            (p[0].abs() <= 1.0 && p[1].abs() <= 1.0).then_some([-p[1], p[0]])
-        }
-    }
-
-    fn limits(length: f64) -> Limits {
-        Limits {
-            max_length: length,
-            min_speed: 1e-9,
-            scale: 0.01,
-            max_step: 1.0,
-        }
-    }
-
-    fn end_error(t: &Trace, seed: [f64; 2]) -> f64 {
-        let q = t.points.last().unwrap();
-        (q[0] - seed[0]).hypot(q[1] - seed[1])
-    }
-
-    #[test]
-    fn rk45_orbit_closes_to_tolerance() {
-        let seed = [0.5, 0.0];
-        for tol in [1e-4, 1e-6, 1e-8] {
-            let mut l = limits(2.0 * PI * 0.5);
-            l.scale = 1e-12; // no early closure: measure the end of exactly one revolution
-            l.max_step = 0.5;
-            let t = trace(&Vortex, seed, 1.0, Integrator::Rk45 { tolerance: tol }, &l);
-            assert_eq!(t.stop, Stop::Length);
-            // Local errors of at most `tol` per step add up to at most `steps * tol`.
-            let err = end_error(&t, seed);
-            assert!(
-                err < t.steps as f64 * tol,
-                "tol {tol}: closure error {err} after {} steps",
-                t.steps
-            );
-            for p in &t.points {
-                assert!((p[0].hypot(p[1]) - 0.5).abs() < 10.0 * tol);
-            }
-        }
-    }
-
-    #[test]
-    fn rk4_orbit_closes_and_converges_at_high_order() {
-        let seed = [0.5, 0.0];
-        let run = |h: f64| {
-            let mut l = limits(2.0 * PI * 0.5);
-            l.scale = 1e-12;
-            end_error(&trace(&Vortex, seed, 1.0, Integrator::Rk4 { step: h }, &l), seed)
-        };
-        // Whole numbers of steps per revolution (length pi), so no shortened last step changes
-        // the error constant between the runs. The observed order rises towards 4 as h/r
-        // falls (3.10, 3.58, 3.82, 3.92 from 32 to 512 steps): the field's 1/r curvature
-        // term is still visible at h/r = 0.2.
-        let e: Vec<f64> = [128.0, 256.0, 512.0].iter().map(|n| run(PI / n)).collect();
-        assert!(e[2] < 1e-9, "error {}", e[2]);
-        let orders: Vec<f64> = e.windows(2).map(|w| (w[0] / w[1]).log2()).collect();
-        assert!(
-            orders[1] > orders[0] && (orders[1] - 4.0).abs() < 0.1,
-            "observed orders {orders:?} (errors {e:?})"
-        );
-    }
-
-    #[test]
-    fn rk45_needs_fewer_steps_than_rk4_for_the_same_accuracy() {
-        let seed = [0.5, 0.0];
-        let mut l = limits(2.0 * PI * 0.5);
-        l.scale = 1e-12;
-        l.max_step = 0.5;
-        let t45 = trace(&Vortex, seed, 1.0, Integrator::Rk45 { tolerance: 1e-7 }, &l);
-        let e45 = end_error(&t45, seed);
-        // The coarsest RK4 step that is at least as accurate.
-        let mut h = 0.5;
-        let t4 = loop {
-            let t = trace(&Vortex, seed, 1.0, Integrator::Rk4 { step: h }, &l);
-            if end_error(&t, seed) <= e45 {
-                break t;
-            }
-            h *= 0.8;
-        };
-        assert!(
-            t45.steps < t4.steps,
-            "RK45 {} steps (error {e45}), RK4 {} steps",
-            t45.steps,
-            t4.steps
-        );
-    }
-
-    #[test]
-    fn closed_orbit_detected_and_walls_and_stagnation_stop() {
-        // Steps no longer than a few closure distances, as the app sets them (two cells).
-        let mut l = limits(100.0);
-        l.max_step = 0.02;
-        let t = trace(&Vortex, [0.3, 0.0], 1.0, Integrator::Rk45 { tolerance: 1e-6 }, &l);
-        assert_eq!(t.stop, Stop::Closed);
-        assert!(
-            (t.length - 2.0 * PI * 0.3).abs() < 0.01,
-            "closed after {}",
-            t.length
-        );
-        // Uniform flow to the right leaves through the wall at x = 1.
-        struct Uniform;
-        impl VelocityField for Uniform {
-            fn velocity(&self, p: [f64; 2]) -> Option<[f64; 2]> {
-                (p[0].abs() <= 1.0 && p[1].abs() <= 1.0).then_some([1.0, 0.0])
-            }
-        }
-        let t = trace(
-            &Uniform,
-            [0.0, 0.0],
-            1.0,
-            Integrator::Rk4 { step: 0.01 },
-            &limits(100.0),
-        );
-        assert_eq!(t.stop, Stop::Wall);
-        assert!(t.points.last().unwrap()[0] > 0.98);
-        let t = trace(
-            &Vortex,
-            [0.0, 0.0],
-            1.0,
-            Integrator::Rk4 { step: 0.01 },
-            &limits(1.0),
-        );
-        assert_eq!(t.stop, Stop::Stagnation);
-        let t = trace(
-            &Vortex,
-            [0.5, 0.0],
-            1.0,
-            Integrator::Rk4 { step: 0.01 },
-            &limits(1.0),
-        );
-        assert_eq!(t.stop, Stop::Length);
-        assert!((t.length - 1.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn grid_sampler_is_bilinear_in_the_interior() {
-        let n = [8, 6];
-        let (origin, spacing) = ([0.0, 0.0], [0.125, 1.0 / 6.0]);
-        let centre = |i: usize, a: usize| origin[a] + (i as f64 + 0.5) * spacing[a];
-        let mut g = GridVelocity {
-            n,
-            origin,
-            spacing,
-            u: vec![],
-            v: vec![],
-        };
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                g.u.push(2.0 * centre(i, 0) + 3.0 * centre(j, 1));
-                g.v.push(-centre(i, 0));
-            }
-        }
-        let v = g.velocity([0.4, 0.55]).unwrap();
-        assert!((v[0] - (0.8 + 1.65)).abs() < 1e-12 && (v[1] + 0.4).abs() < 1e-12);
-        assert!(g.velocity([1.2, 0.5]).is_none());
+/// Appends the polyline `points` as line segments `(x0, y0, x1, y1)`.
+pub fn push_segments(points: &[[f64; 2]], out: &mut Vec<[f32; 4]>) {
+    for w in points.windows(2) {
+        out.push([w[0][0] as f32, w[0][1] as f32, w[1][0] as f32, w[1][1] as f32]);
     }
 }
+
+#[cfg(test)]
+mod tests;
