@@ -13,6 +13,18 @@ use crate::solver::snapshot::Ring;
 /// Default memory budget of the ring.
 pub const DEFAULT_BUDGET_MB: usize = 256;
 
+/// `bytes`, or less: at most a quarter of the host's available memory plus the `held` bytes
+/// the ring already takes (checked before the ring grows, so a budget set on a small machine
+/// cannot take the memory the solver and the window need).
+fn affordable(bytes: usize, held: usize) -> usize {
+    let quarter = crate::solver::memory::host_available() / 4;
+    bytes.min(
+        usize::try_from(quarter)
+            .unwrap_or(usize::MAX)
+            .saturating_add(held),
+    )
+}
+
 /// The app's rewind: the ring and when to fill it.
 #[derive(Debug)]
 pub struct Rewind {
@@ -28,10 +40,11 @@ pub struct Rewind {
 }
 
 impl Rewind {
-    /// A ring of `budget_mb` megabytes keeping a state every `interval`.
+    /// A ring of `budget_mb` megabytes (at most a quarter of the host's available memory,
+    /// [`affordable`]) keeping a state every `interval`.
     pub fn new(interval: f64, budget_mb: usize) -> Rewind {
         Rewind {
-            ring: Ring::new(budget_mb << 20),
+            ring: Ring::new(affordable(budget_mb << 20, 0)),
             enabled: true,
             interval,
             last: None,
@@ -89,9 +102,11 @@ impl Rewind {
         self.last = None;
     }
 
-    /// Changes the memory budget, dropping the oldest states that no longer fit.
+    /// Changes the memory budget (at most what [`affordable`] allows), dropping the oldest
+    /// states that no longer fit.
     pub fn set_budget_mb(&mut self, mb: usize) {
-        self.ring.set_budget(mb << 20);
+        let held = self.ring.bytes();
+        self.ring.set_budget(affordable(mb << 20, held));
     }
 
     /// One line for the panel: states held, their time span and the memory they take.
