@@ -427,3 +427,36 @@ fn the_app_reopens_a_saved_state_and_replays_after_going_back() {
         "replayed after going back",
     );
 }
+
+/// A checkpoint that cannot be written fails the run, after its results are written.
+#[test]
+fn a_failed_checkpoint_still_writes_the_results() {
+    let out = tmp("cli_checkpoint_fails");
+    // A folder where the checkpoint file should go: the rename onto it fails.
+    std::fs::create_dir_all(out.join("checkpoint.flowlab")).unwrap();
+    let o = flowlab(
+        &[
+            &CAVITY_48[..],
+            &[
+                "--steps",
+                "10",
+                "--checkpoint-every",
+                "5",
+                "--force",
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("writing a checkpoint failed"),
+        "{e}"
+    );
+    assert!(
+        out.join("summary.json").exists() && out.join("fields.vti").exists(),
+        "{e}"
+    );
+}

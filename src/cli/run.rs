@@ -218,9 +218,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     });
     let wall = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    if let Some(e) = checkpoint_error {
-        return Err(e.context(format!("{}: writing a checkpoint failed", case.name)));
-    }
     std::fs::write(args.out.join("residuals.csv"), log.to_csv())?;
     let (reason, error) = match &result {
         Ok(o) => (Some(o.reason), None),
@@ -253,6 +250,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.out.join(format!("line_{k}.csv")),
             line_samples(solver.as_ref(), line),
         )?;
+    }
+    // The run's results are written even when a checkpoint could not be.
+    if let Some(e) = checkpoint_error {
+        return Err(e.context(format!("{}: writing a checkpoint failed", case.name)));
     }
     if reason == Some(StopReason::Interrupted) {
         checkpoint(&case, solver.as_ref(), &log, &args.out)
