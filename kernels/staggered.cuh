@@ -3,8 +3,8 @@
 // u, v values at possibly out-of-range indices (staggered.rs `Layout::u_at`, `v_at`).
 #pragma once
 
-// Convection schemes (numbering fixed by src/solver/incompressible/cuda.rs); the limiters are in
-// common.cuh.
+// Convection schemes (numbering fixed by src/solver/incompressible/cuda/step.rs); the limiters
+// are in common.cuh.
 #define CONV_CENTRAL 0
 #define CONV_UPWIND 1
 #define CONV_TVD 2

@@ -1,0 +1,523 @@
+//! The projection method on the GPU: the same discretisation as [`super::Projection`]
+//! (`projection.rs`, `staggered.rs`, `convection.rs`, `pressure_poisson/`), kernel for kernel,
+//! with all state in device memory (kernels in `kernels/projection.cu` and
+//! `kernels/poisson.cu`).
+//!
+//! One step enqueues, on one stream: the step's health check, `dt` and AB2 weights from the
+//! previous step's max speeds (`step_dt`, into a device clock that the step kernels read),
+//! predictor (both components, every convection scheme and limiter, Euler or AB2), predictor
+//! boundary faces, Poisson right-hand side `div(F)/dt`, the pressure solve, the correction
+//! `u = F - dt grad p` fused with the steady-change sums and the max speeds of the next `dt`, and
+//! the velocity ghosts (x sides, then y sides). With the iterative pressure solvers the host
+//! waits once per step, for a block of scalars (max speeds, sums, solver statistics, the clock),
+//! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for
+//! the convergence flag; iterations enqueued after convergence exit at once (device-side flag),
+//! so the iterates and iteration counts are those of the CPU solver. With the transform solve
+//! nothing in a step waits: the right-hand side is written straight into the transform's
+//! reordering, `correct` reads the reordered solution, and [`Solver::advance`] replays the step
+//! as one CUDA graph per step and reads the scalars once per batch; a failed health check halts
+//! the rest of the batch on the device, leaving the state of the last healthy step.
+//!
+//! Element-wise kernels are compiled without FMA contraction and use the CPU's operation order,
+//! so they round identically; only sums (norms, dot products, means) are added in a different
+//! (fixed, tree) order.
+//!
+//! Fields ([`Solver::field`], [`Solver::prefetch`]) are derived on the device
+//! (`kernels/display.cu`: every field of [`super::FIELDS`], the stream function too, by the
+//! CPU's path integral) and only the requested field comes back, one value per cell, through
+//! [`cuda::Readback`]. Point samples, the cavity summary, [`CudaProjection::host_field`] and
+//! [`Solver::load_state`] still read the whole state (u, v, p) back into a CPU [`Projection`]
+//! mirror whose code is reused unchanged; none of them runs per frame.
+//!
+//! [`Solver::advance`]: crate::solver::Solver::advance
+//! [`Solver::field`]: crate::solver::Solver::field
+//! [`Solver::prefetch`]: crate::solver::Solver::prefetch
+//! [`Solver::load_state`]: crate::solver::Solver::load_state
+
+mod multigrid;
+mod pressure;
+mod solver;
+mod spectral;
+mod step;
+mod timing;
+
+use self::multigrid::MgLevel;
+use self::spectral::SpectralWork;
+use super::config::Config;
+use super::device_fields::StaggeredDisplay;
+use super::pressure_poisson::{FaceBc, Laplacian};
+use super::staggered::{Layout, fill_velocity_ghosts};
+use super::{FIELDS, Projection};
+use crate::backend::cuda::{self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback};
+use crate::case::{Boundary, Invalid, PressureSolverKind};
+use crate::solver::real::Real;
+use crate::solver::{CappedSolve, SolverError};
+use std::sync::{Arc, Mutex};
+
+/// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
+const CHECK_EVERY: usize = 16;
+/// SOR checks its residual every this many iterations (red_black.rs).
+const SOR_CHECK: usize = 4;
+/// 2D thread block.
+const BX: u32 = 32;
+const BY: u32 = 8;
+/// 1D thread block.
+const B1: u32 = 256;
+/// Rows per thread of the Poisson stencil kernels jacobi_sweep, rb_sweep, residual and apply_dot
+/// (TROWS in kernels/common.cuh): a (BX, BY) block covers BX x BY TILE_ROWS cells.
+const TILE_ROWS: u32 = 4;
+
+// Slots of the scalar and control blocks (kernels/common.cuh).
+const SC_BNORM: usize = 1;
+const SC_RNORM: usize = 2;
+const SC_UMAX: usize = 8;
+const SC_VMAX: usize = 9;
+const SC_CHANGE: usize = 10;
+const SC_NORM: usize = 11;
+const SC_LEN: usize = 16;
+const CTRL_DONE: usize = 0;
+const CTRL_ITERS: usize = 1;
+const CTRL_HALT: usize = 3;
+const CTRL_LEN: usize = 4;
+// Slots of the step clock (kernels/projection.cu `CK_*`).
+const CK_DT: usize = 0;
+const CK_TIME: usize = 1;
+const CK_HISTORY: usize = 4;
+const CK_STEPS: usize = 5;
+const CK_DT_CAP: usize = 6;
+const CK_LEN: usize = 8;
+
+fn grid2(nx: usize, ny: usize) -> (u32, u32, u32) {
+    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY), 1)
+}
+
+fn blocks2(nx: usize, ny: usize) -> usize {
+    let g = grid2(nx, ny);
+    (g.0 * g.1) as usize
+}
+
+/// Grid of the kernels of TILE_ROWS rows per thread (the Poisson stencils jacobi_sweep, rb_sweep,
+/// residual and apply_dot; predict, poisson_rhs, correct and max_speed).
+fn grid_tile(nx: usize, ny: usize) -> (u32, u32, u32) {
+    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY * TILE_ROWS), 1)
+}
+
+fn blocks_tile(nx: usize, ny: usize) -> usize {
+    let g = grid_tile(nx, ny);
+    (g.0 * g.1) as usize
+}
+
+fn grid1(n: usize) -> (u32, u32, u32) {
+    ((n as u32).div_ceil(B1).max(1), 1, 1)
+}
+
+/// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts_x`
+/// (x sides, rows 1..=ny) then `ghosts_y` (y sides, all columns) of `kernels/projection.cu`
+/// (module `mp`), with the side codes of [`boundary_codes`]. `ctrl` is the projection's control
+/// block (its halt flag skips the kernels); the SIMPLE family passes `None`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fill_ghosts<T: Real>(
+    gpu: &Gpu,
+    mp: &Module,
+    l: &Layout,
+    u: &DevBuf<T>,
+    v: &DevBuf<T>,
+    (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
+    ctrl: Option<&DevBuf<i32>>,
+) -> Result<(), CudaError> {
+    let args = || {
+        let a = Args::new().p(u).p(v).p(bck).p(bcv).i(l.nx as i64).i(l.ny as i64);
+        match ctrl {
+            Some(c) => a.p(c),
+            None => a.null(),
+        }
+    };
+    // SAFETY: ghosts_x / ghosts_y take (u, v, bck, bcv, nx, ny, ctrl); u and v are the staggered
+    // arrays of `l` (with ghosts), bck and bcv the four sides' codes and values.
+    unsafe {
+        gpu.launch(mp.function("ghosts_x")?, grid1(l.ny + 1), (B1, 1, 1), &args())?;
+        gpu.launch(mp.function("ghosts_y")?, grid1(l.nx + 2), (B1, 1, 1), &args())
+    }
+}
+
+/// The velocity conditions as `ghosts_x` / `ghosts_y` of `kernels/projection.cu` read them, in
+/// device memory: a kind per side (`BC_*` of `kernels/common.cuh`) and two values per side (the
+/// tangential wall velocity, or the inflow velocity's x and y components).
+pub(crate) fn boundary_codes<T: Real>(
+    gpu: &Arc<Gpu>,
+    bc: &[Boundary; 4],
+) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
+    let mut bck = [0i32; 4];
+    let mut bcv = [T::zero(); 8];
+    for (side, b) in bc.iter().enumerate() {
+        bck[side] = match b {
+            Boundary::Wall { velocity } => {
+                bcv[2 * side] = T::of(*velocity);
+                0
+            }
+            Boundary::Inflow { velocity, .. } => {
+                bcv[2 * side] = T::of(velocity[0]);
+                bcv[2 * side + 1] = T::of(velocity[1]);
+                1
+            }
+            Boundary::Outflow {} => 2,
+            Boundary::Symmetry {} => 3,
+            Boundary::Periodic {} => 4,
+        };
+    }
+    let bck_d = gpu.alloc::<i32>(4)?;
+    gpu.upload(&bck_d, &bck)?;
+    let bcv_d = gpu.alloc::<T>(8)?;
+    gpu.upload(&bcv_d, &bcv)?;
+    Ok((bck_d, bcv_d))
+}
+
+/// A CUDA failure at `step` (time `time`) as the solver's error.
+pub(crate) fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
+    move |e| SolverError::Device {
+        step,
+        time,
+        message: e.0,
+    }
+}
+
+/// Why a case cannot run on the CUDA backend (the key and a message), if it cannot.
+pub fn unsupported(cfg: &Config) -> Option<Invalid> {
+    let [nx, ny, _] = cfg.grid.n;
+    if nx < 2 || ny < 2 {
+        return Some(Invalid::new(
+            "grid.nx",
+            "the CUDA backend needs at least 2 x 2 cells",
+        ));
+    }
+    if cfg.poisson.kind == PressureSolverKind::Fft && !cuda::fft::available() {
+        return Some(Invalid::new(
+            "solver.pressure_solver",
+            "fft on the CUDA backend needs the cuFFT library (libcufft.so), which was not found; \
+             choose multigrid, or backend = \"cpu\"",
+        ));
+    }
+    None
+}
+
+/// Device workspace of the pressure solver in use.
+enum Work<T> {
+    Jacobi {
+        next: DevBuf<T>,
+    },
+    Sor,
+    Pcg {
+        r: DevBuf<T>,
+        w: DevBuf<T>,
+        d: DevBuf<T>,
+        q: DevBuf<T>,
+    },
+    Multigrid {
+        levels: Vec<MgLevel<T>>,
+        /// Coarsest-level CG vectors: rhs, r, w, d, q.
+        cg: [DevBuf<T>; 5],
+    },
+    /// The cosine-transform solve (`dct_*` in kernels/poisson.cu).
+    Spectral(Box<SpectralWork<T>>),
+}
+
+struct Mirror<T: Real> {
+    cpu: Option<Projection<T>>,
+    stale: bool,
+    staging: Option<[Pinned<T>; 3]>,
+}
+
+/// The projection solver on a CUDA device (precision `T`).
+pub struct CudaProjection<T: Real> {
+    gpu: Arc<Gpu>,
+    mp: Module,
+    mq: Module,
+    cfg: Config,
+    l: Layout,
+    op: Laplacian<T>,
+    u: DevBuf<T>,
+    v: DevBuf<T>,
+    f: DevBuf<T>,
+    g: DevBuf<T>,
+    hu: DevBuf<T>,
+    hv: DevBuf<T>,
+    p: DevBuf<T>,
+    rhs: DevBuf<T>,
+    part_a: DevBuf<T>,
+    part_b: DevBuf<T>,
+    sc: DevBuf<T>,
+    ctrl: DevBuf<i32>,
+    /// The step clock: dt, time, AB2 weights and history, steps, dt cap (`CK_*`).
+    clock: DevBuf<f64>,
+    bck: DevBuf<i32>,
+    bcv: DevBuf<T>,
+    work: Work<T>,
+    /// The top-level multigrid V-cycle as a CUDA graph (captured at first use).
+    v_cycle_graph: Option<Graph>,
+    /// A whole step with the transform pressure solve as a CUDA graph, without and with the
+    /// steady-change statistics (index `stats as usize`; captured at first use, dropped when
+    /// the settings change: kernel arguments are frozen in them).
+    step_graphs: [Option<Graph>; 2],
+    /// Whether to capture and replay graphs ([`cuda::graphs_enabled`]; off after a failed capture).
+    graphs: bool,
+    sc_host: Pinned<T>,
+    ctrl_host: Pinned<i32>,
+    clock_host: Pinned<f64>,
+    /// The host changed what the clock holds (dt cap, history, time): upload before stepping.
+    clock_stale: bool,
+    mirror: Mutex<Mirror<T>>,
+    /// Device-derived fields on their way to the host.
+    readback: Mutex<Readback<T>>,
+    /// The display kernels.
+    display: StaggeredDisplay,
+    umax: f64,
+    vmax: f64,
+    time: f64,
+    steps: u64,
+    dt: f64,
+    dt_cap: f64,
+    has_history: bool,
+    residuals: Vec<(&'static str, f64)>,
+    /// The last step's pressure solve, when it stopped at its iteration cap.
+    capped: Option<CappedSolve>,
+}
+
+fn pack_pbc<T>(op: &Laplacian<T>) -> i64 {
+    op.bc.iter().enumerate().fold(0, |acc, (side, b)| {
+        let code = match b {
+            FaceBc::Neumann => 0,
+            FaceBc::Dirichlet => 1,
+            FaceBc::Periodic => 2,
+        };
+        acc | (code << (2 * side))
+    })
+}
+
+impl<T: Real> CudaProjection<T> {
+    pub fn new(cfg: Config) -> Result<Self, CudaError> {
+        let gpu = Gpu::new()?;
+        let mp = gpu.module(KernelSet::Projection, T::NAME)?;
+        let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
+        let [nx, ny, _] = cfg.grid.n;
+        let l = Layout::new(nx, ny, &cfg.bc);
+        let op = cfg.pressure_operator::<T>();
+        let n = l.len();
+        let mut hu = vec![T::of(cfg.initial_velocity[0]); n];
+        let mut hv = vec![T::of(cfg.initial_velocity[1]); n];
+        fill_velocity_ghosts(&l, &cfg.bc, &mut hu, &mut hv);
+        let u = gpu.alloc::<T>(n)?;
+        let v = gpu.alloc::<T>(n)?;
+        gpu.upload(&u, &hu)?;
+        gpu.upload(&v, &hv)?;
+        let parts = 2 * blocks2(nx + 2, ny + 2).max(grid1(nx * ny).0 as usize) + 16;
+        let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
+        let work = Self::workspace(&gpu, &op, cfg.poisson.kind)?;
+        let mut s = Self {
+            f: gpu.alloc_zeros(n)?,
+            g: gpu.alloc_zeros(n)?,
+            hu: gpu.alloc_zeros(n)?,
+            hv: gpu.alloc_zeros(n)?,
+            p: gpu.alloc_zeros(nx * ny)?,
+            rhs: gpu.alloc_zeros(nx * ny)?,
+            part_a: gpu.alloc_zeros(parts)?,
+            part_b: gpu.alloc_zeros(parts)?,
+            sc: gpu.alloc_zeros(SC_LEN)?,
+            ctrl: gpu.alloc_zeros(CTRL_LEN)?,
+            clock: gpu.alloc_zeros(CK_LEN)?,
+            sc_host: gpu.pinned(SC_LEN)?,
+            ctrl_host: gpu.pinned(CTRL_LEN)?,
+            clock_host: gpu.pinned(CK_LEN)?,
+            clock_stale: true,
+            bck: bck_d,
+            bcv: bcv_d,
+            u,
+            v,
+            work,
+            v_cycle_graph: None,
+            step_graphs: [None, None],
+            graphs: cuda::graphs_enabled(),
+            mirror: Mutex::new(Mirror {
+                cpu: None,
+                stale: true,
+                staging: None,
+            }),
+            readback: Mutex::new(Readback::new(&gpu, nx * ny)),
+            display: StaggeredDisplay::new(&gpu, T::NAME)?,
+            gpu,
+            mp,
+            mq,
+            l,
+            op,
+            cfg,
+            umax: 0.0,
+            vmax: 0.0,
+            time: 0.0,
+            steps: 0,
+            dt: 0.0,
+            dt_cap: f64::INFINITY,
+            has_history: false,
+            residuals: Vec::with_capacity(8),
+            capped: None,
+        };
+        s.write_clock()?;
+        s.max_speeds()?;
+        s.read_step()?;
+        Ok(s)
+    }
+
+    fn kp(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        a: Args,
+    ) -> Result<(), CudaError> {
+        let f = self.mp.function(name)?;
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
+    }
+
+    fn kq(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        a: Args,
+    ) -> Result<(), CudaError> {
+        let f = self.mq.function(name)?;
+        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
+        // order, with buffers allocated for this solver's grid (sanitizer-checked).
+        unsafe { self.gpu.launch(f, grid, block, &a) }
+    }
+
+    /// Reads the scalar, control and clock blocks (one host wait) into the host's copies.
+    fn read_step(&mut self) -> Result<(), CudaError> {
+        self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
+        self.gpu
+            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.gpu
+            .download_async(&mut self.clock_host, &self.clock, CK_LEN)?;
+        self.gpu.sync()?;
+        let sc = self.sc_host.as_slice();
+        self.umax = sc[SC_UMAX].f64();
+        self.vmax = sc[SC_VMAX].f64();
+        let c = self.clock_host.as_slice();
+        self.dt = c[CK_DT];
+        self.time = c[CK_TIME];
+        self.steps = c[CK_STEPS] as u64;
+        self.has_history = c[CK_HISTORY] != 0.0;
+        Ok(())
+    }
+
+    /// Uploads the host's time, steps, dt, AB2 history flag and dt cap to the clock (waits).
+    fn write_clock(&mut self) -> Result<(), CudaError> {
+        let mut c = [0.0; CK_LEN];
+        c[CK_DT] = self.dt;
+        c[CK_TIME] = self.time;
+        c[CK_HISTORY] = if self.has_history { 1.0 } else { 0.0 };
+        c[CK_STEPS] = self.steps as f64;
+        c[CK_DT_CAP] = self.dt_cap;
+        self.gpu.upload(&self.clock, &c)?;
+        self.clock_stale = false;
+        Ok(())
+    }
+
+    fn read_ctrl(&mut self) -> Result<[i32; CTRL_LEN], CudaError> {
+        self.gpu
+            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.gpu.sync()?;
+        let c = self.ctrl_host.as_slice();
+        Ok([c[0], c[1], c[2], c[3]])
+    }
+
+    /// Runs `n` steps and reads their scalars once. With the transform solve the steps follow
+    /// one another on the device (one graph launch each; the health check on the device halts
+    /// the rest of the batch); the iterative solvers wait for their convergence flag, so they
+    /// take one step at a time (`n` = 1).
+    fn run(&mut self, n: u64) -> Result<(), CudaError> {
+        self.gpu.bind()?;
+        if self.clock_stale {
+            self.write_clock()?;
+        }
+        if matches!(self.work, Work::Spectral(_)) {
+            // The steady-change sums only for the last step, whose scalars are read.
+            for k in 0..n {
+                self.launch_spectral_step(k + 1 == n)?;
+            }
+            self.spectral_stats()?;
+        } else {
+            assert_eq!(n, 1, "the iterative pressure solvers step one at a time");
+            self.step_dt()?;
+            self.predict_only()?;
+            self.rhs(self.rhs.ptr, -1)?;
+            self.solve_pressure()?;
+            self.correct(None, true)?;
+        }
+        self.read_step()
+    }
+
+    /// [`Solver::advance`] by one batch of `n` steps ([`CudaProjection::run`]).
+    ///
+    /// [`Solver::advance`]: crate::solver::Solver::advance
+    fn batch(&mut self, n: u64) -> Result<(), SolverError> {
+        self.cfg
+            .check_health(self.umax, self.vmax, self.steps, self.time)?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.mirror.lock().expect("mirror lock").stale = true;
+        let start = self.steps;
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(start + n);
+        self.run(n).map_err(err(self.steps, self.time))?;
+        if self.steps != start + n {
+            self.readback
+                .get_mut()
+                .expect("readback lock")
+                .invalidate(self.steps);
+        }
+        let sc = self.sc_host.as_slice();
+        let ctrl = self.ctrl_host.as_slice();
+        let (change, norm) = (sc[SC_CHANGE].f64(), sc[SC_NORM].f64());
+        let (b_norm, r_norm) = (sc[SC_BNORM].f64(), sc[SC_RNORM].f64());
+        let iterations = if b_norm == 0.0 {
+            0
+        } else {
+            ctrl[CTRL_ITERS] as usize
+        };
+        let relative = if b_norm == 0.0 { 0.0 } else { r_norm / b_norm };
+        let poisson = self.cfg.poisson;
+        self.capped = (poisson.kind != PressureSolverKind::Fft
+            && iterations >= poisson.max_iterations
+            && relative > poisson.tolerance)
+            .then_some(CappedSolve {
+                iterations,
+                residual: relative,
+                tolerance: poisson.tolerance,
+            });
+        let dt = self.dt;
+        let steady_change = if norm > 0.0 {
+            (change / norm).sqrt() / dt
+        } else {
+            0.0
+        };
+        let cells = (self.l.nx * self.l.ny) as f64;
+        self.residuals.clear();
+        self.residuals.extend_from_slice(&[
+            ("steady_change", steady_change),
+            ("pressure_iterations", iterations as f64),
+            ("pressure_residual", relative),
+            ("predicted_divergence", dt * b_norm / cells.sqrt()),
+            ("max_velocity", self.umax.max(self.vmax)),
+        ]);
+        debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
+        self.cfg.check_health(self.umax, self.vmax, self.steps, self.time)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+}

@@ -1,0 +1,431 @@
+//! The iterative pressure solves on the device (pressure_poisson/ `jacobi.rs`, `red_black.rs`,
+//! `pcg.rs`; multigrid's cycles in [`super::multigrid`]), their workspaces, and the kernels
+//! they share: colour sweeps, residuals, mean removal and the convergence checks.
+
+use super::{
+    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
+    blocks_tile, grid_tile, grid1, grid2, pack_pbc,
+};
+use crate::backend::cuda::{Args, CudaError, Gpu};
+use crate::case::PressureSolverKind;
+use crate::solver::incompressible::pressure_poisson::{
+    FaceBc, Laplacian, PoissonSettings, optimal_sor_omega,
+};
+use crate::solver::real::Real;
+use std::sync::Arc;
+
+impl<T: Real> CudaProjection<T> {
+    pub(super) fn workspace(
+        gpu: &Arc<Gpu>,
+        op: &Laplacian<T>,
+        kind: PressureSolverKind,
+    ) -> Result<Work<T>, CudaError> {
+        let n = op.len();
+        Ok(match kind {
+            PressureSolverKind::Jacobi => Work::Jacobi {
+                next: gpu.alloc_zeros(n)?,
+            },
+            PressureSolverKind::Sor => Work::Sor,
+            PressureSolverKind::Pcg => Work::Pcg {
+                r: gpu.alloc_zeros(n)?,
+                w: gpu.alloc_zeros(n)?,
+                d: gpu.alloc_zeros(n)?,
+                q: gpu.alloc_zeros(n)?,
+            },
+            PressureSolverKind::Multigrid => {
+                // The hierarchy of multigrid.rs: coarsen while the level has over 64 cells.
+                let mut levels = Vec::new();
+                let mut cur = Some(*op);
+                while let Some(o) = cur {
+                    let m = o.len();
+                    let first = levels.is_empty();
+                    levels.push(MgLevel {
+                        op: o,
+                        r: gpu.alloc_zeros(m)?,
+                        x: gpu.alloc_zeros(if first { 1 } else { m })?,
+                        b: gpu.alloc_zeros(if first { 1 } else { m })?,
+                    });
+                    cur = if m > 64 { o.coarsen() } else { None };
+                }
+                let m = levels.last().expect("one level").op.len();
+                let cg = [
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                    gpu.alloc_zeros(m)?,
+                ];
+                Work::Multigrid { levels, cg }
+            }
+            PressureSolverKind::Fft => Work::Spectral(Box::new(SpectralWork::new(gpu, op)?)),
+        })
+    }
+
+    /// `x -= mean(x)` (`guard`: skipped once the solve is done).
+    fn remove_mean(&self, x: u64, guard: bool) -> Result<(), CudaError> {
+        let n = self.op.len();
+        let ctrl = if guard { self.ctrl.ptr } else { 0 };
+        self.kq(
+            "sum_partial",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().l(x as i64).p(&self.part_a).l(ctrl as i64).i(n as i64),
+        )?;
+        self.kq(
+            "finalize_mean",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(grid1(n).0 as i64)
+                .p(&self.sc)
+                .l(ctrl as i64)
+                .r(T::of(n as f64)),
+        )?;
+        self.kq(
+            "subtract_mean",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().l(x as i64).p(&self.sc).l(ctrl as i64).i(n as i64),
+        )
+    }
+
+    /// One colour sweep of `L x = b` on the operator `op` (plus the serial seam cells of odd
+    /// periodic sizes).
+    pub(super) fn colour(
+        &self,
+        op: &Laplacian<T>,
+        x: u64,
+        b: u64,
+        colour: i64,
+        omega: T,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
+        let (nx, ny) = (op.nx, op.ny);
+        let a = || {
+            Args::new()
+                .l(x as i64)
+                .l(b as i64)
+                .l(ctrl as i64)
+                .i(nx as i64)
+                .i(ny as i64)
+                .i(pack_pbc(op))
+                .r(op.idx2)
+                .r(op.idy2)
+                .i(colour)
+                .r(omega)
+        };
+        self.kq("colour_sweep", grid2(nx / 2 + 1, ny), (BX, BY, 1), a())?;
+        let odd_periodic =
+            (nx % 2 == 1 && op.bc[0] == FaceBc::Periodic) || (ny % 2 == 1 && op.bc[2] == FaceBc::Periodic);
+        if odd_periodic {
+            self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a())?;
+        }
+        Ok(())
+    }
+
+    /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
+    pub(super) fn residual(
+        &self,
+        op: &Laplacian<T>,
+        x: u64,
+        b: u64,
+        r: u64,
+        norm: bool,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
+        let part = if norm { self.part_a.ptr } else { 0 };
+        self.kq(
+            "residual",
+            grid_tile(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .l(x as i64)
+                .l(b as i64)
+                .l(r as i64)
+                .l(part as i64)
+                .l(ctrl as i64)
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(op))
+                .r(op.idx2)
+                .r(op.idy2),
+        )
+    }
+
+    fn finalize_check(&self, nb: usize, it: usize, max: usize) -> Result<(), CudaError> {
+        self.finalize_check_mode(nb, it, max, false)
+    }
+
+    pub(super) fn finalize_check_mode(
+        &self,
+        nb: usize,
+        it: usize,
+        max: usize,
+        until_not_greater: bool,
+    ) -> Result<(), CudaError> {
+        self.kq(
+            "finalize_check",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(nb as i64)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .i(it.min(i32::MAX as usize) as i64)
+                .i(max.min(i32::MAX as usize) as i64)
+                .i(until_not_greater as i64),
+        )
+    }
+
+    /// The start of a solve (pressure_poisson/mod.rs `solve`): the mean of `rhs` removed when
+    /// `L` is singular, `||rhs||` and the target residual into `sc`, the control block reset.
+    pub(super) fn rhs_norm(&self) -> Result<(), CudaError> {
+        let n = self.op.len();
+        if self.op.singular() {
+            self.remove_mean(self.rhs.ptr, false)?;
+        }
+        self.kq(
+            "dot_partial",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new()
+                .p(&self.rhs)
+                .p(&self.rhs)
+                .p(&self.part_a)
+                .null()
+                .i(n as i64),
+        )?;
+        self.kq(
+            "finalize_bnorm",
+            (1, 1, 1),
+            (1024, 1, 1),
+            Args::new()
+                .p(&self.part_a)
+                .i(grid1(n).0 as i64)
+                .p(&self.sc)
+                .p(&self.ctrl)
+                .r(T::of(self.cfg.poisson.tolerance)),
+        )
+    }
+
+    /// Solves `L p = rhs` iteratively (pressure_poisson/mod.rs `solve`); the statistics are read
+    /// with the step's scalars.
+    pub(super) fn solve_pressure(&mut self) -> Result<(), CudaError> {
+        let op = self.op;
+        let n = op.len();
+        let singular = op.singular();
+        let settings: PoissonSettings = self.cfg.poisson;
+        let max = settings.max_iterations;
+        self.rhs_norm()?;
+        let nb2 = blocks_tile(op.nx, op.ny);
+        let nb1 = grid1(n).0 as usize;
+        let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
+        match &self.work {
+            Work::Jacobi { next } => {
+                let next = next.ptr;
+                let mut it = 0;
+                loop {
+                    for _ in 0..CHECK_EVERY {
+                        let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
+                        self.kq(
+                            "jacobi_sweep",
+                            grid_tile(op.nx, op.ny),
+                            (BX, BY, 1),
+                            Args::new()
+                                .l(src as i64)
+                                .l(dst as i64)
+                                .l(rhs as i64)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(op.nx as i64)
+                                .i(op.ny as i64)
+                                .i(pack_pbc(&op))
+                                .r(op.idx2)
+                                .r(op.idy2),
+                        )?;
+                        self.finalize_check(nb2, it, max)?;
+                        it += 1;
+                    }
+                    let c = self.read_ctrl()?;
+                    if c[CTRL_DONE] != 0 {
+                        // The result is the source of the converged sweep.
+                        if c[CTRL_ITERS] % 2 == 1 {
+                            let Work::Jacobi { next } = &self.work else {
+                                unreachable!()
+                            };
+                            self.gpu.copy(&self.p, next)?;
+                        }
+                        break;
+                    }
+                }
+            }
+            Work::Sor => {
+                let omega = T::of(
+                    settings
+                        .sor_omega
+                        .unwrap_or_else(|| optimal_sor_omega(op.nx, op.ny)),
+                );
+                let mut it = 0;
+                loop {
+                    for _ in 0..CHECK_EVERY {
+                        if it % SOR_CHECK == 0 || it == max {
+                            if singular {
+                                self.remove_mean(p, true)?;
+                            }
+                            self.residual(&op, p, rhs, 0, true, ctrl)?;
+                            self.finalize_check(nb2, it, max)?;
+                        }
+                        self.colour(&op, p, rhs, 0, omega, ctrl)?;
+                        self.colour(&op, p, rhs, 1, omega, ctrl)?;
+                        it += 1;
+                        if it > max {
+                            break;
+                        }
+                    }
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                }
+            }
+            Work::Pcg { r, w, d, q } => {
+                let (r, w, d, q) = (r.ptr, w.ptr, d.ptr, q.ptr);
+                self.residual(&op, p, rhs, r, true, ctrl)?;
+                self.finalize_check(nb2, 0, usize::MAX)?;
+                let precondition = |s: &Self| -> Result<(), CudaError> {
+                    s.kq(
+                        "zero_fill",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new().l(w as i64).l(ctrl as i64).i(n as i64),
+                    )?;
+                    s.colour(&op, w, r, 0, T::one(), ctrl)?;
+                    s.colour(&op, w, r, 1, T::one(), ctrl)?;
+                    s.colour(&op, w, r, 0, T::one(), ctrl)
+                };
+                let gamma = |s: &Self, first: i64| -> Result<(), CudaError> {
+                    s.kq(
+                        "dot_partial",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new()
+                            .l(r as i64)
+                            .l(w as i64)
+                            .p(&s.part_a)
+                            .l(ctrl as i64)
+                            .i(n as i64),
+                    )?;
+                    s.kq(
+                        "finalize_gamma",
+                        (1, 1, 1),
+                        (1024, 1, 1),
+                        Args::new()
+                            .p(&s.part_a)
+                            .i(nb1 as i64)
+                            .p(&s.sc)
+                            .l(ctrl as i64)
+                            .i(first),
+                    )
+                };
+                let direction = |s: &Self, first: i64| -> Result<(), CudaError> {
+                    s.kq(
+                        "pcg_direction",
+                        grid1(n),
+                        (B1, 1, 1),
+                        Args::new()
+                            .l(d as i64)
+                            .l(w as i64)
+                            .p(&s.sc)
+                            .l(ctrl as i64)
+                            .i(n as i64)
+                            .i(first),
+                    )
+                };
+                precondition(self)?;
+                direction(self, 1)?;
+                gamma(self, 1)?;
+                let mut it = 1;
+                'outer: loop {
+                    for _ in 0..CHECK_EVERY {
+                        if it > max {
+                            break 'outer;
+                        }
+                        self.kq(
+                            "apply_dot",
+                            grid_tile(op.nx, op.ny),
+                            (BX, BY, 1),
+                            Args::new()
+                                .l(d as i64)
+                                .l(q as i64)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(op.nx as i64)
+                                .i(op.ny as i64)
+                                .i(pack_pbc(&op))
+                                .r(op.idx2)
+                                .r(op.idy2),
+                        )?;
+                        self.kq(
+                            "finalize_alpha",
+                            (1, 1, 1),
+                            (1024, 1, 1),
+                            Args::new()
+                                .p(&self.part_a)
+                                .i(nb2 as i64)
+                                .p(&self.sc)
+                                .p(&self.ctrl)
+                                .i(it as i64),
+                        )?;
+                        self.kq(
+                            "pcg_axpy",
+                            grid1(n),
+                            (B1, 1, 1),
+                            Args::new()
+                                .l(p as i64)
+                                .l(r as i64)
+                                .l(d as i64)
+                                .l(q as i64)
+                                .p(&self.sc)
+                                .p(&self.part_a)
+                                .l(ctrl as i64)
+                                .i(n as i64),
+                        )?;
+                        self.finalize_check(nb1, it, max)?;
+                        precondition(self)?;
+                        gamma(self, 0)?;
+                        direction(self, 0)?;
+                        it += 1;
+                    }
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                }
+            }
+            Work::Multigrid { levels, .. } => {
+                let r0 = levels[0].r.ptr;
+                let mut cycles = 0;
+                loop {
+                    self.residual(&op, p, rhs, r0, true, ctrl)?;
+                    self.finalize_check_mode(nb2, cycles, max, true)?;
+                    if self.read_ctrl()?[CTRL_DONE] != 0 {
+                        break;
+                    }
+                    self.top_v_cycle()?;
+                    cycles += 1;
+                }
+            }
+            Work::Spectral(_) => unreachable!("the transform solve runs in spectral_step"),
+        }
+        self.kq(
+            "zero_if_flag",
+            grid1(n),
+            (B1, 1, 1),
+            Args::new().p(&self.p).p(&self.ctrl).i(n as i64),
+        )?;
+        if singular {
+            self.remove_mean(self.p.ptr, false)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,265 @@
+//! The [`Solver`] interface of [`CudaProjection`], and the host's views of the device state:
+//! the CPU mirror, the device-derived fields, and adopting a CPU state (load, restore).
+
+use super::{CTRL_LEN, CudaProjection, Mirror, Work, unsupported};
+use crate::backend::cuda::{CudaError, DevBuf};
+use crate::case::{CaseSpec, Invalid, Kind};
+use crate::solver::incompressible::config::Config;
+use crate::solver::incompressible::device_fields::StaggeredState;
+use crate::solver::incompressible::{FIELDS, Projection};
+use crate::solver::real::Real;
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+
+impl<T: Real> CudaProjection<T> {
+    /// Makes `cpu`'s state this solver's: velocities and pressure uploaded, its clock (time,
+    /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of u and v,
+    /// as [`Solver::snapshot`] saves it) the AB2 flag is `cpu`'s, else AB2 restarts.
+    fn adopt(&mut self, mut cpu: Projection<T>, history: Option<[Vec<T>; 2]>) -> Result<(), Invalid> {
+        let has_history = history.is_some() && cpu.has_ab2_history();
+        let (time, steps, dt) = (cpu.time(), cpu.steps(), cpu.dt());
+        let (u, v, p) = cpu.state_mut();
+        (|| {
+            self.gpu.upload(&self.u, u)?;
+            self.gpu.upload(&self.v, v)?;
+            self.gpu.upload(&self.p, p)?;
+            if let Some([hu, hv]) = &history {
+                self.gpu.upload(&self.hu, hu)?;
+                self.gpu.upload(&self.hv, hv)?;
+            }
+            // A halt of an earlier diverged run no longer applies.
+            self.gpu.upload(&self.ctrl, &[0; CTRL_LEN])?;
+            self.max_speeds()?;
+            (self.time, self.steps, self.dt, self.has_history) = (time, steps, dt, has_history);
+            self.write_clock()?;
+            self.read_step()
+        })()
+        .map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("copying the state to the GPU failed: {e}"),
+            )
+        })?;
+        let mut m = self.mirror.lock().expect("mirror lock");
+        m.cpu = Some(cpu);
+        m.stale = false;
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
+        Ok(())
+    }
+
+    /// Copies u, v, p into the CPU mirror when the device state changed since the last copy.
+    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T>) -> R) -> Option<R> {
+        let mut m = self.mirror.lock().expect("mirror lock");
+        let result = (|| -> Result<(), CudaError> {
+            if m.cpu.is_none() {
+                m.cpu = Some(Projection::new(self.cfg.clone()));
+                m.stale = true;
+            }
+            if m.stale {
+                self.gpu.bind()?;
+                if m.staging.is_none() {
+                    m.staging = Some([
+                        self.gpu.pinned(self.u.len)?,
+                        self.gpu.pinned(self.v.len)?,
+                        self.gpu.pinned(self.p.len)?,
+                    ]);
+                }
+                let Mirror { cpu, staging, .. } = &mut *m;
+                let [su, sv, sp] = staging.as_mut().expect("staging allocated");
+                self.gpu.download_async(su, &self.u, self.u.len)?;
+                self.gpu.download_async(sv, &self.v, self.v.len)?;
+                self.gpu.download_async(sp, &self.p, self.p.len)?;
+                self.gpu.sync()?;
+                let (u, v, p) = cpu.as_mut().expect("mirror built").state_mut();
+                u.copy_from_slice(su.as_slice());
+                v.copy_from_slice(sv.as_slice());
+                p.copy_from_slice(sp.as_slice());
+                m.stale = false;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Some(f(m.cpu.as_ref().expect("mirror built"))),
+            Err(e) => {
+                log::error!("reading fields back from the GPU failed: {e}");
+                None
+            }
+        }
+    }
+
+    /// Enqueues the derivation of field `name` of the current state into `dst`
+    /// ([`StaggeredDisplay::derive`]; the pressure is kinematic, shown times the density).
+    ///
+    /// [`StaggeredDisplay::derive`]: crate::solver::incompressible::device_fields::StaggeredDisplay::derive
+    fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
+        let state = StaggeredState {
+            u: &self.u,
+            v: &self.v,
+            p: &self.p,
+            p_scale: self.cfg.density,
+            viscosity: None,
+        };
+        self.display
+            .derive(&self.gpu, &self.cfg.grid, FIELDS, &state, name, dst)
+    }
+
+    /// Field `name` derived on the host from the whole state read back into the CPU mirror (the
+    /// path [`Solver::field`] took before fields were derived on the device): the reference the
+    /// device derivation is tested against, and the baseline of `flowlab bench`'s readback table.
+    pub fn host_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        self.with_mirror(|m| m.field(name, out))?
+    }
+}
+
+impl<T: Real> Solver for CudaProjection<T> {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            kind: Kind::Incompressible,
+            method: "projection",
+            backend: "cuda",
+            precision: T::NAME,
+            grid: self.cfg.grid,
+        }
+    }
+
+    fn time(&self) -> f64 {
+        self.time
+    }
+
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn dt(&self) -> f64 {
+        self.dt
+    }
+
+    fn set_dt_cap(&mut self, cap: f64) {
+        if cap != self.dt_cap {
+            self.dt_cap = cap;
+            self.clock_stale = true;
+        }
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        self.batch(1)
+    }
+
+    fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        if matches!(self.work, Work::Spectral(_)) {
+            return self.batch(n);
+        }
+        for _ in 0..n {
+            self.batch(1)?;
+        }
+        Ok(())
+    }
+
+    fn residuals(&self) -> &[(&'static str, f64)] {
+        &self.residuals
+    }
+
+    fn field_names(&self) -> &'static [&'static str] {
+        super::FIELDS
+    }
+
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        let mut r = self.readback.lock().expect("readback lock");
+        r.solver_field(FIELDS, name, |n, dst| self.derive(n, dst), out)
+    }
+
+    fn prefetch(&self, names: &[&str]) {
+        let mut r = self.readback.lock().expect("readback lock");
+        r.solver_prefetch(FIELDS, names, |n, dst| self.derive(n, dst));
+    }
+
+    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+        let mut r = self.readback.lock().expect("readback lock");
+        r.solver_display(FIELDS, names, |n, dst| self.derive(n, dst), out)
+    }
+
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        self.with_mirror(|m| m.sample(name, point))?
+    }
+
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
+        let cfg = Config::from_spec(spec)?;
+        if !cfg.same_layout(&self.cfg) {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and precision apply on reset only",
+            ));
+        }
+        if let Some(e) = unsupported(&cfg) {
+            return Err(e);
+        }
+        if cfg.poisson.kind != self.cfg.poisson.kind {
+            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind)
+                .map_err(|e| Invalid::new("solver.pressure_solver", format!("CUDA: {e}")))?;
+        }
+        if cfg.integrator != self.cfg.integrator {
+            self.has_history = false;
+            self.clock_stale = true;
+        }
+        // Its kernel arguments are the old settings'.
+        self.step_graphs = [None, None];
+        let mut m = self.mirror.lock().expect("mirror lock");
+        if let Some(cpu) = m.cpu.as_mut() {
+            cpu.update(spec)?;
+        }
+        drop(m);
+        // The density scales the reported pressure.
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        check_transfer(&self.info(), &from.info())?;
+        // Sampling and the divergence-free projection run on the CPU once; the result goes
+        // to the device and becomes the (fresh) mirror.
+        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        cpu.load_state(from)?;
+        self.adopt(cpu, None)
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        let device = |e: CudaError| SolverError::Device {
+            step: self.steps,
+            time: self.time,
+            message: format!("reading the state back failed: {e}"),
+        };
+        let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
+        for (name, b) in [
+            ("u", &self.u),
+            ("v", &self.v),
+            ("p", &self.p),
+            ("hu", &self.hu),
+            ("hv", &self.hv),
+        ] {
+            s.put(name, &self.gpu.download(b).map_err(device)?);
+        }
+        s.put_scalar("has_history", if self.has_history { 1.0 } else { 0.0 });
+        Ok(s)
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        cpu.restore(state)?;
+        let history = [state.values::<T>("hu")?, state.values::<T>("hv")?];
+        self.adopt(cpu, Some(history))
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.capped
+    }
+
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.with_mirror(|m| m.summary()).unwrap_or_default()
+    }
+}

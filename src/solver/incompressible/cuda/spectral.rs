@@ -1,0 +1,138 @@
+//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT): its
+//! workspace, the solve, its statistics, and the whole step it makes possible without a host
+//! wait (as a CUDA graph when graphs are on).
+
+use super::{BX, BY, CudaProjection, Work, blocks_tile, grid2};
+use crate::backend::cuda::fft::RealFft2d;
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
+use crate::solver::incompressible::pressure_poisson::Laplacian;
+use crate::solver::incompressible::pressure_poisson::spectral::Axes;
+use crate::solver::real::Real;
+use std::sync::Arc;
+
+/// Device workspace of the transform solve: the reordered field, its half spectrum, the
+/// twiddles `cos, sin (pi k / 2n)` per axis, and the eigenvalues of `spectral::Axes`.
+pub(super) struct SpectralWork<T> {
+    pub(super) fft: RealFft2d,
+    pub(super) v: DevBuf<T>,
+    pub(super) spectrum: DevBuf<T>,
+    pub(super) twiddle_x: DevBuf<T>,
+    pub(super) twiddle_y: DevBuf<T>,
+    pub(super) lambda_x: DevBuf<f64>,
+    pub(super) lambda_y: DevBuf<f64>,
+    /// Bit 0: Dirichlet x axis, bit 1: Dirichlet y axis.
+    pub(super) flip: i64,
+}
+
+impl<T: Real> SpectralWork<T> {
+    pub(super) fn new(gpu: &Arc<Gpu>, op: &Laplacian<T>) -> Result<Self, CudaError> {
+        let (nx, ny) = (op.nx, op.ny);
+        let axes = Axes::new(op).map_err(CudaError)?;
+        let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
+            let t: Vec<T> = (0..n)
+                .flat_map(|k| {
+                    let a = std::f64::consts::PI * k as f64 / (2 * n) as f64;
+                    [T::of(a.cos()), T::of(a.sin())]
+                })
+                .collect();
+            let b = gpu.alloc(2 * n)?;
+            gpu.upload(&b, &t)?;
+            Ok(b)
+        };
+        let table = |l: &[f64]| -> Result<DevBuf<f64>, CudaError> {
+            let b = gpu.alloc(l.len())?;
+            gpu.upload(&b, l)?;
+            Ok(b)
+        };
+        let double = std::mem::size_of::<T>() == 8;
+        Ok(Self {
+            fft: RealFft2d::new(gpu, ny, nx, double)?,
+            v: gpu.alloc_zeros(nx * ny)?,
+            spectrum: gpu.alloc_zeros(2 * ny * (nx / 2 + 1))?,
+            twiddle_x: twiddles(nx)?,
+            twiddle_y: twiddles(ny)?,
+            lambda_x: table(&axes.lambda_x)?,
+            lambda_y: table(&axes.lambda_y)?,
+            flip: axes.flip[0] as i64 | (axes.flip[1] as i64) << 1,
+        })
+    }
+}
+
+impl<T: Real> CudaProjection<T> {
+    /// Enqueues one step with the transform pressure solve, with no host wait: the clock's
+    /// `dt`, the predictor, `div(F)/dt` written straight into the transform's reordering, the
+    /// transforms and the division by the eigenvalues (pressure_poisson/spectral.rs), the
+    /// inverse reordering into `p`, the correction and the speed maxima of the next `dt`, with
+    /// `stats` the steady-change sums too ([`CudaProjection::correct`]). The right-hand side's
+    /// mean needs no removal: the division zeroes the constant mode, so `p` has zero mean as the
+    /// CPU's mean removal leaves it (to rounding).
+    fn spectral_step(&self, stats: bool) -> Result<(), CudaError> {
+        let Work::Spectral(w) = &self.work else {
+            unreachable!("spectral_step with a transform workspace only")
+        };
+        self.step_dt()?;
+        self.predict_only()?;
+        self.rhs(w.v.ptr, w.flip)?;
+        self.spectral_solve(w)?;
+        self.correct(Some((w.v.ptr, w.flip)), stats)
+    }
+
+    /// `L p = b` from the reordered `b` in `w.v`, leaving the reordered `p` there (guarded by the
+    /// control block's done flag); `correct` reads it.
+    pub(super) fn spectral_solve(&self, w: &SpectralWork<T>) -> Result<(), CudaError> {
+        let op = self.op;
+        let (nx, ny) = (op.nx as i64, op.ny as i64);
+        // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T, the sizes
+        // the plan was made for.
+        unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+        self.kq(
+            "dct_divide",
+            grid2(op.nx / 2 + 1, op.ny / 2 + 1),
+            (BX, BY, 1),
+            Args::new()
+                .p(&w.spectrum)
+                .p(&self.ctrl)
+                .i(nx)
+                .i(ny)
+                .p(&w.twiddle_x)
+                .p(&w.twiddle_y)
+                .p(&w.lambda_x)
+                .p(&w.lambda_y)
+                .r(1.0 / (op.nx * op.ny) as f64),
+        )?;
+        // SAFETY: as for the forward transform.
+        unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }
+    }
+
+    /// The statistics of the last transform solve, as the CPU reports them: `rhs` recomputed
+    /// from the step's `F, G` and `dt` (natural order, mean removed), its norm, and the relative
+    /// residual `||rhs - L p|| / ||rhs||` as one iteration.
+    pub(super) fn spectral_stats(&self) -> Result<(), CudaError> {
+        self.rhs(self.rhs.ptr, -1)?;
+        self.rhs_norm()?;
+        let op = self.op;
+        self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
+        self.finalize_check_mode(blocks_tile(op.nx, op.ny), 1, 1, true)
+    }
+
+    /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs
+    /// are on; a failed capture falls back to launching kernel by kernel, with one warning.
+    pub(super) fn launch_spectral_step(&mut self, stats: bool) -> Result<(), CudaError> {
+        let slot = stats as usize;
+        if self.graphs && self.step_graphs[slot].is_none() {
+            match Graph::capture(&self.gpu, || self.spectral_step(stats)) {
+                Ok(g) => self.step_graphs[slot] = Some(g),
+                Err(e) => {
+                    log::warn!(
+                        "capturing the step as a CUDA graph failed ({e}); launching it kernel by kernel"
+                    );
+                    self.graphs = false;
+                }
+            }
+        }
+        match &self.step_graphs[slot] {
+            Some(g) => g.launch(),
+            None => self.spectral_step(stats),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Kernel timings with CUDA events for `flowlab bench`.
+
+use super::{BX, BY, CudaProjection, Work, grid_tile, pack_pbc};
+use crate::backend::cuda::{Args, CudaError};
+use crate::case::TimeIntegrator;
+use crate::solver::real::Real;
+
+impl<T: Real> CudaProjection<T> {
+    /// One Jacobi sweep `src -> dst` for kernel_timings (no control block).
+    fn jacobi_timed(&self, src: u64, dst: u64, rhs: u64) -> Result<(), CudaError> {
+        let op = self.op;
+        self.kq(
+            "jacobi_sweep",
+            grid_tile(op.nx, op.ny),
+            (BX, BY, 1),
+            Args::new()
+                .l(src as i64)
+                .l(dst as i64)
+                .l(rhs as i64)
+                .p(&self.part_a)
+                .null()
+                .i(op.nx as i64)
+                .i(op.ny as i64)
+                .i(pack_pbc(&op))
+                .r(op.idx2)
+                .r(op.idy2),
+        )
+    }
+
+    /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
+    /// warm-up launch) on this solver's buffers; the state is scrambled afterwards, so use a
+    /// solver built for the purpose. Returns (kernel, milliseconds per launch, bytes per launch by
+    /// the model: every array the kernel touches read or written once, `n = nx ny` values each;
+    /// a colour sweep reads all of `x` and half of `b`, and writes half of `x`; the fused
+    /// two-colour sweep reads `x` and `b` and writes `x` once).
+    pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
+        self.gpu.bind()?;
+        let n = (self.l.nx * self.l.ny) as f64;
+        let sz = std::mem::size_of::<T>() as f64;
+        let op = self.op;
+        // A valid dt and AB2 weights in the clock for the step kernels.
+        self.step_dt()?;
+        // The predictor reads u, v and writes F, G; AB2 also reads and writes its history.
+        let predict_arrays = match self.cfg.integrator {
+            TimeIntegrator::Euler => 4.0,
+            TimeIntegrator::Ab2 => 8.0,
+        };
+        let (p, rhs) = (self.p.ptr, self.rhs.ptr);
+        let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
+        let sp = scratch.ptr;
+        type Launch<T> = Box<dyn Fn(&mut CudaProjection<T>) -> Result<(), CudaError>>;
+        let mut kernels: Vec<(&'static str, f64, Launch<T>)> = vec![
+            ("predict", predict_arrays, Box::new(|s| s.predict_only())),
+            ("poisson_rhs", 3.0, Box::new(move |s| s.rhs(rhs, -1))),
+            ("correct", 7.0, Box::new(|s| s.correct_kernel(None, true))),
+            (
+                "correct (no statistics)",
+                5.0,
+                Box::new(|s| s.correct_kernel(None, false)),
+            ),
+            ("max_speed", 2.0, Box::new(|s| s.max_speeds())),
+            ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi_timed(p, sp, rhs))),
+            (
+                "residual",
+                3.0,
+                Box::new(move |s| s.residual(&op, p, rhs, sp, true, 0)),
+            ),
+            (
+                "colour_sweep",
+                2.0,
+                Box::new(move |s| s.colour(&op, p, rhs, 0, T::one(), 0)),
+            ),
+            (
+                "rb_sweep (both colours)",
+                3.0,
+                Box::new(move |s| s.rb_sweep(&op, p, sp, rhs, 0)),
+            ),
+        ];
+        if matches!(self.work, Work::Multigrid { .. }) {
+            // Bytes model of a V-cycle: per level of n cells, 4 fused two-colour sweeps (3n
+            // each), the residual (3n), restriction (1.25n), the coarse zeroing (0.25n) and the
+            // prolongation (2.25n): 18.75n, times 4/3 over the levels, 25 fine arrays.
+            kernels.push((
+                "v_cycle (launches)",
+                25.0,
+                Box::new(move |s| s.v_cycle(0, p, rhs)),
+            ));
+            if self.graphs {
+                kernels.push(("v_cycle (graph)", 25.0, Box::new(|s| s.top_v_cycle())));
+            }
+        }
+        if let Work::Spectral(w) = &self.work {
+            let (v, spectrum) = (w.v.ptr, w.spectrum.ptr);
+            // Each real-to-complex or complex-to-real transform reads and writes about n values.
+            kernels.push((
+                "cuFFT r2c + c2r",
+                4.0,
+                Box::new(move |s| {
+                    let Work::Spectral(w) = &s.work else {
+                        unreachable!()
+                    };
+                    // SAFETY: the buffers and sizes of this plan.
+                    unsafe {
+                        w.fft.forward(v, spectrum)?;
+                        w.fft.inverse(spectrum, v)
+                    }
+                }),
+            ));
+            let flip = w.flip;
+            kernels.push(("poisson_rhs (fft order)", 3.0, Box::new(move |s| s.rhs(v, flip))));
+            // The solve of a step: the transforms (4n) and the spectral division (2n); the
+            // right-hand side is written reordered by `poisson_rhs`, the solution unpacked by
+            // `correct`.
+            kernels.push((
+                "pressure solve (fft)",
+                6.0,
+                Box::new(|s| {
+                    let Work::Spectral(w) = &s.work else {
+                        unreachable!()
+                    };
+                    s.spectral_solve(w)
+                }),
+            ));
+            // The whole step of a batch (one graph when graphs are on): predict (4n Euler, 8n
+            // AB2), rhs (3n), the solve (6n), correct without the statistics, unpacking p (6n).
+            kernels.push((
+                "step (fft)",
+                predict_arrays + 15.0,
+                Box::new(|s| s.launch_spectral_step(false)),
+            ));
+        }
+        let mut out = Vec::new();
+        for (name, arrays, launch) in kernels {
+            launch(self)?;
+            let (a, b) = (self.gpu.event()?, self.gpu.event()?);
+            a.record()?;
+            for _ in 0..reps {
+                launch(self)?;
+            }
+            b.record()?;
+            let ms = a.elapsed_ms(&b)? as f64 / reps as f64;
+            out.push((name, ms, arrays * n * sz));
+        }
+        self.gpu.sync()?;
+        drop(scratch);
+        Ok(out)
+    }
+}
