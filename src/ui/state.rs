@@ -123,7 +123,11 @@ impl AppState {
             Some(p) => p.with_extension("saved.toml").display().to_string(),
             None => "case.toml".into(),
         };
-        let state_path = format!("{}.flowlab", case.spec.case.name);
+        // Beside the case file, where the case picker lists it.
+        let state_path = match &case.path {
+            Some(p) => p.with_extension("flowlab").display().to_string(),
+            None => "state.flowlab".into(),
+        };
         let steady = case.spec.solver.method.is_some_and(Method::steady);
         let rewind = Rewind::new(
             Rewind::interval_for(steady, case.spec.stop.t_end),
