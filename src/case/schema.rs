@@ -212,12 +212,12 @@ impl Boundaries {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Boundary {
-    /// No-slip wall (incompressible) moving tangentially with `velocity` (along +x on bottom/top,
-    /// +y on left/right); a reflective wall for the compressible solvers.
+    /// No-slip wall (incompressible) moving in its own plane with `velocity` ([`WallVelocity`]);
+    /// a reflective wall for the compressible solvers.
     #[serde(alias = "reflective")]
     Wall {
         #[serde(default)]
-        velocity: f64,
+        velocity: WallVelocity,
     },
     /// Prescribed inflow: velocity vector (and density, pressure for compressible cases).
     Inflow {
@@ -244,6 +244,59 @@ impl Boundary {
             Boundary::Outflow {} => "outflow",
             Boundary::Periodic {} => "periodic",
             Boundary::Symmetry {} => "symmetry",
+        }
+    }
+}
+
+/// A wall's velocity: a number is its tangential speed (along +y on left/right, along +x on
+/// bottom/top/front/back: the 2D convention, the 3D cavity's lid moving in +x); a vector has one
+/// component per dimension and no component normal to the wall.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum WallVelocity {
+    Tangential(f64),
+    Vector(Vec<f64>),
+}
+
+impl Default for WallVelocity {
+    fn default() -> Self {
+        WallVelocity::Tangential(0.0)
+    }
+}
+
+impl WallVelocity {
+    /// The velocity vector of a wall on `side` (zero beyond the case's dimensions).
+    pub fn vector(&self, side: Side) -> [f64; 3] {
+        let mut v = [0.0; 3];
+        match self {
+            WallVelocity::Tangential(s) => v[if side.axis() == 0 { 1 } else { 0 }] = *s,
+            WallVelocity::Vector(c) => v.iter_mut().zip(c).for_each(|(v, c)| *v = *c),
+        }
+        v
+    }
+
+    /// The wall's speed, `|velocity|`.
+    pub fn speed(&self) -> f64 {
+        match self {
+            WallVelocity::Tangential(s) => s.abs(),
+            WallVelocity::Vector(c) => c.iter().fold(0.0, |m: f64, x| m.hypot(*x)),
+        }
+    }
+
+    /// Why the velocity is not one of a wall on `side` of a `dim`-dimensional case, if it is not.
+    pub fn check(&self, side: Side, dim: usize) -> Result<(), String> {
+        match self {
+            WallVelocity::Tangential(s) if !s.is_finite() => Err(format!("must be finite, got {s}")),
+            WallVelocity::Tangential(_) => Ok(()),
+            WallVelocity::Vector(c) if c.len() != dim || c.iter().any(|x| !x.is_finite()) => Err(format!(
+                "needs one tangential speed or {dim} finite components (a vector), got {c:?}"
+            )),
+            WallVelocity::Vector(c) if c[side.axis()] != 0.0 => Err(format!(
+                "component {} is normal to the {} wall and must be 0 (a wall moves in its own plane), got {c:?}",
+                ["x", "y", "z"][side.axis()],
+                side.name()
+            )),
+            WallVelocity::Vector(_) => Ok(()),
         }
     }
 }

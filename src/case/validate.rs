@@ -134,8 +134,10 @@ fn check_boundaries(b: &Boundaries, dim: usize) -> Result<(), Invalid> {
                     ),
                 ));
             }
-            (Some(Boundary::Wall { velocity }), true) if !velocity.is_finite() => {
-                return Err(Invalid::new(format!("{key}.velocity"), "must be finite"));
+            (Some(Boundary::Wall { velocity }), true) => {
+                velocity
+                    .check(side, dim)
+                    .map_err(|e| Invalid::new(format!("{key}.velocity"), e))?;
             }
             (Some(Boundary::Inflow { velocity, .. }), true) => {
                 if velocity.len() != dim || velocity.iter().any(|v| !v.is_finite()) {

@@ -510,16 +510,18 @@ impl AppState {
         }
     }
 
-    /// Whether the case is a lid-driven cavity (walls all round, only the top one moving).
+    /// Whether the case is a 2D lid-driven cavity (walls all round, only the top one moving).
     pub fn is_cavity(&self) -> bool {
         use crate::case::Boundary;
         let b = &self.case.spec.boundary;
-        let still = |s: &Option<Boundary>| matches!(s, Some(Boundary::Wall { velocity }) if *velocity == 0.0);
+        let still =
+            |s: &Option<Boundary>| matches!(s, Some(Boundary::Wall { velocity }) if velocity.speed() == 0.0);
         self.case.spec.case.kind == Kind::Incompressible
+            && self.case.spec.case.dim == 2
             && still(&b.left)
             && still(&b.right)
             && still(&b.bottom)
-            && matches!(b.top, Some(Boundary::Wall { velocity }) if velocity != 0.0)
+            && matches!(&b.top, Some(Boundary::Wall { velocity }) if velocity.speed() != 0.0)
     }
 
     /// The case files (`.toml`) and saved states (`.flowlab`) in the case folder, sorted.

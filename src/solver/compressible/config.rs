@@ -179,7 +179,7 @@ impl Config {
         {
             let key = format!("boundary.{}", side.name());
             bc[n] = match spec.boundary.get(side).expect("checked by the case validation") {
-                Boundary::Wall { velocity } if *velocity != 0.0 => {
+                Boundary::Wall { velocity } if velocity.speed() != 0.0 => {
                     return Err(Invalid::new(
                         format!("{key}.velocity"),
                         "compressible walls are inviscid (reflective); remove the velocity",

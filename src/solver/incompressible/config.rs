@@ -23,9 +23,10 @@ pub struct Config {
     /// Kinematic viscosity `nu = 1 / Re` (or `physics.viscosity`).
     pub nu: f64,
     pub density: f64,
-    /// Boundary conditions, left, right, bottom, top.
-    pub bc: [Boundary; 4],
-    pub initial_velocity: [f64; 2],
+    /// Boundary conditions `bc[axis][side]` ([`Flow::bc`]).
+    pub bc: Vec<[Boundary; 2]>,
+    /// Initial velocity (zero beyond the case's dimensions).
+    pub initial_velocity: [f64; 3],
     pub precision: Precision,
     pub cfl: f64,
     pub integrator: TimeIntegrator,
@@ -43,17 +44,21 @@ pub struct Flow {
     /// `[fluid]` model then sets the viscosity).
     pub nu: Option<f64>,
     pub density: f64,
-    /// Boundary conditions, left, right, bottom, top.
-    pub bc: [Boundary; 4],
-    pub initial_velocity: [f64; 2],
+    /// Boundary conditions `bc[axis][side]`, one pair per dimension: left/right, bottom/top,
+    /// front/back.
+    pub bc: Vec<[Boundary; 2]>,
+    /// Initial velocity (zero beyond the case's dimensions).
+    pub initial_velocity: [f64; 3],
 }
 
 impl Flow {
+    /// The flow of a 2D or 3D case.
     pub fn from_spec(spec: &CaseSpec) -> Result<Flow, Invalid> {
-        if spec.case.dim != 2 {
+        let dim = spec.case.dim as usize;
+        if !(2..=3).contains(&dim) {
             return Err(Invalid::new(
                 "case.dim",
-                format!("incompressible cases are 2D (dim = 2), got {}", spec.case.dim),
+                format!("incompressible cases are 2D or 3D (dim = 2 or 3), got {dim}"),
             ));
         }
         let s = &spec.solver;
@@ -127,23 +132,21 @@ impl Flow {
             }
             Ok(b)
         };
-        let bc = [
-            side(Side::Left)?,
-            side(Side::Right)?,
-            side(Side::Bottom)?,
-            side(Side::Top)?,
-        ];
-        let initial_velocity = match &spec.initial {
-            Initial::Rest {} => [0.0, 0.0],
+        let bc = (0..dim)
+            .map(|a| Ok([side(Side::ALL[2 * a])?, side(Side::ALL[2 * a + 1])?]))
+            .collect::<Result<Vec<_>, Invalid>>()?;
+        let mut initial_velocity = [0.0; 3];
+        match &spec.initial {
+            Initial::Rest {} => {}
             Initial::Uniform { velocity }
-                if velocity.len() == 2 && velocity.iter().all(|v| v.is_finite()) =>
+                if velocity.len() == dim && velocity.iter().all(|v| v.is_finite()) =>
             {
-                [velocity[0], velocity[1]]
+                initial_velocity[..dim].copy_from_slice(velocity);
             }
             Initial::Uniform { velocity } => {
                 return Err(Invalid::new(
                     "initial.velocity",
-                    format!("needs 2 finite components, got {velocity:?}"),
+                    format!("needs {dim} finite components, got {velocity:?}"),
                 ));
             }
             other => {
@@ -157,7 +160,7 @@ impl Flow {
             }
         };
         Ok(Flow {
-            grid: Grid::from_spec(2, &spec.grid),
+            grid: Grid::from_spec(dim, &spec.grid),
             nu,
             density,
             bc,
@@ -169,9 +172,13 @@ impl Flow {
     pub fn velocity_scale(&self) -> f64 {
         velocity_scale(&self.bc, self.initial_velocity)
     }
+
+    /// The condition of side `s` in [`Side::ALL`] order (left, right, bottom, top, front, back).
+    pub fn side(&self, s: usize) -> &Boundary {
+        &self.bc[s / 2][s % 2]
+    }
 }
 
-/// The largest wall, inflow or initial speed (1 if all are 0).
 /// The pressure condition a side implies: `p = 0` at an outflow face, the periodic image on a
 /// periodic side, `dp/dn = 0` on walls and inflows.
 pub fn pressure_bc(b: &Boundary) -> FaceBc {
@@ -182,12 +189,20 @@ pub fn pressure_bc(b: &Boundary) -> FaceBc {
     }
 }
 
-fn velocity_scale(bc: &[Boundary; 4], initial_velocity: [f64; 2]) -> f64 {
-    let mut u = initial_velocity[0].hypot(initial_velocity[1]);
-    for b in bc {
+/// The pressure conditions of `D` axes' sides ([`pressure_bc`]).
+pub fn pressure_sides<const D: usize>(bc: &[[Boundary; 2]]) -> [[FaceBc; 2]; D] {
+    std::array::from_fn(|a| bc[a].each_ref().map(pressure_bc))
+}
+
+/// The largest wall, inflow or initial speed (1 if all are 0).
+fn velocity_scale(bc: &[[Boundary; 2]], initial_velocity: [f64; 3]) -> f64 {
+    let mut u = initial_velocity.iter().fold(0.0, |m: f64, x| m.hypot(*x));
+    for b in bc.iter().flatten() {
         match b {
-            Boundary::Wall { velocity } => u = u.max(velocity.abs()),
-            Boundary::Inflow { velocity, .. } => u = u.max(velocity[0].hypot(velocity[1])),
+            Boundary::Wall { velocity } => u = u.max(velocity.speed()),
+            Boundary::Inflow { velocity, .. } => {
+                u = u.max(velocity.iter().fold(0.0, |m: f64, x| m.hypot(*x)))
+            }
             _ => {}
         }
     }
@@ -270,8 +285,10 @@ impl Config {
             }
         }
         if kind == PressureSolverKind::Fft {
-            spectral::check(bc.each_ref().map(pressure_bc))
-                .map_err(|e| Invalid::new("solver.pressure_solver", e))?;
+            for (a, sides) in bc.iter().enumerate() {
+                spectral::check_axis(sides.each_ref().map(pressure_bc), a)
+                    .map_err(|e| Invalid::new("solver.pressure_solver", e))?;
+            }
         }
         Ok(Config {
             grid,
@@ -299,34 +316,38 @@ impl Config {
     }
 
     /// The pressure Poisson operator on this grid and its sides' conditions ([`pressure_bc`]).
-    pub fn pressure_operator<T: Real>(&self) -> Laplacian<T> {
-        let [nx, ny, _] = self.grid.n;
-        let [dx, dy, _] = self.grid.spacing;
-        Laplacian::new(nx, ny, dx, dy, self.bc.each_ref().map(pressure_bc))
+    pub fn pressure_operator<T: Real, const D: usize>(&self) -> Laplacian<T, D> {
+        Laplacian::new(
+            std::array::from_fn(|a| self.grid.n[a]),
+            std::array::from_fn(|a| self.grid.spacing[a]),
+            pressure_sides(&self.bc),
+        )
     }
 
     /// Time step (before any output-time cap): `cfl` times the smallest of the convective limits
-    /// `dx/|u|max`, `dy/|v|max` (wall speeds included), the viscous limit
-    /// `c / (2 nu (1/dx^2 + 1/dy^2))` (`c = 1` Euler, `1/2` AB2) and, for the non-dissipative
-    /// central and QUICK schemes, the cell-Reynolds limit `2 c nu / (u^2 + v^2)`.
-    pub fn time_step(&self, umax: f64, vmax: f64) -> f64 {
-        self.step_limits().time_step(umax, vmax)
+    /// `h_a / |u_a|max` (wall speeds included), the viscous limit
+    /// `c / (2 nu sum_a 1/h_a^2)` (`c = 1` Euler, `1/2` AB2) and, for the non-dissipative
+    /// central and QUICK schemes, the cell-Reynolds limit `2 c nu / sum_a u_a^2`, with the
+    /// largest face speed `max_speed[a]` of each component.
+    pub fn time_step(&self, max_speed: &[f64]) -> f64 {
+        self.step_limits().time_step(max_speed)
     }
 
     /// The flow-independent terms of [`Config::time_step`] (the CUDA solver's `step_dt` kernel
     /// evaluates the same rule on the device).
     pub fn step_limits(&self) -> StepLimits {
-        let (dx, dy) = (self.grid.spacing[0], self.grid.spacing[1]);
+        let dim = self.grid.dim;
+        let h = self.grid.spacing;
         let stab = match self.integrator {
             TimeIntegrator::Euler => 1.0,
             TimeIntegrator::Ab2 => 0.5,
         };
+        let inv_h2 = (1..dim).fold(1.0 / (h[0] * h[0]), |s, a| s + 1.0 / (h[a] * h[a]));
         StepLimits {
-            dx,
-            dy,
-            viscous: stab / (2.0 * self.nu * (1.0 / (dx * dx) + 1.0 / (dy * dy))),
-            wall: self.bc.iter().fold(0.0f64, |m, b| match b {
-                Boundary::Wall { velocity } => m.max(velocity.abs()),
+            h,
+            viscous: stab / (2.0 * self.nu * inv_h2),
+            wall: self.bc.iter().flatten().fold(0.0f64, |m, b| match b {
+                Boundary::Wall { velocity } => m.max(velocity.speed()),
                 _ => m,
             }),
             cell_reynolds: matches!(self.convection, Convection::Central | Convection::Quick)
@@ -342,13 +363,17 @@ impl Config {
 
     /// `Err` when the largest velocity is not finite or exceeds [`BLOW_UP_FACTOR`] times the
     /// problem's velocity scale, with the likely causes.
-    pub fn check_health(&self, umax: f64, vmax: f64, step: u64, time: f64) -> Result<(), SolverError> {
+    pub fn check_health(&self, max_speed: &[f64], step: u64, time: f64) -> Result<(), SolverError> {
         let scale = self.velocity_scale();
-        let m = umax.max(vmax);
+        let m = max_speed
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &s| if s > m || s.is_nan() { s } else { m });
         if m.is_finite() && m <= self.blow_up_limit() {
             return Ok(());
         }
-        let h = self.grid.spacing[0].max(self.grid.spacing[1]);
+        let h = self.grid.spacing[..self.grid.dim]
+            .iter()
+            .fold(0.0f64, |m, &h| m.max(h));
         let cell_re = scale * h / self.nu;
         let what = if m.is_finite() {
             format!(
@@ -379,34 +404,34 @@ impl Config {
 }
 
 /// The flow-independent terms of the projection method's time step ([`Config::time_step`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StepLimits {
-    pub dx: f64,
-    pub dy: f64,
-    /// The viscous limit `c / (2 nu (1/dx^2 + 1/dy^2))`.
+    /// Cell size per axis (the first `max_speed.len()` of [`StepLimits::time_step`] used).
+    pub h: [f64; 3],
+    /// The viscous limit `c / (2 nu sum_a 1/h_a^2)`.
     pub viscous: f64,
     /// The largest wall speed (convective speeds are at least this).
     pub wall: f64,
-    /// `2 c nu` of the cell-Reynolds limit `2 c nu / (u^2 + v^2)`, for central and QUICK.
+    /// `2 c nu` of the cell-Reynolds limit `2 c nu / sum_a u_a^2`, for central and QUICK.
     pub cell_reynolds: Option<f64>,
     pub cfl: f64,
 }
 
 impl StepLimits {
-    /// `cfl` times the smallest limit, with the largest speeds `umax`, `vmax`.
-    pub fn time_step(&self, umax: f64, vmax: f64) -> f64 {
+    /// `cfl` times the smallest limit, with the largest speed `max_speed[a]` of each component.
+    pub fn time_step(&self, max_speed: &[f64]) -> f64 {
         let mut dt = self.viscous;
-        let (um, vm) = (umax.max(self.wall), vmax.max(self.wall));
-        if um > 0.0 {
-            dt = dt.min(self.dx / um);
-        }
-        if vm > 0.0 {
-            dt = dt.min(self.dy / vm);
+        let um = |a: usize| max_speed[a].max(self.wall);
+        let axes = 1..max_speed.len();
+        for a in 0..max_speed.len() {
+            if um(a) > 0.0 {
+                dt = dt.min(self.h[a] / um(a));
+            }
         }
         if let Some(c) = self.cell_reynolds
-            && um + vm > 0.0
+            && axes.clone().fold(um(0), |s, a| s + um(a)) > 0.0
         {
-            dt = dt.min(c / (um * um + vm * vm));
+            dt = dt.min(c / axes.fold(um(0) * um(0), |s, a| s + um(a) * um(a)));
         }
         self.cfl * dt
     }

@@ -14,7 +14,8 @@ pub(crate) mod staggered;
 
 pub use config::{Config, Flow};
 pub use cuda::CudaProjection;
-pub use projection::{FIELDS, Projection};
+pub use derived::{FIELDS_2D, FIELDS_3D};
+pub use projection::Projection;
 pub use simple::{CudaSimple, Simple, SimpleConfig};
 
 use crate::case::{CaseSpec, Invalid, Method, Precision};
@@ -40,9 +41,11 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         return Ok(Box::new(Simple::new(SimpleConfig::from_spec(spec)?)));
     }
     let cfg = Config::from_spec(spec)?;
-    Ok(match cfg.precision {
-        Precision::F64 => Box::new(Projection::<f64>::new(cfg)),
-        Precision::F32 => Box::new(Projection::<f32>::new(cfg)),
+    Ok(match (cfg.precision, cfg.grid.dim) {
+        (Precision::F64, 2) => Box::new(Projection::<f64, 2>::new(cfg)),
+        (Precision::F32, 2) => Box::new(Projection::<f32, 2>::new(cfg)),
+        (Precision::F64, _) => Box::new(Projection::<f64, 3>::new(cfg)),
+        (Precision::F32, _) => Box::new(Projection::<f32, 3>::new(cfg)),
     })
 }
 

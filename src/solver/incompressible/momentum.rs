@@ -1,9 +1,9 @@
 //! The explicit right-hand side of one momentum component at a staggered node,
 //! `H = nu lap(q) - div(a q)` in flux form over the node's control volume:
-//! `div(a q) = (a_e q_e - a_w q_w)/dx + (a_n q_n - a_s q_s)/dy` with the face values `q_f` of
+//! `div(a q) = sum_a (a_+ q_+ - a_- q_-) / h_a` over the axes, with the face values `q_f` of
 //! [`face_value`] and the advecting velocities `a_f` averaged to the faces, and the five-point
-//! Laplacian for the viscous term. The `u` and `v` equations share it; they differ only in which
-//! velocities advect (see `Projection::predict`).
+//! (2D) or seven-point (3D) Laplacian for the viscous term. Every component's equation shares
+//! it; they differ only in which velocities advect (see `Projection::predict`).
 
 use super::convection::face_value;
 use crate::case::Convection;
@@ -12,32 +12,47 @@ use crate::solver::real::Real;
 
 /// Scheme and grid constants of the momentum right-hand side.
 #[derive(Clone, Copy, Debug)]
-pub struct Momentum<T> {
+pub struct Momentum<T, const D: usize> {
     pub scheme: Convection,
     pub limiter: Limiter,
     pub nu: T,
-    pub dx: T,
-    pub dy: T,
-    /// `1/dx^2`, `1/dy^2`.
-    pub idx2: T,
-    pub idy2: T,
+    /// Cell size per axis.
+    pub h: [T; D],
+    /// `1/h_a^2`.
+    pub ih2: [T; D],
 }
 
-impl<T: Real> Momentum<T> {
-    /// `H` at a node with values `[c, e, w, n, s]` (centre and its four neighbours), the far
-    /// values `far(di, dj)` two nodes away (`None` outside the stored range) and the advecting
-    /// velocities `[a_e, a_w, a_n, a_s]` on the control volume's faces.
+/// The values around one node: the centre `c`, its neighbours `plus[a]`, `minus[a]` one node up
+/// and down axis `a`, and the advecting velocities on the control volume's faces,
+/// `a_plus[a]`, `a_minus[a]`.
+pub struct Node<T, const D: usize> {
+    pub c: T,
+    pub plus: [T; D],
+    pub minus: [T; D],
+    pub a_plus: [T; D],
+    pub a_minus: [T; D],
+}
+
+impl<T: Real, const D: usize> Momentum<T, D> {
+    /// `H` at a node, with the far values `far(a, m)` `m` nodes along axis `a` (`None` outside
+    /// the stored range). Summed in axis order (in 2D:
+    /// `(a_e q_e - a_w q_w)/dx + (a_n q_n - a_s q_s)/dy` and
+    /// `nu ((e - 2c + w)/dx^2 + (n - 2c + s)/dy^2)`).
     #[inline(always)]
-    pub fn rhs(&self, near: [T; 5], far: impl Fn(isize, isize) -> Option<T>, a: [T; 4]) -> T {
-        let [c, e, w, n, s] = near;
-        let [a_e, a_w, a_n, a_s] = a;
-        let (sc, lim) = (self.scheme, self.limiter);
-        let q_e = face_value(sc, lim, a_e, far(-1, 0), c, e, far(2, 0));
-        let q_w = face_value(sc, lim, a_w, far(-2, 0), w, c, far(1, 0));
-        let q_n = face_value(sc, lim, a_n, far(0, -1), c, n, far(0, 2));
-        let q_s = face_value(sc, lim, a_s, far(0, -2), s, c, far(0, 1));
-        let conv = (a_e * q_e - a_w * q_w) / self.dx + (a_n * q_n - a_s * q_s) / self.dy;
-        let diff = self.nu * ((e - c - c + w) * self.idx2 + (n - c - c + s) * self.idy2);
-        diff - conv
+    pub fn rhs(&self, node: &Node<T, D>, far: impl Fn(usize, isize) -> Option<T>) -> T {
+        let (sc, lim, c) = (self.scheme, self.limiter, node.c);
+        let flux = |a: usize| {
+            let (p, m) = (node.plus[a], node.minus[a]);
+            let q_p = face_value(sc, lim, node.a_plus[a], far(a, -1), c, p, far(a, 2));
+            let q_m = face_value(sc, lim, node.a_minus[a], far(a, -2), m, c, far(a, 1));
+            (node.a_plus[a] * q_p - node.a_minus[a] * q_m) / self.h[a]
+        };
+        let viscous = |a: usize| (node.plus[a] - c - c + node.minus[a]) * self.ih2[a];
+        let (mut conv, mut lap) = (flux(0), viscous(0));
+        for a in 1..D {
+            conv = conv + flux(a);
+            lap = lap + viscous(a);
+        }
+        self.nu * lap - conv
     }
 }

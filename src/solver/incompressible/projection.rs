@@ -12,43 +12,35 @@
 //! non-dissipative central and QUICK schemes, the cell-Reynolds limit `2 c nu / |u|max^2`.
 
 use super::config::Config;
-use super::derived::View;
-use super::momentum::Momentum;
+use super::derived::{View, fields};
+use super::momentum::{Momentum, Node};
 use super::pressure_poisson::PoissonSolver;
-use super::staggered::{Layout, fill_velocity_ghosts};
+use super::staggered::{Layout, fill_velocity_ghosts, for_each_index};
 use crate::backend::cpu::{DisjointWriter, ordered_sum};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
-/// Fields the projection solver produces, at cell centres.
-pub const FIELDS: &[&str] = &[
-    "u",
-    "v",
-    "speed",
-    "p",
-    "vorticity",
-    "stream_function",
-    "divergence",
-];
+/// Names of the velocity components, their AB2 histories, in the snapshot.
+const VELOCITY: [&str; 3] = ["u", "v", "w"];
+const HISTORY: [&str; 3] = ["hu", "hv", "hw"];
 
-pub struct Projection<T: Real> {
+/// The projection method in `D = 2` or `3` dimensions, precision `T`.
+pub struct Projection<T: Real, const D: usize> {
     cfg: Config,
-    l: Layout,
-    u: Vec<T>,
-    v: Vec<T>,
-    /// Predicted velocities `F`, `G`.
-    f: Vec<T>,
-    g: Vec<T>,
-    /// AB2 history `H^{n-1}` of the u and v equations.
-    hu: Vec<T>,
-    hv: Vec<T>,
-    /// Kinematic pressure and the Poisson right-hand side, `nx * ny`, no ghosts.
+    l: Layout<D>,
+    /// Velocity components on their faces (ghosted, see `staggered`).
+    vel: [Vec<T>; D],
+    /// Predicted velocities `F`.
+    pred: [Vec<T>; D],
+    /// AB2 history `H^{n-1}` of each component's equation.
+    hist: [Vec<T>; D],
+    /// Kinematic pressure and the Poisson right-hand side at cell centres, no ghosts.
     p: Vec<T>,
     rhs: Vec<T>,
-    poisson: PoissonSolver<T>,
-    /// Row scratch for ordered reductions.
+    poisson: PoissonSolver<T, D>,
+    /// Row scratch for ordered reductions, one entry per ghosted x row.
     partial: Vec<T>,
     time: f64,
     steps: u64,
@@ -61,23 +53,24 @@ pub struct Projection<T: Real> {
     capped: Option<CappedSolve>,
 }
 
-impl<T: Real> Projection<T> {
+impl<T: Real, const D: usize> Projection<T, D> {
+    /// The solver of `cfg`, whose case has `D` dimensions.
     pub fn new(cfg: Config) -> Self {
-        let [nx, ny, _] = cfg.grid.n;
-        let l = Layout::new(nx, ny, &cfg.bc);
+        assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
+        let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
+        let l = Layout::new(n, &cfg.bc);
         let op = cfg.pressure_operator();
-        let n = l.len();
+        let len = l.len();
+        let cells = op.len();
+        let zeros = || std::array::from_fn(|_| vec![T::zero(); len]);
         let mut s = Self {
             poisson: PoissonSolver::new(op, cfg.poisson),
-            u: vec![T::of(cfg.initial_velocity[0]); n],
-            v: vec![T::of(cfg.initial_velocity[1]); n],
-            f: vec![T::zero(); n],
-            g: vec![T::zero(); n],
-            hu: vec![T::zero(); n],
-            hv: vec![T::zero(); n],
-            p: vec![T::zero(); nx * ny],
-            rhs: vec![T::zero(); nx * ny],
-            partial: vec![T::zero(); ny + 2],
+            vel: std::array::from_fn(|c| vec![T::of(cfg.initial_velocity[c]); len]),
+            pred: zeros(),
+            hist: zeros(),
+            p: vec![T::zero(); cells],
+            rhs: vec![T::zero(); cells],
+            partial: vec![T::zero(); l.rows()],
             l,
             cfg,
             time: 0.0,
@@ -89,7 +82,7 @@ impl<T: Real> Projection<T> {
             residuals: Vec::with_capacity(8),
             capped: None,
         };
-        fill_velocity_ghosts(&s.l, &s.cfg.bc, &mut s.u, &mut s.v);
+        fill_velocity_ghosts(&s.l, &s.cfg.bc, s.vel.each_mut().map(|v| &mut v[..]));
         s
     }
 
@@ -98,21 +91,20 @@ impl<T: Real> Projection<T> {
     }
 
     /// The state as fields (kinematic pressure times density gives the pressure).
-    fn view(&self) -> View<'_, T> {
+    fn view(&self) -> View<'_, T, D> {
         View {
             l: self.l,
             grid: self.cfg.grid,
-            u: &self.u,
-            v: &self.v,
+            vel: std::array::from_fn(|c| &self.vel[c][..]),
             p: &self.p,
             p_scale: self.cfg.density,
         }
     }
 
-    /// Velocity (ghosted) and kinematic pressure arrays, for a backend that keeps the state on a
-    /// device and mirrors it here to reuse the field, sampling and summary code.
-    pub(crate) fn state_mut(&mut self) -> (&mut [T], &mut [T], &mut [T]) {
-        (&mut self.u, &mut self.v, &mut self.p)
+    /// Velocity components (ghosted) and kinematic pressure, for a backend that keeps the state
+    /// on a device and mirrors it here to reuse the field, sampling and summary code.
+    pub(crate) fn state_mut(&mut self) -> (&mut [Vec<T>; D], &mut [T]) {
+        (&mut self.vel, &mut self.p)
     }
 
     /// Whether the next AB2 step weights a stored `H^{n-1}` (else it starts with Euler's weights).
@@ -124,63 +116,80 @@ impl<T: Real> Projection<T> {
     /// `u -= grad(phi)` with `lap(phi) = div(u)` (the projection with `dt = 1` and `F = u`).
     /// Overwrites `p` with `phi`.
     fn project_velocity(&mut self) {
-        self.f.copy_from_slice(&self.u);
-        self.g.copy_from_slice(&self.v);
+        for (f, q) in self.pred.iter_mut().zip(&self.vel) {
+            f.copy_from_slice(q);
+        }
         self.p.fill(T::zero());
         self.poisson_rhs(1.0);
         self.poisson.solve(&mut self.p, &mut self.rhs);
         self.correct(1.0);
-        fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
+        fill_velocity_ghosts(&self.l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
     }
 
-    /// Sets u and v on their faces and the kinematic pressure at the centres from `from`
-    /// (see [`Solver::load_state`]); the velocity is then projected to be divergence-free.
+    /// Sets every velocity component on its faces and the kinematic pressure at the centres
+    /// from `from` (see [`Solver::load_state`]); the velocity is then projected to be
+    /// divergence-free.
     fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
         let l = self.l;
         let g = self.cfg.grid;
-        let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
-        let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
-        for j in 1..=l.ny {
-            for i in 0..=l.nx {
-                self.u[l.at(i, j)] = T::of(at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?);
+        let at = |name: &str, x: [f64; D]| {
+            let mut point = [0.0; 3];
+            for a in 0..D {
+                point[a] = g.origin[a] + x[a] * g.spacing[a];
+            }
+            from.sample(name, point)
+        };
+        for c in 0..D {
+            let mut lo = [1; D];
+            lo[c] = 0;
+            let mut missing = false;
+            let q = &mut self.vel[c];
+            for_each_index(lo, l.n, |idx| {
+                // Face c of cell idx: index along c, half-cell centres along the others.
+                let x = std::array::from_fn(|a| idx[a] as f64 - if a == c { 0.0 } else { 0.5 });
+                match at(VELOCITY[c], x) {
+                    Some(v) => q[l.at(idx)] = T::of(v),
+                    None => missing = true,
+                }
+            });
+            if missing {
+                return None;
             }
         }
-        for j in 0..=l.ny {
-            for i in 1..=l.nx {
-                self.v[l.at(i, j)] = T::of(at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?);
-            }
-        }
-        fill_velocity_ghosts(&l, &self.cfg.bc, &mut self.u, &mut self.v);
+        fill_velocity_ghosts(&l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
         self.project_velocity();
         let density = self.cfg.density;
-        for j in 1..=l.ny {
-            for i in 1..=l.nx {
-                let p = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
-                self.p[(j - 1) * l.nx + i - 1] = T::of(p / density);
+        let mut missing = false;
+        let mut cell = 0;
+        let p = &mut self.p;
+        for_each_index([1; D], l.n, |idx| {
+            match at("p", idx.map(|i| i as f64 - 0.5)) {
+                Some(v) => p[cell] = T::of(v / density),
+                None => missing = true,
             }
-        }
-        Some(())
+            cell += 1;
+        });
+        (!missing).then_some(())
     }
 
-    fn max_speeds(&self) -> (f64, f64) {
-        let (um, vm) = self.l.max_face_speeds(&self.u, &self.v);
-        (um.f64(), vm.f64())
+    fn max_speeds(&self) -> [f64; D] {
+        self.l
+            .max_face_speeds(self.vel.each_ref().map(|v| &v[..]))
+            .map(|s| s.f64())
     }
 
-    /// Predictor: `F`, `G` at every advanced face, from `H` and the AB2 history. Forward Euler
-    /// (`F = u + dt H`) stores no history; AB2 stores `H` for the next step.
+    /// Predictor: `F` at every advanced face of every component, from `H` and the AB2 history.
+    /// Forward Euler (`F = u + dt H`) stores no history; AB2 stores `H` for the next step.
     fn predict(&mut self, dt: f64) {
         let c = &self.cfg;
         let l = self.l;
-        let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
+        let h: [T; D] = std::array::from_fn(|a| T::of(c.grid.spacing[a]));
         let m = Momentum {
             scheme: c.convection,
             limiter: c.limiter,
             nu: T::of(c.nu),
-            dx,
-            dy,
-            idx2: T::one() / (dx * dx),
-            idy2: T::one() / (dy * dy),
+            h,
+            ih2: h.map(|h| T::one() / (h * h)),
         };
         let ab2 = matches!(c.integrator, TimeIntegrator::Ab2);
         let (w_new, w_old) = match (c.integrator, self.has_history) {
@@ -192,193 +201,189 @@ impl<T: Real> Projection<T> {
         };
         let dt = T::of(dt);
         let half = T::of(0.5);
-        let (u, v) = (&self.u, &self.v);
-        let iu = l.u_unknowns_i();
-        let jv = l.v_unknowns_j();
-        let s = l.stride;
-        // u equation on rows 1..=ny.
-        self.f
-            .par_chunks_mut(s)
-            .zip(self.hu.par_chunks_mut(s))
-            .enumerate()
-            .for_each(|(j, (frow, hrow))| {
-                if j == 0 || j > l.ny {
-                    return;
-                }
-                let jj = j as isize;
-                for i in iu.clone() {
-                    let (ii, k) = (i as isize, l.at(i, j));
-                    let (uc, ue, uw) = (u[k], u[k + 1], u[k - 1]);
-                    let a = [
-                        half * (uc + ue),
-                        half * (uw + uc),
-                        half * (v[k] + v[k + 1]),
-                        half * (v[k - s] + v[k - s + 1]),
-                    ];
-                    let far = |di, dj| l.u_at(u, ii + di, jj + dj);
-                    let h = m.rhs([uc, ue, uw, u[k + s], u[k - s]], far, a);
-                    if ab2 {
-                        frow[i] = uc + dt * (w_new * h + w_old * hrow[i]);
-                        hrow[i] = h;
-                    } else {
-                        frow[i] = uc + dt * h;
+        let vel = &self.vel;
+        let st = l.stride;
+        for (comp, (pred, hist)) in self.pred.iter_mut().zip(self.hist.iter_mut()).enumerate() {
+            let q = &vel[comp];
+            let unknowns = l.unknowns(comp);
+            let i_range = if comp == 0 { unknowns.clone() } else { 1..=l.n[0] };
+            pred.par_chunks_mut(st[1])
+                .zip(hist.par_chunks_mut(st[1]))
+                .enumerate()
+                .for_each(|(r, (frow, hrow))| {
+                    let mut idx = l.row_index(r);
+                    let inside = (1..D).all(|a| {
+                        if a == comp {
+                            unknowns.contains(&idx[a])
+                        } else {
+                            (1..=l.n[a]).contains(&idx[a])
+                        }
+                    });
+                    if !inside {
+                        return;
                     }
-                }
-            });
-        // v equation on rows in jv.
-        self.g
-            .par_chunks_mut(s)
-            .zip(self.hv.par_chunks_mut(s))
-            .enumerate()
-            .for_each(|(j, (grow, hrow))| {
-                if !jv.contains(&j) {
-                    return;
-                }
-                let jj = j as isize;
-                for i in 1..=l.nx {
-                    let (ii, k) = (i as isize, l.at(i, j));
-                    let (vc, vn, vs) = (v[k], v[k + s], v[k - s]);
-                    let a = [
-                        half * (u[k] + u[k + s]),
-                        half * (u[k - 1] + u[k - 1 + s]),
-                        half * (vc + vn),
-                        half * (vs + vc),
-                    ];
-                    let far = |di, dj| l.v_at(v, ii + di, jj + dj);
-                    let h = m.rhs([vc, v[k + 1], v[k - 1], vn, vs], far, a);
-                    if ab2 {
-                        grow[i] = vc + dt * (w_new * h + w_old * hrow[i]);
-                        hrow[i] = h;
-                    } else {
-                        grow[i] = vc + dt * h;
+                    for i in i_range.clone() {
+                        idx[0] = i;
+                        let k = l.at(idx);
+                        let node = Node {
+                            c: q[k],
+                            plus: st.map(|s| q[k + s]),
+                            minus: st.map(|s| q[k - s]),
+                            a_plus: std::array::from_fn(|a| {
+                                if a == comp {
+                                    half * (q[k] + q[k + st[a]])
+                                } else {
+                                    half * (vel[a][k] + vel[a][k + st[comp]])
+                                }
+                            }),
+                            a_minus: std::array::from_fn(|a| {
+                                if a == comp {
+                                    half * (q[k - st[a]] + q[k])
+                                } else {
+                                    half * (vel[a][k - st[a]] + vel[a][k - st[a] + st[comp]])
+                                }
+                            }),
+                        };
+                        let far = |a: usize, m: isize| {
+                            let mut at = idx.map(|x| x as isize);
+                            at[a] += m;
+                            l.component_at(q, comp, at)
+                        };
+                        let rhs = m.rhs(&node, far);
+                        if ab2 {
+                            frow[i] = node.c + dt * (w_new * rhs + w_old * hrow[i]);
+                            hrow[i] = rhs;
+                        } else {
+                            frow[i] = node.c + dt * rhs;
+                        }
                     }
-                }
-            });
+                });
+        }
         self.predictor_boundaries();
     }
 
-    /// `F`, `G` on faces the momentum equation does not advance: the prescribed normal velocity,
+    /// `F` on faces the momentum equation does not advance: the prescribed normal velocity,
     /// a zero-gradient extrapolation on outflow faces, the periodic image on seams.
     fn predictor_boundaries(&mut self) {
         let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
-        let (u, v, f, g) = (&self.u, &self.v, &mut self.f, &mut self.g);
-        for j in 1..=ny {
-            for (side, face, inner) in [(0, 0, 1), (1, nx, nx - 1)] {
-                f[l.at(face, j)] = match &self.cfg.bc[side] {
-                    Boundary::Outflow {} => f[l.at(inner, j)],
-                    Boundary::Periodic {} => f[l.at(if side == 0 { nx } else { face }, j)],
-                    _ => u[l.at(face, j)],
-                };
-            }
-        }
-        for i in 1..=nx {
-            for (side, face, inner) in [(2, 0, 1), (3, ny, ny - 1)] {
-                g[l.at(i, face)] = match &self.cfg.bc[side] {
-                    Boundary::Outflow {} => g[l.at(i, inner)],
-                    Boundary::Periodic {} => g[l.at(i, if side == 2 { ny } else { face })],
-                    _ => v[l.at(i, face)],
-                };
+        for c in 0..D {
+            let (q, f) = (&self.vel[c], &mut self.pred[c]);
+            let (n, st) = (l.n[c], l.stride[c]);
+            for s in 0..2 {
+                let (face, inner) = if s == 0 { (0, 1) } else { (n, n - 1) };
+                let (mut lo, mut hi) = ([1; D], l.n);
+                (lo[c], hi[c]) = (0, 0);
+                let b = &self.cfg.bc[c][s];
+                for_each_index(lo, hi, |idx| {
+                    let base = l.at(idx);
+                    f[base + face * st] = match b {
+                        Boundary::Outflow {} => f[base + inner * st],
+                        Boundary::Periodic {} => f[base + if s == 0 { n } else { face } * st],
+                        _ => q[base + face * st],
+                    };
+                });
             }
         }
     }
 
-    /// `rhs = div(F, G) / dt` at cell centres.
+    /// `rhs = div(F) / dt` at cell centres (`sum_a (F_a+ - F_a-) / h_a`, in axis order).
     fn poisson_rhs(&mut self, dt: f64) {
         let l = self.l;
-        let (idx, idy) = (
-            T::of(1.0 / self.cfg.grid.spacing[0]),
-            T::of(1.0 / self.cfg.grid.spacing[1]),
-        );
+        let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / self.cfg.grid.spacing[a]));
         let idt = T::of(1.0 / dt);
-        let (f, g) = (&self.f, &self.g);
-        self.rhs.par_chunks_mut(l.nx).enumerate().for_each(|(j0, row)| {
-            let j = j0 + 1;
-            for (i0, r) in row.iter_mut().enumerate() {
-                let k = l.at(i0 + 1, j);
-                *r = ((f[k] - f[k - 1]) * idx + (g[k] - g[k - l.stride]) * idy) * idt;
+        let pred = &self.pred;
+        let nx = l.n[0];
+        self.rhs.par_chunks_mut(nx).enumerate().for_each(|(r, row)| {
+            let mut idx = [1; D];
+            let mut rest = r;
+            for a in 1..D {
+                idx[a] = rest % l.n[a] + 1;
+                rest /= l.n[a];
+            }
+            for (i0, out) in row.iter_mut().enumerate() {
+                idx[0] = i0 + 1;
+                let k = l.at(idx);
+                let d = |a: usize| (pred[a][k] - pred[a][k - l.stride[a]]) * ih[a];
+                *out = (1..D).fold(d(0), |s, a| s + d(a)) * idt;
             }
         });
     }
 
-    /// `u = F - dt dp/dx` on every face the projection moves; returns the sum of squared
+    /// `u_c = F_c - dt dp/dx_c` on every face the projection moves; returns the sum of squared
     /// changes of the face velocities and the sum of squared new velocities over the cells'
-    /// right and top faces (for the steady-state measure).
+    /// upper faces (for the steady-state measure). Both are summed per ghosted x row (the
+    /// components in order within a row), then over rows in order.
     fn correct(&mut self, dt: f64) -> (f64, f64) {
         let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
-        let (dtdx, dtdy) = (
-            T::of(dt / self.cfg.grid.spacing[0]),
-            T::of(dt / self.cfg.grid.spacing[1]),
-        );
+        let n = l.n;
+        let dtdh: [T; D] = std::array::from_fn(|a| T::of(dt / self.cfg.grid.spacing[a]));
         let two = T::of(2.0);
-        let bc = &self.cfg.bc;
         let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
-        let (i_lo, i_hi) = (
-            if out(&bc[0]) { 0 } else { 1 },
-            *l.u_unknowns_i().end() + out(&bc[1]) as usize,
-        );
-        let (j_lo, j_hi) = (
-            if out(&bc[2]) { 0 } else { 1 },
-            *l.v_unknowns_j().end() + out(&bc[3]) as usize,
-        );
+        // The corrected range of component c along axis c.
+        let range: [(usize, usize); D] = std::array::from_fn(|c| {
+            let bc = &self.cfg.bc[c];
+            (
+                if out(&bc[0]) { 0 } else { 1 },
+                *l.unknowns(c).end() + out(&bc[1]) as usize,
+            )
+        });
         let p = &self.p;
-        // Pressure of cell (i, j) (1-based) or the boundary value across a face.
-        let pc = |i: usize, j: usize| p[(j - 1) * nx + (i - 1)];
-        let (u, v, f, g) = (
-            DisjointWriter::new(&mut self.u),
-            DisjointWriter::new(&mut self.v),
-            &self.f,
-            &self.g,
-        );
+        // Pressure of cell idx (1-based).
+        let pc = |idx: [usize; D]| p[(0..D).rev().fold(0, |k, a| k * n[a] + idx[a] - 1)];
+        let writers: [DisjointWriter<'_, T>; D] = {
+            let mut it = self.vel.iter_mut();
+            std::array::from_fn(|_| DisjointWriter::new(it.next().expect("D components")))
+        };
+        let pred = &self.pred;
         let partial = &mut self.partial;
-        // Row j of u and row j of v belong to one closure call only.
-        let sums = ordered_sum(partial, |j| {
+        // Row r of every component belongs to one closure call only.
+        let sums = ordered_sum(partial, |r| {
             let mut d2 = T::zero();
-            if (1..=ny).contains(&j) {
-                for i in i_lo..=i_hi {
-                    let grad = if i == 0 {
-                        pc(1, j) * two // p = 0 on the outflow face, half a cell away
-                    } else if i == nx && !l.periodic_x {
-                        -pc(nx, j) * two
+            let mut idx = l.row_index(r);
+            for c in 0..D {
+                let inside = (1..D).all(|a| {
+                    if a == c {
+                        (range[c].0..=range[c].1).contains(&idx[a])
                     } else {
-                        pc(if i == nx { 1 } else { i + 1 }, j) - pc(i, j)
-                    };
-                    let k = l.at(i, j);
-                    let new = f[k] - dtdx * grad;
-                    // SAFETY: index k lies in row j, owned by this closure call.
-                    let old = unsafe { u.get(k) };
-                    unsafe { u.set(k, new) };
-                    d2 = d2 + (new - old) * (new - old);
+                        (1..=n[a]).contains(&idx[a])
+                    }
+                });
+                if !inside {
+                    continue;
                 }
-            }
-            if (j_lo..=j_hi).contains(&j) && j <= ny {
-                for i in 1..=nx {
-                    let grad = if j == 0 {
-                        pc(i, 1) * two
-                    } else if j == ny && !l.periodic_y {
-                        -pc(i, ny) * two
+                let (i_lo, i_hi) = if c == 0 { range[0] } else { (1, n[0]) };
+                for i in i_lo..=i_hi {
+                    idx[0] = i;
+                    let at = idx[c];
+                    let grad = if at == 0 {
+                        pc(with(idx, c, 1)) * two // p = 0 on the outflow face, half a cell away
+                    } else if at == n[c] && !l.periodic[c] {
+                        -pc(idx) * two
                     } else {
-                        pc(i, if j == ny { 1 } else { j + 1 }) - pc(i, j)
+                        pc(with(idx, c, if at == n[c] { 1 } else { at + 1 })) - pc(idx)
                     };
-                    let k = l.at(i, j);
-                    let new = g[k] - dtdy * grad;
-                    // SAFETY: as above, row j of v.
-                    let old = unsafe { v.get(k) };
-                    unsafe { v.set(k, new) };
+                    let k = l.at(idx);
+                    let new = pred[c][k] - dtdh[c] * grad;
+                    // SAFETY: index k lies in row r, owned by this closure call.
+                    let old = unsafe { writers[c].get(k) };
+                    unsafe { writers[c].set(k, new) };
                     d2 = d2 + (new - old) * (new - old);
                 }
             }
             d2
         });
         let change = sums.f64();
-        let norm = ordered_sum(&mut self.partial, |j| {
+        let vel = &self.vel;
+        let norm = ordered_sum(&mut self.partial, |r| {
             let mut n2 = T::zero();
-            let (u, v) = (&self.u, &self.v);
-            if (1..=ny).contains(&j) {
-                for i in 1..=nx {
-                    let (a, b) = (u[l.at(i, j)], v[l.at(i, j)]);
-                    n2 = n2 + a * a + b * b;
+            let mut idx = l.row_index(r);
+            if (1..D).all(|a| (1..=n[a]).contains(&idx[a])) {
+                for i in 1..=n[0] {
+                    idx[0] = i;
+                    let k = l.at(idx);
+                    for q in vel {
+                        n2 = n2 + q[k] * q[k];
+                    }
                 }
             }
             n2
@@ -387,7 +392,14 @@ impl<T: Real> Projection<T> {
     }
 }
 
-impl<T: Real> Solver for Projection<T> {
+/// `idx` with its axis-`a` index replaced by `i`.
+#[inline(always)]
+fn with<const D: usize>(mut idx: [usize; D], a: usize, i: usize) -> [usize; D] {
+    idx[a] = i;
+    idx
+}
+
+impl<T: Real, const D: usize> Solver for Projection<T, D> {
     fn info(&self) -> SolverInfo {
         SolverInfo {
             kind: Kind::Incompressible,
@@ -415,9 +427,9 @@ impl<T: Real> Solver for Projection<T> {
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
-        let (umax, vmax) = self.max_speeds();
-        self.cfg.check_health(umax, vmax, self.steps, self.time)?;
-        let dt = self.cfg.time_step(umax, vmax).min(self.dt_cap);
+        let speeds = self.max_speeds();
+        self.cfg.check_health(&speeds, self.steps, self.time)?;
+        let dt = self.cfg.time_step(&speeds).min(self.dt_cap);
         self.predict(dt);
         self.poisson_rhs(dt);
         let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
@@ -427,7 +439,7 @@ impl<T: Real> Solver for Projection<T> {
             tolerance: self.poisson.settings.tolerance,
         });
         let (change, norm) = self.correct(dt);
-        fill_velocity_ghosts(&self.l, &self.cfg.bc, &mut self.u, &mut self.v);
+        fill_velocity_ghosts(&self.l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
         self.dt_old = dt;
         self.dt = dt;
         // A switch from Euler to AB2 starts AB2 afresh (Euler steps store no history).
@@ -439,8 +451,9 @@ impl<T: Real> Solver for Projection<T> {
         } else {
             0.0
         };
-        let cells = (self.l.nx * self.l.ny) as f64;
-        let (umax, vmax) = self.max_speeds();
+        let cells = self.p.len() as f64;
+        let speeds = self.max_speeds();
+        let max_velocity = speeds[1..].iter().fold(speeds[0], |m, s| m.max(*s));
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
             ("steady_change", steady_change),
@@ -448,9 +461,9 @@ impl<T: Real> Solver for Projection<T> {
             ("pressure_residual", stats.relative_residual),
             // RMS of div(F): the divergence the projection removed (div u = dt (b - L p)).
             ("predicted_divergence", dt * stats.rhs_norm / cells.sqrt()),
-            ("max_velocity", umax.max(vmax)),
+            ("max_velocity", max_velocity),
         ]);
-        self.cfg.check_health(umax, vmax, self.steps, self.time)
+        self.cfg.check_health(&speeds, self.steps, self.time)
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {
@@ -458,16 +471,16 @@ impl<T: Real> Solver for Projection<T> {
     }
 
     fn field_names(&self) -> &'static [&'static str] {
-        FIELDS
+        fields::<D>()
     }
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let kept = (self.u.clone(), self.v.clone(), self.p.clone());
+        let kept = (self.vel.clone(), self.p.clone());
         if self.sample_state(from).is_none() {
-            (self.u, self.v, self.p) = kept;
+            (self.vel, self.p) = kept;
             return Err(Invalid::new(
                 "case",
-                "the running solver cannot provide u, v and p",
+                "the running solver cannot provide the velocity and p",
             ));
         }
         self.time = from.time();
@@ -479,14 +492,12 @@ impl<T: Real> Solver for Projection<T> {
 
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
         let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
-        for (name, a) in [
-            ("u", &self.u),
-            ("v", &self.v),
-            ("p", &self.p),
-            ("hu", &self.hu),
-            ("hv", &self.hv),
-        ] {
-            s.put(name, a);
+        for c in 0..D {
+            s.put(VELOCITY[c], &self.vel[c]);
+        }
+        s.put("p", &self.p);
+        for c in 0..D {
+            s.put(HISTORY[c], &self.hist[c]);
         }
         s.put_scalar("has_history", if self.has_history { 1.0 } else { 0.0 });
         Ok(s)
@@ -495,11 +506,13 @@ impl<T: Real> Solver for Projection<T> {
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
         state.check(&self.info())?;
         let has_history = state.scalar("has_history")? != 0.0;
-        let mut next = [&self.u, &self.v, &self.p, &self.hu, &self.hv].map(|a| a.clone());
-        for (name, a) in ["u", "v", "p", "hu", "hv"].iter().zip(&mut next) {
-            state.take(name, a)?;
+        let (mut vel, mut p, mut hist) = (self.vel.clone(), self.p.clone(), self.hist.clone());
+        for c in 0..D {
+            state.take(VELOCITY[c], &mut vel[c])?;
+            state.take(HISTORY[c], &mut hist[c])?;
         }
-        [self.u, self.v, self.p, self.hu, self.hv] = next;
+        state.take("p", &mut p)?;
+        (self.vel, self.p, self.hist) = (vel, p, hist);
         (self.time, self.steps, self.dt, self.dt_old) = (state.time, state.steps, state.dt, state.dt);
         self.has_history = has_history;
         Ok(())

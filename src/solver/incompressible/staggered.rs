@@ -1,200 +1,260 @@
-//! Velocity on the staggered (MAC) grid with one ghost layer (Harlow & Welch 1965; layout of
-//! Griebel, Dornseifer & Neunhoeffer, Numerical Simulation in Fluid Dynamics, 1998).
+//! Velocity on the staggered (MAC) grid with one ghost layer, in `D = 2` or `3` dimensions
+//! (Harlow & Welch 1965; layout of Griebel, Dornseifer & Neunhoeffer, Numerical Simulation in
+//! Fluid Dynamics, 1998).
 //!
-//! Cells are `(i, j)`, `i in 1..=nx`, `j in 1..=ny`, with ghost index 0 and `n + 1`. Arrays are
-//! `(nx + 2) x (ny + 2)`, index `j * (nx + 2) + i`.
-//! - `u[i, j]` sits on the right face of cell `(i, j)`: `x = i dx`, `y = (j - 1/2) dy`;
+//! Cells are `(i, j, k)`, each index in `1..=n` along its axis, with ghost index 0 and `n + 1`.
+//! Every velocity component is stored in one array of `(nx + 2)(ny + 2)(nz + 2)` values, x
+//! fastest: index `i + (nx + 2) (j + (ny + 2) k)` ([`Layout::at`]).
+//! - Component `c` at index `idx` sits on the upper face of cell `idx` normal to axis `c`: in 2D
+//!   `u[i, j]` at `x = i dx, y = (j - 1/2) dy`, `v[i, j]` at `x = (i - 1/2) dx, y = j dy`; so
 //!   `u[0, j]` and `u[nx, j]` lie on the left and right boundaries.
-//! - `v[i, j]` sits on the top face: `x = (i - 1/2) dx`, `y = j dy`.
 //! - Pressure lives at cell centres without ghosts (see `pressure_poisson`).
 //!
 //! Ghost values carry the boundary conditions: a tangential ghost is the reflection that puts
 //! the prescribed value on the wall (`u_ghost = 2 U_wall - u_inside`).
 
 use crate::backend::cpu::par_max;
-use crate::case::Boundary;
+use crate::case::{Boundary, Side};
 use crate::solver::real::Real;
-use rayon::prelude::*;
+use std::ops::RangeInclusive;
 
-/// Index helper for the ghosted arrays.
+/// Index helper for the ghosted arrays of a `D`-dimensional staggered grid.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Layout {
-    pub nx: usize,
-    pub ny: usize,
-    /// Row stride, `nx + 2`.
-    pub stride: usize,
-    pub periodic_x: bool,
-    pub periodic_y: bool,
+pub struct Layout<const D: usize> {
+    /// Cells per axis.
+    pub n: [usize; D],
+    /// Index step along each axis: `1`, `nx + 2`, `(nx + 2)(ny + 2)`.
+    pub stride: [usize; D],
+    pub periodic: [bool; D],
 }
 
-impl Layout {
-    pub fn new(nx: usize, ny: usize, bc: &[Boundary; 4]) -> Self {
+/// The side of the box at `axis`, `s = 0` (lower) or `1` (upper).
+pub fn side(axis: usize, s: usize) -> Side {
+    Side::ALL[2 * axis + s]
+}
+
+impl<const D: usize> Layout<D> {
+    pub fn new(n: [usize; D], bc: &[[Boundary; 2]]) -> Self {
+        let mut stride = [1; D];
+        for a in 1..D {
+            stride[a] = stride[a - 1] * (n[a - 1] + 2);
+        }
         Self {
-            nx,
-            ny,
-            stride: nx + 2,
-            periodic_x: bc[0] == Boundary::Periodic {},
-            periodic_y: bc[2] == Boundary::Periodic {},
+            n,
+            stride,
+            periodic: std::array::from_fn(|a| bc[a][0] == Boundary::Periodic {}),
         }
     }
 
     pub fn len(&self) -> usize {
-        (self.nx + 2) * (self.ny + 2)
+        self.stride[D - 1] * (self.n[D - 1] + 2)
     }
 
+    /// Number of x rows (lines of `nx + 2` values) of a ghosted array.
+    pub fn rows(&self) -> usize {
+        self.len() / self.stride[1]
+    }
+
+    /// Flat index of `idx`.
     #[inline(always)]
-    pub fn at(&self, i: usize, j: usize) -> usize {
-        j * self.stride + i
+    pub fn at(&self, idx: [usize; D]) -> usize {
+        (0..D).fold(0, |k, a| k + idx[a] * self.stride[a])
     }
 
-    /// Range of `i` of the `u` faces the momentum equation advances.
-    pub fn u_unknowns_i(&self) -> std::ops::RangeInclusive<usize> {
-        1..=if self.periodic_x { self.nx } else { self.nx - 1 }
-    }
-
-    /// Range of `j` of the `v` faces the momentum equation advances.
-    pub fn v_unknowns_j(&self) -> std::ops::RangeInclusive<usize> {
-        1..=if self.periodic_y { self.ny } else { self.ny - 1 }
-    }
-
-    /// The largest `|u|` and `|v|` over the grid's faces, boundary faces included and ghosts
-    /// not (`u[i, j]` for `i in 0..=nx`, `j in 1..=ny`; `v[i, j]` for `i in 1..=nx`,
-    /// `j in 0..=ny`): the speeds of the flow, not the reflections that carry the wall
-    /// conditions.
-    pub fn max_face_speeds<T: Real>(&self, u: &[T], v: &[T]) -> (T, T) {
-        let um = par_max(self.ny, |j| {
-            (0..=self.nx)
-                .map(|i| u[self.at(i, j + 1)].abs())
-                .fold(T::zero(), T::max)
-        });
-        let vm = par_max(self.ny + 1, |j| {
-            (1..=self.nx)
-                .map(|i| v[self.at(i, j)].abs())
-                .fold(T::zero(), T::max)
-        });
-        (um, vm)
-    }
-
-    /// `u` at possibly out-of-range indices: periodic images where periodic, `None` outside the
-    /// stored range otherwise (`i in 0..=nx`, `j in 0..=ny+1`).
+    /// The index of the first value of x row `r` (its `i` is 0).
     #[inline(always)]
-    pub fn u_at<T: Real>(&self, u: &[T], i: isize, j: isize) -> Option<T> {
-        let i = wrap(i, self.nx, self.periodic_x, 0, self.nx as isize)?;
-        let j = wrap(j, self.ny, self.periodic_y, 0, self.ny as isize + 1)?;
-        Some(u[self.at(i, j)])
+    pub fn row_index(&self, r: usize) -> [usize; D] {
+        let mut idx = [0; D];
+        let mut rest = r;
+        for a in 1..D {
+            idx[a] = rest % (self.n[a] + 2);
+            rest /= self.n[a] + 2;
+        }
+        idx
     }
 
-    /// `v` likewise (`i in 0..=nx+1`, `j in 0..=ny`).
+    /// Range along axis `c` of the component-`c` faces the momentum equation advances (the
+    /// upper boundary face too where the axis is periodic).
+    pub fn unknowns(&self, c: usize) -> RangeInclusive<usize> {
+        1..=if self.periodic[c] {
+            self.n[c]
+        } else {
+            self.n[c] - 1
+        }
+    }
+
+    /// The largest `|velocity_c|` of each component over the grid's faces, boundary faces
+    /// included and ghosts not (index `0..=n` along axis `c`, `1..=n` along the others): the
+    /// speeds of the flow, not the reflections that carry the wall conditions.
+    pub fn max_face_speeds<T: Real>(&self, vel: [&[T]; D]) -> [T; D] {
+        std::array::from_fn(|c| {
+            let q = vel[c];
+            par_max(self.rows(), |r| {
+                let idx = self.row_index(r);
+                let inside = (1..D).all(|a| {
+                    let lo = if a == c { 0 } else { 1 };
+                    (lo..=self.n[a]).contains(&idx[a])
+                });
+                if !inside {
+                    return T::zero();
+                }
+                let (lo, hi) = if c == 0 { (0, self.n[0]) } else { (1, self.n[0]) };
+                let k = self.at(idx);
+                q[k + lo..=k + hi].iter().fold(T::zero(), |m, x| m.max(x.abs()))
+            })
+        })
+    }
+
+    /// Component `c` at a possibly out-of-range index: the periodic image where periodic,
+    /// `None` outside the stored range otherwise (`0..=n` along axis `c`, `0..=n + 1` along the
+    /// others).
     #[inline(always)]
-    pub fn v_at<T: Real>(&self, v: &[T], i: isize, j: isize) -> Option<T> {
-        let i = wrap(i, self.nx, self.periodic_x, 0, self.nx as isize + 1)?;
-        let j = wrap(j, self.ny, self.periodic_y, 0, self.ny as isize)?;
-        Some(v[self.at(i, j)])
+    pub fn component_at<T: Real>(&self, q: &[T], c: usize, idx: [isize; D]) -> Option<T> {
+        let mut at = [0; D];
+        for a in 0..D {
+            let hi = self.n[a] as isize + (a != c) as isize;
+            at[a] = wrap(idx[a], self.n[a], self.periodic[a], hi)?;
+        }
+        Some(q[self.at(at)])
     }
 }
 
 #[inline(always)]
-fn wrap(k: isize, n: usize, periodic: bool, lo: isize, hi: isize) -> Option<usize> {
-    if k >= lo && k <= hi {
+fn wrap(k: isize, n: usize, periodic: bool, hi: isize) -> Option<usize> {
+    if k >= 0 && k <= hi {
         return Some(k as usize);
     }
     if periodic {
         let n = n as isize;
-        let k = if k < lo { k + n } else { k - n };
-        return (k >= lo && k <= hi).then_some(k as usize);
+        let k = if k < 0 { k + n } else { k - n };
+        return (k >= 0 && k <= hi).then_some(k as usize);
     }
     None
 }
 
-/// Writes boundary-face and ghost values of `u, v` for the conditions `bc` (left, right,
-/// bottom, top). Outflow faces are left alone (they are unknowns of the projection). Wall
-/// velocities are tangential: along +y on left/right, along +x on bottom/top.
-pub fn fill_velocity_ghosts<T: Real>(l: &Layout, bc: &[Boundary; 4], u: &mut [T], v: &mut [T]) {
-    let (nx, ny) = (l.nx, l.ny);
-    let two = T::of(2.0);
-    // x-sides, rows 1..=ny (parallel over rows).
-    let s = l.stride;
-    u.par_chunks_mut(s)
-        .zip(v.par_chunks_mut(s))
-        .enumerate()
-        .filter(|(j, _)| (1..=ny).contains(j))
-        .for_each(|(_, (ur, vr))| {
-            for (side, (face, ghost, inner)) in [(0, (0, 0, 1)), (1, (nx, nx + 1, nx))] {
-                match &bc[side] {
-                    Boundary::Wall { velocity } => {
-                        ur[face] = T::zero();
-                        vr[ghost] = two * T::of(*velocity) - vr[inner];
-                    }
-                    Boundary::Inflow { velocity, .. } => {
-                        ur[face] = T::of(velocity[0]);
-                        vr[ghost] = two * T::of(velocity[1]) - vr[inner];
-                    }
-                    Boundary::Outflow {} => vr[ghost] = vr[inner],
-                    Boundary::Symmetry {} => {
-                        ur[face] = T::zero();
-                        vr[ghost] = vr[inner];
-                    }
-                    Boundary::Periodic {} => {
-                        if side == 0 {
-                            ur[0] = ur[nx];
-                            ur[nx + 1] = ur[1];
-                            vr[0] = vr[nx];
-                            vr[nx + 1] = vr[1];
-                        }
-                    }
-                }
+/// Calls `f` for every index of the box `lo..=hi` (per axis), x fastest.
+pub fn for_each_index<const D: usize>(lo: [usize; D], hi: [usize; D], mut f: impl FnMut([usize; D])) {
+    if (0..D).any(|a| lo[a] > hi[a]) {
+        return;
+    }
+    let mut idx = lo;
+    loop {
+        f(idx);
+        let mut a = 0;
+        loop {
+            if a == D {
+                return;
             }
-        });
-    // y-sides, all columns including the ghosts (sets the corners too).
-    for (side, (face, ghost, inner)) in [(2, (0, 0, 1)), (3, (ny, ny + 1, ny))] {
-        for i in 0..nx + 2 {
-            let (f, g, n) = (l.at(i, face), l.at(i, ghost), l.at(i, inner));
-            match &bc[side] {
-                Boundary::Wall { velocity } => {
-                    v[f] = T::zero();
-                    u[g] = two * T::of(*velocity) - u[n];
-                }
-                Boundary::Inflow { velocity, .. } => {
-                    v[f] = T::of(velocity[1]);
-                    u[g] = two * T::of(velocity[0]) - u[n];
-                }
-                Boundary::Outflow {} => u[g] = u[n],
-                Boundary::Symmetry {} => {
-                    v[f] = T::zero();
-                    u[g] = u[n];
-                }
-                Boundary::Periodic {} => {
-                    if side == 2 {
-                        u[l.at(i, 0)] = u[l.at(i, ny)];
-                        u[l.at(i, ny + 1)] = u[l.at(i, 1)];
-                        v[l.at(i, 0)] = v[l.at(i, ny)];
-                        v[l.at(i, ny + 1)] = v[l.at(i, 1)];
-                    }
-                }
+            if idx[a] < hi[a] {
+                idx[a] += 1;
+                break;
             }
+            idx[a] = lo[a];
+            a += 1;
         }
     }
 }
 
-/// Bilinear interpolation on a lattice of `ni x nj` points `(x0 + a dx, y0 + b dy)`, clamped to
-/// the lattice.
-pub fn bilinear(
-    ni: usize,
-    nj: usize,
-    x0: f64,
-    y0: f64,
-    dx: f64,
-    dy: f64,
-    value: impl Fn(usize, usize) -> f64,
-    x: f64,
-    y: f64,
+/// The velocity a side prescribes (a wall's or an inflow's), `None` for the others.
+pub fn side_velocity(b: &Boundary, side: Side) -> Option<[f64; 3]> {
+    match b {
+        Boundary::Wall { velocity } => Some(velocity.vector(side)),
+        Boundary::Inflow { velocity, .. } => {
+            let mut v = [0.0; 3];
+            v.iter_mut().zip(velocity).for_each(|(v, c)| *v = *c);
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+/// Writes boundary-face and ghost values of the velocity components for the conditions `bc`
+/// (`bc[axis][0]` the lower side, `[1]` the upper). Outflow faces are left alone (they are
+/// unknowns of the projection). Axes are filled in order, the sides of axis `a` over the ghost
+/// layers of the axes before it (so edges and corners take the later axis' condition).
+pub fn fill_velocity_ghosts<T: Real, const D: usize>(
+    l: &Layout<D>,
+    bc: &[[Boundary; 2]],
+    mut vel: [&mut [T]; D],
+) {
+    let two = T::of(2.0);
+    for a in 0..D {
+        let n = l.n[a];
+        let (mut lo, mut hi) = ([1; D], l.n);
+        for b in 0..a {
+            (lo[b], hi[b]) = (0, l.n[b] + 1);
+        }
+        (lo[a], hi[a]) = (0, 0);
+        let step = l.stride[a];
+        for s in 0..2 {
+            let b = &bc[a][s];
+            let prescribed = side_velocity(b, side(a, s));
+            // Offsets along axis a of the normal face, the tangential ghost and its mirror.
+            let (face, ghost, inner) = if s == 0 { (0, 0, 1) } else { (n, n + 1, n) };
+            for_each_index(lo, hi, |idx| {
+                let base = l.at(idx);
+                match b {
+                    Boundary::Periodic {} => {
+                        if s == 0 {
+                            for q in vel.iter_mut() {
+                                q[base] = q[base + n * step];
+                                q[base + (n + 1) * step] = q[base + step];
+                            }
+                        }
+                    }
+                    _ => {
+                        for (c, q) in vel.iter_mut().enumerate() {
+                            if c == a {
+                                match b {
+                                    Boundary::Outflow {} => {}
+                                    _ => q[base + face * step] = T::of(prescribed.map_or(0.0, |v| v[c])),
+                                }
+                            } else {
+                                let m = q[base + inner * step];
+                                q[base + ghost * step] = match prescribed {
+                                    Some(v) => two * T::of(v[c]) - m,
+                                    None => m,
+                                };
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// Multilinear interpolation on a lattice of `n[a]` points `x0[a] + m h[a]` per axis, clamped to
+/// the lattice (bilinear in 2D, trilinear in 3D).
+pub fn multilinear<const D: usize>(
+    n: [usize; D],
+    x0: [f64; D],
+    h: [f64; D],
+    value: impl Fn([usize; D]) -> f64,
+    x: [f64; D],
 ) -> f64 {
-    let fx = ((x - x0) / dx).clamp(0.0, (ni - 1) as f64);
-    let fy = ((y - y0) / dy).clamp(0.0, (nj - 1) as f64);
-    let (i, j) = ((fx as usize).min(ni - 2), (fy as usize).min(nj - 2));
-    let (tx, ty) = (fx - i as f64, fy - j as f64);
-    (1.0 - tx) * (1.0 - ty) * value(i, j)
-        + tx * (1.0 - ty) * value(i + 1, j)
-        + (1.0 - tx) * ty * value(i, j + 1)
-        + tx * ty * value(i + 1, j + 1)
+    let mut base = [0; D];
+    let mut t = [0.0; D];
+    for a in 0..D {
+        let f = ((x[a] - x0[a]) / h[a]).clamp(0.0, (n[a] - 1) as f64);
+        base[a] = (f as usize).min(n[a].saturating_sub(2));
+        t[a] = f - base[a] as f64;
+    }
+    let mut sum = 0.0;
+    for corner in 0..1usize << D {
+        let mut w = 1.0;
+        let mut idx = base;
+        for a in 0..D {
+            if corner >> a & 1 == 1 {
+                w *= t[a];
+                idx[a] += 1;
+            } else {
+                w *= 1.0 - t[a];
+            }
+        }
+        if w != 0.0 {
+            sum += w * value(idx);
+        }
+    }
+    sum
 }

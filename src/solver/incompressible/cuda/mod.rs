@@ -47,9 +47,9 @@ use super::config::Config;
 use super::device_fields::StaggeredDisplay;
 use super::pressure_poisson::{FaceBc, Laplacian};
 use super::staggered::{Layout, fill_velocity_ghosts};
-use super::{FIELDS, Projection};
+use super::{FIELDS_2D as FIELDS, Projection};
 use crate::backend::cuda::{self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback};
-use crate::case::{Boundary, Invalid, PressureSolverKind};
+use crate::case::{Boundary, Invalid, PressureSolverKind, Side};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, SolverError};
 use std::sync::{Arc, Mutex};
@@ -119,14 +119,20 @@ fn grid1(n: usize) -> (u32, u32, u32) {
 pub(crate) fn fill_ghosts<T: Real>(
     gpu: &Gpu,
     mp: &Module,
-    l: &Layout,
+    l: &Layout<2>,
     u: &DevBuf<T>,
     v: &DevBuf<T>,
     (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
     ctrl: Option<&DevBuf<i32>>,
 ) -> Result<(), CudaError> {
     let args = || {
-        let a = Args::new().p(u).p(v).p(bck).p(bcv).i(l.nx as i64).i(l.ny as i64);
+        let a = Args::new()
+            .p(u)
+            .p(v)
+            .p(bck)
+            .p(bcv)
+            .i(l.n[0] as i64)
+            .i(l.n[1] as i64);
         match ctrl {
             Some(c) => a.p(c),
             None => a.null(),
@@ -135,8 +141,8 @@ pub(crate) fn fill_ghosts<T: Real>(
     // SAFETY: ghosts_x / ghosts_y take (u, v, bck, bcv, nx, ny, ctrl); u and v are the staggered
     // arrays of `l` (with ghosts), bck and bcv the four sides' codes and values.
     unsafe {
-        gpu.launch(mp.function("ghosts_x")?, grid1(l.ny + 1), (B1, 1, 1), &args())?;
-        gpu.launch(mp.function("ghosts_y")?, grid1(l.nx + 2), (B1, 1, 1), &args())
+        gpu.launch(mp.function("ghosts_x")?, grid1(l.n[1] + 1), (B1, 1, 1), &args())?;
+        gpu.launch(mp.function("ghosts_y")?, grid1(l.n[0] + 2), (B1, 1, 1), &args())
     }
 }
 
@@ -145,14 +151,15 @@ pub(crate) fn fill_ghosts<T: Real>(
 /// tangential wall velocity, or the inflow velocity's x and y components).
 pub(crate) fn boundary_codes<T: Real>(
     gpu: &Arc<Gpu>,
-    bc: &[Boundary; 4],
+    bc: &[[Boundary; 2]],
 ) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
     let mut bck = [0i32; 4];
     let mut bcv = [T::zero(); 8];
-    for (side, b) in bc.iter().enumerate() {
+    for (side, b) in bc.iter().flatten().enumerate() {
         bck[side] = match b {
             Boundary::Wall { velocity } => {
-                bcv[2 * side] = T::of(*velocity);
+                // The tangential component: y on left/right, x on bottom/top.
+                bcv[2 * side] = T::of(velocity.vector(Side::ALL[side])[if side < 2 { 1 } else { 0 }]);
                 0
             }
             Boundary::Inflow { velocity, .. } => {
@@ -183,11 +190,26 @@ pub(crate) fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
 
 /// Why a case cannot run on the CUDA backend (the key and a message), if it cannot.
 pub fn unsupported(cfg: &Config) -> Option<Invalid> {
+    if cfg.grid.dim != 2 {
+        return Some(Invalid::new(
+            "solver.backend",
+            "the CUDA projection solver is 2D for now; a 3D case runs on the CPU (backend = \"cpu\")",
+        ));
+    }
     let [nx, ny, _] = cfg.grid.n;
     if nx < 2 || ny < 2 {
         return Some(Invalid::new(
             "grid.nx",
             "the CUDA backend needs at least 2 x 2 cells",
+        ));
+    }
+    if cfg.poisson.kind == PressureSolverKind::Fft
+        && cfg.bc.iter().flatten().any(|b| *b == Boundary::Periodic {})
+    {
+        return Some(Invalid::new(
+            "solver.pressure_solver",
+            "fft with a periodic axis (the Hartley transform) runs on the CPU only; choose multigrid on the \
+             CUDA backend, or backend = \"cpu\"",
         ));
     }
     if cfg.poisson.kind == PressureSolverKind::Fft && !cuda::fft::available() {
@@ -222,7 +244,7 @@ enum Work<T> {
 }
 
 struct Mirror<T: Real> {
-    cpu: Option<Projection<T>>,
+    cpu: Option<Projection<T, 2>>,
     stale: bool,
     staging: Option<[Pinned<T>; 3]>,
 }
@@ -233,8 +255,8 @@ pub struct CudaProjection<T: Real> {
     mp: Module,
     mq: Module,
     cfg: Config,
-    l: Layout,
-    op: Laplacian<T>,
+    l: Layout<2>,
+    op: Laplacian<T, 2>,
     u: DevBuf<T>,
     v: DevBuf<T>,
     f: DevBuf<T>,
@@ -282,8 +304,8 @@ pub struct CudaProjection<T: Real> {
     capped: Option<CappedSolve>,
 }
 
-fn pack_pbc<T>(op: &Laplacian<T>) -> i64 {
-    op.bc.iter().enumerate().fold(0, |acc, (side, b)| {
+fn pack_pbc<T>(op: &Laplacian<T, 2>) -> i64 {
+    op.bc.iter().flatten().enumerate().fold(0, |acc, (side, b)| {
         let code = match b {
             FaceBc::Neumann => 0,
             FaceBc::Dirichlet => 1,
@@ -299,12 +321,12 @@ impl<T: Real> CudaProjection<T> {
         let mp = gpu.module(KernelSet::Projection, T::NAME)?;
         let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
         let [nx, ny, _] = cfg.grid.n;
-        let l = Layout::new(nx, ny, &cfg.bc);
-        let op = cfg.pressure_operator::<T>();
+        let l = Layout::new([nx, ny], &cfg.bc);
+        let op = cfg.pressure_operator::<T, 2>();
         let n = l.len();
         let mut hu = vec![T::of(cfg.initial_velocity[0]); n];
         let mut hv = vec![T::of(cfg.initial_velocity[1]); n];
-        fill_velocity_ghosts(&l, &cfg.bc, &mut hu, &mut hv);
+        fill_velocity_ghosts(&l, &cfg.bc, [&mut hu[..], &mut hv[..]]);
         let u = gpu.alloc::<T>(n)?;
         let v = gpu.alloc::<T>(n)?;
         gpu.upload(&u, &hu)?;
@@ -462,7 +484,7 @@ impl<T: Real> CudaProjection<T> {
     /// [`Solver::advance`]: crate::solver::Solver::advance
     fn batch(&mut self, n: u64) -> Result<(), SolverError> {
         self.cfg
-            .check_health(self.umax, self.vmax, self.steps, self.time)?;
+            .check_health(&[self.umax, self.vmax], self.steps, self.time)?;
         if n == 0 {
             return Ok(());
         }
@@ -504,7 +526,7 @@ impl<T: Real> CudaProjection<T> {
         } else {
             0.0
         };
-        let cells = (self.l.nx * self.l.ny) as f64;
+        let cells = (self.l.n[0] * self.l.n[1]) as f64;
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
             ("steady_change", steady_change),
@@ -514,7 +536,8 @@ impl<T: Real> CudaProjection<T> {
             ("max_velocity", self.umax.max(self.vmax)),
         ]);
         debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
-        self.cfg.check_health(self.umax, self.vmax, self.steps, self.time)
+        self.cfg
+            .check_health(&[self.umax, self.vmax], self.steps, self.time)
     }
 
     pub fn config(&self) -> &Config {

@@ -8,7 +8,7 @@ use crate::solver::real::Real;
 
 /// One level of the multigrid hierarchy: its operator, residual, correction and right-hand side.
 pub(super) struct MgLevel<T> {
-    pub(super) op: Laplacian<T>,
+    pub(super) op: Laplacian<T, 2>,
     pub(super) r: DevBuf<T>,
     pub(super) x: DevBuf<T>,
     pub(super) b: DevBuf<T>,
@@ -59,11 +59,11 @@ impl<T: Real> CudaProjection<T> {
                     .p(&cg[2])
                     .p(&cg[3])
                     .p(&cg[4])
-                    .i(op.nx as i64)
-                    .i(op.ny as i64)
+                    .i(op.n[0] as i64)
+                    .i(op.n[1] as i64)
                     .i(pack_pbc(&op))
-                    .r(op.idx2)
-                    .r(op.idy2)
+                    .r(op.ih2[0])
+                    .r(op.ih2[1])
                     .i(op.singular() as i64)
                     .r(tol),
             );
@@ -74,28 +74,28 @@ impl<T: Real> CudaProjection<T> {
         self.residual(&op, x, b, r, false, 0)?;
         self.kq(
             "restrict_mean",
-            grid2(c.op.nx, c.op.ny),
+            grid2(c.op.n[0], c.op.n[1]),
             (BX, BY, 1),
             Args::new()
                 .p(&levels[k].r)
                 .p(&c.b)
-                .i(op.nx as i64)
-                .i(c.op.nx as i64)
-                .i(c.op.ny as i64),
+                .i(op.n[0] as i64)
+                .i(c.op.n[0] as i64)
+                .i(c.op.n[1] as i64),
         )?;
         self.gpu.memset_zero(&c.x)?;
         self.v_cycle(k + 1, c.x.ptr, c.b.ptr)?;
         self.kq(
             "prolong_add",
-            grid2(op.nx, op.ny),
+            grid2(op.n[0], op.n[1]),
             (BX, BY, 1),
             Args::new()
                 .p(&c.x)
                 .l(x as i64)
-                .i(c.op.nx as i64)
-                .i(c.op.ny as i64)
-                .i(op.nx as i64)
-                .i(op.ny as i64)
+                .i(c.op.n[0] as i64)
+                .i(c.op.n[1] as i64)
+                .i(op.n[0] as i64)
+                .i(op.n[1] as i64)
                 .i(pack_pbc(&c.op)),
         )?;
         self.smooth(&op, x, r, b, 1)
@@ -105,9 +105,16 @@ impl<T: Real> CudaProjection<T> {
     /// other) of `L x = b`, result in `x`. Each sweep is one fused two-colour launch, from `x`
     /// to `scratch` and back; odd periodic sizes take the single-colour sweeps with their serial
     /// seam cells instead.
-    fn smooth(&self, op: &Laplacian<T>, x: u64, scratch: u64, b: u64, first: i64) -> Result<(), CudaError> {
-        let odd_periodic = (op.nx % 2 == 1 && op.bc[0] == FaceBc::Periodic)
-            || (op.ny % 2 == 1 && op.bc[2] == FaceBc::Periodic);
+    fn smooth(
+        &self,
+        op: &Laplacian<T, 2>,
+        x: u64,
+        scratch: u64,
+        b: u64,
+        first: i64,
+    ) -> Result<(), CudaError> {
+        let odd_periodic = (op.n[0] % 2 == 1 && op.bc[0][0] == FaceBc::Periodic)
+            || (op.n[1] % 2 == 1 && op.bc[1][0] == FaceBc::Periodic);
         if odd_periodic {
             for _ in 0..2 {
                 self.colour(op, x, b, first, T::one(), 0)?;
@@ -122,7 +129,7 @@ impl<T: Real> CudaProjection<T> {
     /// One fused red-black sweep `dst = sweep(src)` (kernel rb_sweep, omega 1).
     pub(super) fn rb_sweep(
         &self,
-        op: &Laplacian<T>,
+        op: &Laplacian<T, 2>,
         src: u64,
         dst: u64,
         b: u64,
@@ -130,18 +137,18 @@ impl<T: Real> CudaProjection<T> {
     ) -> Result<(), CudaError> {
         self.kq(
             "rb_sweep",
-            grid_tile(op.nx, op.ny),
+            grid_tile(op.n[0], op.n[1]),
             (BX, BY, 1),
             Args::new()
                 .l(src as i64)
                 .l(dst as i64)
                 .l(b as i64)
                 .null()
-                .i(op.nx as i64)
-                .i(op.ny as i64)
+                .i(op.n[0] as i64)
+                .i(op.n[1] as i64)
                 .i(pack_pbc(op))
-                .r(op.idx2)
-                .r(op.idy2)
+                .r(op.ih2[0])
+                .r(op.ih2[1])
                 .i(first)
                 .r(T::one()),
         )

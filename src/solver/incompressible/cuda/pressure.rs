@@ -17,7 +17,7 @@ use std::sync::Arc;
 impl<T: Real> CudaProjection<T> {
     pub(super) fn workspace(
         gpu: &Arc<Gpu>,
-        op: &Laplacian<T>,
+        op: &Laplacian<T, 2>,
         kind: PressureSolverKind,
     ) -> Result<Work<T>, CudaError> {
         let n = op.len();
@@ -94,14 +94,14 @@ impl<T: Real> CudaProjection<T> {
     /// periodic sizes).
     pub(super) fn colour(
         &self,
-        op: &Laplacian<T>,
+        op: &Laplacian<T, 2>,
         x: u64,
         b: u64,
         colour: i64,
         omega: T,
         ctrl: u64,
     ) -> Result<(), CudaError> {
-        let (nx, ny) = (op.nx, op.ny);
+        let (nx, ny) = (op.n[0], op.n[1]);
         let a = || {
             Args::new()
                 .l(x as i64)
@@ -110,14 +110,14 @@ impl<T: Real> CudaProjection<T> {
                 .i(nx as i64)
                 .i(ny as i64)
                 .i(pack_pbc(op))
-                .r(op.idx2)
-                .r(op.idy2)
+                .r(op.ih2[0])
+                .r(op.ih2[1])
                 .i(colour)
                 .r(omega)
         };
         self.kq("colour_sweep", grid2(nx / 2 + 1, ny), (BX, BY, 1), a())?;
-        let odd_periodic =
-            (nx % 2 == 1 && op.bc[0] == FaceBc::Periodic) || (ny % 2 == 1 && op.bc[2] == FaceBc::Periodic);
+        let odd_periodic = (nx % 2 == 1 && op.bc[0][0] == FaceBc::Periodic)
+            || (ny % 2 == 1 && op.bc[1][0] == FaceBc::Periodic);
         if odd_periodic {
             self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a())?;
         }
@@ -127,7 +127,7 @@ impl<T: Real> CudaProjection<T> {
     /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
     pub(super) fn residual(
         &self,
-        op: &Laplacian<T>,
+        op: &Laplacian<T, 2>,
         x: u64,
         b: u64,
         r: u64,
@@ -137,7 +137,7 @@ impl<T: Real> CudaProjection<T> {
         let part = if norm { self.part_a.ptr } else { 0 };
         self.kq(
             "residual",
-            grid_tile(op.nx, op.ny),
+            grid_tile(op.n[0], op.n[1]),
             (BX, BY, 1),
             Args::new()
                 .l(x as i64)
@@ -145,11 +145,11 @@ impl<T: Real> CudaProjection<T> {
                 .l(r as i64)
                 .l(part as i64)
                 .l(ctrl as i64)
-                .i(op.nx as i64)
-                .i(op.ny as i64)
+                .i(op.n[0] as i64)
+                .i(op.n[1] as i64)
                 .i(pack_pbc(op))
-                .r(op.idx2)
-                .r(op.idy2),
+                .r(op.ih2[0])
+                .r(op.ih2[1]),
         )
     }
 
@@ -219,7 +219,7 @@ impl<T: Real> CudaProjection<T> {
         let settings: PoissonSettings = self.cfg.poisson;
         let max = settings.max_iterations;
         self.rhs_norm()?;
-        let nb2 = blocks_tile(op.nx, op.ny);
+        let nb2 = blocks_tile(op.n[0], op.n[1]);
         let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
@@ -231,7 +231,7 @@ impl<T: Real> CudaProjection<T> {
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
                         self.kq(
                             "jacobi_sweep",
-                            grid_tile(op.nx, op.ny),
+                            grid_tile(op.n[0], op.n[1]),
                             (BX, BY, 1),
                             Args::new()
                                 .l(src as i64)
@@ -239,11 +239,11 @@ impl<T: Real> CudaProjection<T> {
                                 .l(rhs as i64)
                                 .p(&self.part_a)
                                 .l(ctrl as i64)
-                                .i(op.nx as i64)
-                                .i(op.ny as i64)
+                                .i(op.n[0] as i64)
+                                .i(op.n[1] as i64)
                                 .i(pack_pbc(&op))
-                                .r(op.idx2)
-                                .r(op.idy2),
+                                .r(op.ih2[0])
+                                .r(op.ih2[1]),
                         )?;
                         self.finalize_check(nb2, it, max)?;
                         it += 1;
@@ -262,11 +262,7 @@ impl<T: Real> CudaProjection<T> {
                 }
             }
             Work::Sor => {
-                let omega = T::of(
-                    settings
-                        .sor_omega
-                        .unwrap_or_else(|| optimal_sor_omega(op.nx, op.ny)),
-                );
+                let omega = T::of(settings.sor_omega.unwrap_or_else(|| optimal_sor_omega(&op.n)));
                 let mut it = 0;
                 loop {
                     for _ in 0..CHECK_EVERY {
@@ -353,18 +349,18 @@ impl<T: Real> CudaProjection<T> {
                         }
                         self.kq(
                             "apply_dot",
-                            grid_tile(op.nx, op.ny),
+                            grid_tile(op.n[0], op.n[1]),
                             (BX, BY, 1),
                             Args::new()
                                 .l(d as i64)
                                 .l(q as i64)
                                 .p(&self.part_a)
                                 .l(ctrl as i64)
-                                .i(op.nx as i64)
-                                .i(op.ny as i64)
+                                .i(op.n[0] as i64)
+                                .i(op.n[1] as i64)
                                 .i(pack_pbc(&op))
-                                .r(op.idx2)
-                                .r(op.idy2),
+                                .r(op.ih2[0])
+                                .r(op.ih2[1]),
                         )?;
                         self.kq(
                             "finalize_alpha",

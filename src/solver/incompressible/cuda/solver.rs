@@ -6,7 +6,7 @@ use crate::backend::cuda::{CudaError, DevBuf};
 use crate::case::{CaseSpec, Invalid, Kind};
 use crate::solver::incompressible::config::Config;
 use crate::solver::incompressible::device_fields::StaggeredState;
-use crate::solver::incompressible::{FIELDS, Projection};
+use crate::solver::incompressible::{FIELDS_2D as FIELDS, Projection};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 
@@ -14,10 +14,10 @@ impl<T: Real> CudaProjection<T> {
     /// Makes `cpu`'s state this solver's: velocities and pressure uploaded, its clock (time,
     /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of u and v,
     /// as [`Solver::snapshot`] saves it) the AB2 flag is `cpu`'s, else AB2 restarts.
-    fn adopt(&mut self, mut cpu: Projection<T>, history: Option<[Vec<T>; 2]>) -> Result<(), Invalid> {
+    fn adopt(&mut self, mut cpu: Projection<T, 2>, history: Option<[Vec<T>; 2]>) -> Result<(), Invalid> {
         let has_history = history.is_some() && cpu.has_ab2_history();
         let (time, steps, dt) = (cpu.time(), cpu.steps(), cpu.dt());
-        let (u, v, p) = cpu.state_mut();
+        let ([u, v], p) = cpu.state_mut();
         (|| {
             self.gpu.upload(&self.u, u)?;
             self.gpu.upload(&self.v, v)?;
@@ -50,7 +50,7 @@ impl<T: Real> CudaProjection<T> {
     }
 
     /// Copies u, v, p into the CPU mirror when the device state changed since the last copy.
-    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T>) -> R) -> Option<R> {
+    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T, 2>) -> R) -> Option<R> {
         let mut m = self.mirror.lock().expect("mirror lock");
         let result = (|| -> Result<(), CudaError> {
             if m.cpu.is_none() {
@@ -72,7 +72,7 @@ impl<T: Real> CudaProjection<T> {
                 self.gpu.download_async(sv, &self.v, self.v.len)?;
                 self.gpu.download_async(sp, &self.p, self.p.len)?;
                 self.gpu.sync()?;
-                let (u, v, p) = cpu.as_mut().expect("mirror built").state_mut();
+                let ([u, v], p) = cpu.as_mut().expect("mirror built").state_mut();
                 u.copy_from_slice(su.as_slice());
                 v.copy_from_slice(sv.as_slice());
                 p.copy_from_slice(sp.as_slice());
@@ -223,7 +223,7 @@ impl<T: Real> Solver for CudaProjection<T> {
         check_transfer(&self.info(), &from.info())?;
         // Sampling and the divergence-free projection run on the CPU once; the result goes
         // to the device and becomes the (fresh) mirror.
-        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, 2>::new(self.cfg.clone());
         cpu.load_state(from)?;
         self.adopt(cpu, None)
     }
@@ -249,7 +249,7 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let mut cpu = Projection::<T>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, 2>::new(self.cfg.clone());
         cpu.restore(state)?;
         let history = [state.values::<T>("hu")?, state.values::<T>("hv")?];
         self.adopt(cpu, Some(history))

@@ -25,8 +25,8 @@ pub(super) struct SpectralWork<T> {
 }
 
 impl<T: Real> SpectralWork<T> {
-    pub(super) fn new(gpu: &Arc<Gpu>, op: &Laplacian<T>) -> Result<Self, CudaError> {
-        let (nx, ny) = (op.nx, op.ny);
+    pub(super) fn new(gpu: &Arc<Gpu>, op: &Laplacian<T, 2>) -> Result<Self, CudaError> {
+        let (nx, ny) = (op.n[0], op.n[1]);
         let axes = Axes::new(op).map_err(CudaError)?;
         let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
             let t: Vec<T> = (0..n)
@@ -51,9 +51,9 @@ impl<T: Real> SpectralWork<T> {
             spectrum: gpu.alloc_zeros(2 * ny * (nx / 2 + 1))?,
             twiddle_x: twiddles(nx)?,
             twiddle_y: twiddles(ny)?,
-            lambda_x: table(&axes.lambda_x)?,
-            lambda_y: table(&axes.lambda_y)?,
-            flip: axes.flip[0] as i64 | (axes.flip[1] as i64) << 1,
+            lambda_x: table(&axes.lambda[0])?,
+            lambda_y: table(&axes.lambda[1])?,
+            flip: axes.flip(0) as i64 | (axes.flip(1) as i64) << 1,
         })
     }
 }
@@ -81,13 +81,13 @@ impl<T: Real> CudaProjection<T> {
     /// control block's done flag); `correct` reads it.
     pub(super) fn spectral_solve(&self, w: &SpectralWork<T>) -> Result<(), CudaError> {
         let op = self.op;
-        let (nx, ny) = (op.nx as i64, op.ny as i64);
+        let (nx, ny) = (op.n[0] as i64, op.n[1] as i64);
         // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T, the sizes
         // the plan was made for.
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
         self.kq(
             "dct_divide",
-            grid2(op.nx / 2 + 1, op.ny / 2 + 1),
+            grid2(op.n[0] / 2 + 1, op.n[1] / 2 + 1),
             (BX, BY, 1),
             Args::new()
                 .p(&w.spectrum)
@@ -98,7 +98,7 @@ impl<T: Real> CudaProjection<T> {
                 .p(&w.twiddle_y)
                 .p(&w.lambda_x)
                 .p(&w.lambda_y)
-                .r(1.0 / (op.nx * op.ny) as f64),
+                .r(1.0 / (op.n[0] * op.n[1]) as f64),
         )?;
         // SAFETY: as for the forward transform.
         unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }
@@ -112,7 +112,7 @@ impl<T: Real> CudaProjection<T> {
         self.rhs_norm()?;
         let op = self.op;
         self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
-        self.finalize_check_mode(blocks_tile(op.nx, op.ny), 1, 1, true)
+        self.finalize_check_mode(blocks_tile(op.n[0], op.n[1]), 1, 1, true)
     }
 
     /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs

@@ -23,16 +23,16 @@ impl<T: Real> CudaProjection<T> {
         let l = self.l;
         self.kp(
             "max_speed",
-            grid_tile(l.nx + 1, l.ny + 1),
+            grid_tile(l.n[0] + 1, l.n[1] + 1),
             (BX, BY, 1),
             Args::new()
                 .p(&self.u)
                 .p(&self.v)
                 .p(&self.part_b)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
-                .i(l.periodic_x as i64)
-                .i(l.periodic_y as i64)
+                .i(l.n[0] as i64)
+                .i(l.n[1] as i64)
+                .i(l.periodic[0] as i64)
+                .i(l.periodic[1] as i64)
                 .p(&self.ctrl),
         )?;
         self.finalize(false)
@@ -41,7 +41,7 @@ impl<T: Real> CudaProjection<T> {
     /// Combines the block maxima in `part_b` (of `max_speed` or `correct`) and, after a
     /// correction, its change sums in `part_a`, into `sc` (`step_finalize`).
     fn finalize(&self, after_correct: bool) -> Result<(), CudaError> {
-        let nb = blocks_tile(self.l.nx + 1, self.l.ny + 1);
+        let nb = blocks_tile(self.l.n[0] + 1, self.l.n[1] + 1);
         self.kp(
             "step_finalize",
             (1, 1, 1),
@@ -68,11 +68,11 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.clock)
                 .p(&self.ctrl)
                 .p(&self.part_b)
-                .i(blocks_tile(self.l.nx + 1, self.l.ny + 1) as i64)
+                .i(blocks_tile(self.l.n[0] + 1, self.l.n[1] + 1) as i64)
                 .p(&self.sc)
                 .r(lim.viscous)
-                .r(lim.dx)
-                .r(lim.dy)
+                .r(lim.h[0])
+                .r(lim.h[1])
                 .r(lim.wall)
                 .r(lim.cell_reynolds.unwrap_or(0.0))
                 .i(lim.cell_reynolds.is_some() as i64)
@@ -95,12 +95,12 @@ impl<T: Real> CudaProjection<T> {
             .p(&self.g)
             .p(&self.hu)
             .p(&self.hv)
-            .i(l.nx as i64)
-            .i(l.ny as i64)
-            .i(l.periodic_x as i64)
-            .i(l.periodic_y as i64)
-            .i(*l.u_unknowns_i().end() as i64)
-            .i(*l.v_unknowns_j().end() as i64)
+            .i(l.n[0] as i64)
+            .i(l.n[1] as i64)
+            .i(l.periodic[0] as i64)
+            .i(l.periodic[1] as i64)
+            .i(*l.unknowns(0).end() as i64)
+            .i(*l.unknowns(1).end() as i64)
             .i(convection_code(c.convection))
             .i(limiter_code(c.limiter))
             .r(dx)
@@ -111,10 +111,10 @@ impl<T: Real> CudaProjection<T> {
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
-        self.kp("predict", grid_tile(l.nx + 1, l.ny + 1), (BX, BY, 1), args)?;
+        self.kp("predict", grid_tile(l.n[0] + 1, l.n[1] + 1), (BX, BY, 1), args)?;
         self.kp(
             "predictor_boundaries",
-            grid1(l.nx.max(l.ny) + 1),
+            grid1(l.n[0].max(l.n[1]) + 1),
             (B1, 1, 1),
             Args::new()
                 .p(&self.u)
@@ -122,8 +122,8 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.f)
                 .p(&self.g)
                 .p(&self.bck)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
+                .i(l.n[0] as i64)
+                .i(l.n[1] as i64)
                 .p(&self.ctrl),
         )
     }
@@ -139,14 +139,14 @@ impl<T: Real> CudaProjection<T> {
         let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
         self.kp(
             "poisson_rhs",
-            grid_tile(l.nx, l.ny),
+            grid_tile(l.n[0], l.n[1]),
             (BX, BY, 1),
             Args::new()
                 .p(&self.f)
                 .p(&self.g)
                 .l(out as i64)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
+                .i(l.n[0] as i64)
+                .i(l.n[1] as i64)
                 .r(T::of(1.0 / c.grid.spacing[0]))
                 .r(T::of(1.0 / c.grid.spacing[1]))
                 .p(&self.clock)
@@ -184,16 +184,16 @@ impl<T: Real> CudaProjection<T> {
         let bc = &self.cfg.bc;
         let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
         let (i_lo, i_hi) = (
-            if out(&bc[0]) { 0 } else { 1 },
-            *l.u_unknowns_i().end() + out(&bc[1]) as usize,
+            if out(&bc[0][0]) { 0 } else { 1 },
+            *l.unknowns(0).end() + out(&bc[0][1]) as usize,
         );
         let (j_lo, j_hi) = (
-            if out(&bc[2]) { 0 } else { 1 },
-            *l.v_unknowns_j().end() + out(&bc[3]) as usize,
+            if out(&bc[1][0]) { 0 } else { 1 },
+            *l.unknowns(1).end() + out(&bc[1][1]) as usize,
         );
         self.kp(
             "correct",
-            grid_tile(l.nx + 1, l.ny + 1),
+            grid_tile(l.n[0] + 1, l.n[1] + 1),
             (BX, BY, 1),
             Args::new()
                 .p(&self.u)
@@ -206,10 +206,10 @@ impl<T: Real> CudaProjection<T> {
                 .i(stats as i64)
                 .p(&self.part_a)
                 .p(&self.part_b)
-                .i(l.nx as i64)
-                .i(l.ny as i64)
-                .i(l.periodic_x as i64)
-                .i(l.periodic_y as i64)
+                .i(l.n[0] as i64)
+                .i(l.n[1] as i64)
+                .i(l.periodic[0] as i64)
+                .i(l.periodic[1] as i64)
                 .i(i_lo as i64)
                 .i(i_hi as i64)
                 .i(j_lo as i64)

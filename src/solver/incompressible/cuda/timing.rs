@@ -11,7 +11,7 @@ impl<T: Real> CudaProjection<T> {
         let op = self.op;
         self.kq(
             "jacobi_sweep",
-            grid_tile(op.nx, op.ny),
+            grid_tile(op.n[0], op.n[1]),
             (BX, BY, 1),
             Args::new()
                 .l(src as i64)
@@ -19,11 +19,11 @@ impl<T: Real> CudaProjection<T> {
                 .l(rhs as i64)
                 .p(&self.part_a)
                 .null()
-                .i(op.nx as i64)
-                .i(op.ny as i64)
+                .i(op.n[0] as i64)
+                .i(op.n[1] as i64)
                 .i(pack_pbc(&op))
-                .r(op.idx2)
-                .r(op.idy2),
+                .r(op.ih2[0])
+                .r(op.ih2[1]),
         )
     }
 
@@ -35,7 +35,7 @@ impl<T: Real> CudaProjection<T> {
     /// two-colour sweep reads `x` and `b` and writes `x` once).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
-        let n = (self.l.nx * self.l.ny) as f64;
+        let n = (self.l.n[0] * self.l.n[1]) as f64;
         let sz = std::mem::size_of::<T>() as f64;
         let op = self.op;
         // A valid dt and AB2 weights in the clock for the step kernels.

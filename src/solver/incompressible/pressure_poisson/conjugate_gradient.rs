@@ -17,25 +17,19 @@ pub enum Preconditioner {
 }
 
 /// The Laplacian with its preconditioner, as a [`CgOperator`].
-struct LaplacianCg<'a, T> {
-    op: &'a Laplacian<T>,
+struct LaplacianCg<'a, T, const D: usize> {
+    op: &'a Laplacian<T, D>,
     m: Preconditioner,
 }
 
-impl<T: Real> CgOperator<T> for LaplacianCg<'_, T> {
+impl<T: Real, const D: usize> CgOperator<T> for LaplacianCg<'_, T, D> {
     fn row_len(&self) -> usize {
-        self.op.nx
+        self.op.nx()
     }
 
     /// `q = L d`.
     fn apply(&self, d: &[T], q: &mut [T]) {
-        let (op, nx) = (self.op, self.op.nx);
-        q.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
-            for (i, qi) in row.iter_mut().enumerate() {
-                let (s, c) = op.stencil(d, i, j);
-                *qi = s - c * d[j * nx + i];
-            }
-        });
+        super::apply(self.op, d, q);
     }
 
     fn precondition(&mut self, r: &[T], w: &mut [T]) {
@@ -48,8 +42,8 @@ impl<T: Real> CgOperator<T> for LaplacianCg<'_, T> {
 
 /// PCG on `L p = b` until `||r|| <= target` or `max` iterations; returns (iterations, `||r||`).
 #[allow(clippy::too_many_arguments)]
-pub fn solve<T: Real>(
-    op: &Laplacian<T>,
+pub fn solve<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
     p: &mut [T],
     b: &[T],
     work: &mut CgWork<T>,

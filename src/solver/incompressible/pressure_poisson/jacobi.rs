@@ -14,15 +14,23 @@ use rayon::prelude::*;
 const WEIGHT: f64 = 0.9;
 
 /// One sweep `src -> dst`; returns `||b - L src||_2`, computed in the same pass.
-fn sweep<T: Real>(op: &Laplacian<T>, src: &[T], dst: &mut [T], b: &[T], partial: &mut [T]) -> T {
-    let nx = op.nx;
+fn sweep<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    src: &[T],
+    dst: &mut [T],
+    b: &[T],
+    partial: &mut [T],
+) -> T {
+    let nx = op.nx();
     let weight = T::of(WEIGHT);
     let dst_rows = crate::backend::cpu::DisjointWriter::new(dst);
     ordered_sum(partial, |j| {
         let mut r2 = T::zero();
+        let mut idx = op.row_index(j);
         for i in 0..nx {
             let k = j * nx + i;
-            let (s, d) = op.stencil(src, i, j);
+            idx[0] = i;
+            let (s, d) = op.stencil(src, idx, k);
             let r = b[k] - (s - d * src[k]);
             r2 = r2 + r * r;
             // SAFETY: row j of dst is written by this closure call only.
@@ -34,8 +42,8 @@ fn sweep<T: Real>(op: &Laplacian<T>, src: &[T], dst: &mut [T], b: &[T], partial:
 }
 
 /// Iterates until `||b - L p|| <= target`; returns (sweeps, final residual norm).
-pub fn solve<T: Real>(
-    op: &Laplacian<T>,
+pub fn solve<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
     p: &mut [T],
     b: &[T],
     next: &mut [T],

@@ -50,34 +50,34 @@ pub struct PoissonSettings {
 }
 
 /// A pressure solver with its preallocated workspace (solving does not allocate).
-pub struct PoissonSolver<T: Real> {
-    pub op: Laplacian<T>,
+pub struct PoissonSolver<T: Real, const D: usize> {
+    pub op: Laplacian<T, D>,
     pub settings: PoissonSettings,
-    work: Workspace<T>,
+    work: Workspace<T, D>,
     /// One entry per grid row, for ordered reductions.
     partial: Vec<T>,
 }
 
-enum Workspace<T: Real> {
+enum Workspace<T: Real, const D: usize> {
     Jacobi { next: Vec<T> },
     Sor,
     Pcg(CgWork<T>),
-    Multigrid(Box<Multigrid<T>>),
-    Spectral(Box<Spectral<T>>),
+    Multigrid(Box<Multigrid<T, D>>),
+    Spectral(Box<Spectral<T, D>>),
 }
 
-impl<T: Real> PoissonSolver<T> {
-    pub fn new(op: Laplacian<T>, settings: PoissonSettings) -> Self {
+impl<T: Real, const D: usize> PoissonSolver<T, D> {
+    pub fn new(op: Laplacian<T, D>, settings: PoissonSettings) -> Self {
         let work = Self::workspace(&op, settings.kind);
         Self {
-            partial: vec![T::zero(); op.ny],
+            partial: vec![T::zero(); op.rows()],
             op,
             settings,
             work,
         }
     }
 
-    fn workspace(op: &Laplacian<T>, kind: PressureSolverKind) -> Workspace<T> {
+    fn workspace(op: &Laplacian<T, D>, kind: PressureSolverKind) -> Workspace<T, D> {
         let n = op.len();
         match kind {
             PressureSolverKind::Jacobi => Workspace::Jacobi {
@@ -106,9 +106,9 @@ impl<T: Real> PoissonSolver<T> {
         let op = self.op;
         let singular = op.singular();
         if singular {
-            remove_mean(b, &mut self.partial, op.nx);
+            remove_mean(b, &mut self.partial, op.nx());
         }
-        let b_norm = dot(b, b, &mut self.partial, op.nx).sqrt();
+        let b_norm = dot(b, b, &mut self.partial, op.nx()).sqrt();
         if b_norm == T::zero() {
             p.par_iter_mut().for_each(|x| *x = T::zero());
             return SolveStats {
@@ -127,7 +127,7 @@ impl<T: Real> PoissonSolver<T> {
                 let omega = self
                     .settings
                     .sor_omega
-                    .unwrap_or_else(|| optimal_sor_omega(op.nx, op.ny));
+                    .unwrap_or_else(|| optimal_sor_omega(&op.n));
                 red_black::sor_solve(&op, p, b, T::of(omega), partial, target, max)
             }
             Workspace::Pcg(work) => conjugate_gradient::solve(
@@ -147,7 +147,7 @@ impl<T: Real> PoissonSolver<T> {
             }
         };
         if singular {
-            remove_mean(p, partial, op.nx);
+            remove_mean(p, partial, op.nx());
         }
         SolveStats {
             iterations,
@@ -158,34 +158,63 @@ impl<T: Real> PoissonSolver<T> {
     }
 }
 
-/// Optimal red-black SOR factor for the model problem on an `nx x ny` grid.
-pub fn optimal_sor_omega(nx: usize, ny: usize) -> f64 {
-    2.0 / (1.0 + (std::f64::consts::PI / nx.max(ny) as f64).sin())
+/// Optimal red-black SOR factor for the model problem on a grid of `n` cells per axis.
+pub fn optimal_sor_omega(n: &[usize]) -> f64 {
+    let largest = n.iter().copied().max().unwrap_or(1);
+    2.0 / (1.0 + (std::f64::consts::PI / largest as f64).sin())
+}
+
+/// Calls `f(k, s, d)` for every cell `k` of x row `j` with the stencil `(s, d)` of `p` there
+/// ([`Laplacian::stencil`]).
+#[inline(always)]
+fn for_row<T: Real, const D: usize>(op: &Laplacian<T, D>, p: &[T], j: usize, mut f: impl FnMut(usize, T, T)) {
+    let nx = op.nx();
+    let mut idx = op.row_index(j);
+    for i in 0..nx {
+        idx[0] = i;
+        let k = j * nx + i;
+        let (s, d) = op.stencil(p, idx, k);
+        f(k, s, d);
+    }
+}
+
+/// `q = L p`.
+pub fn apply<T: Real, const D: usize>(op: &Laplacian<T, D>, p: &[T], q: &mut [T]) {
+    let nx = op.nx();
+    q.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
+        for_row(op, p, j, |k, s, d| row[k - j * nx] = s - d * p[k]);
+    });
 }
 
 /// `r = b - L p`; returns `||r||_2`.
-pub fn residual<T: Real>(op: &Laplacian<T>, p: &[T], b: &[T], r: &mut [T], partial: &mut [T]) -> T {
-    let nx = op.nx;
+pub fn residual<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    p: &[T],
+    b: &[T],
+    r: &mut [T],
+    partial: &mut [T],
+) -> T {
+    let nx = op.nx();
     r.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
-        for (i, ri) in row.iter_mut().enumerate() {
-            let (s, d) = op.stencil(p, i, j);
-            *ri = b[j * nx + i] - (s - d * p[j * nx + i]);
-        }
+        for_row(op, p, j, |k, s, d| row[k - j * nx] = b[k] - (s - d * p[k]));
     });
     dot(r, r, partial, nx).sqrt()
 }
 
 /// `||b - L p||_2` without storing the residual.
-pub fn residual_norm<T: Real>(op: &Laplacian<T>, p: &[T], b: &[T], partial: &mut [T]) -> T {
-    let nx = op.nx;
+pub fn residual_norm<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    p: &[T],
+    b: &[T],
+    partial: &mut [T],
+) -> T {
     ordered_sum(partial, |j| {
-        (0..nx)
-            .map(|i| {
-                let (s, d) = op.stencil(p, i, j);
-                let r = b[j * nx + i] - (s - d * p[j * nx + i]);
-                r * r
-            })
-            .fold(T::zero(), |a, x| a + x)
+        let mut sum = T::zero();
+        for_row(op, p, j, |k, s, d| {
+            let r = b[k] - (s - d * p[k]);
+            sum = sum + r * r;
+        });
+        sum
     })
     .sqrt()
 }

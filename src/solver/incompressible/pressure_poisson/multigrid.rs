@@ -2,11 +2,12 @@
 //! A Multigrid Tutorial, 2nd ed.; Trottenberg, Oosterlee & Schuller, Multigrid, sec. 2.8 for
 //! cell-centred transfers).
 //!
-//! Coarsening merges 2 x 2 cells while both sizes are even; the coarse operators are the same
-//! five-point Laplacian rediscretised (boundary faces stay where they are). Smoother: red-black
-//! Gauss-Seidel, two sweeps before (red, black) and two after (black, red), so the cycle is
-//! symmetric. Restriction: mean of the four children; prolongation: bilinear
-//! (weights 9/16, 3/16, 3/16, 1/16) with ghost values from the boundary conditions. The coarsest
+//! Coarsening merges 2 x 2 (x 2) cells while every size is even; the coarse operators are the
+//! same five- (seven-) point Laplacian rediscretised (boundary faces stay where they are).
+//! Smoother: red-black Gauss-Seidel, two sweeps before (red, black) and two after (black, red),
+//! so the cycle is symmetric. Restriction: mean of the `2^D` children; prolongation:
+//! multilinear, weight `(3/4)^(D - m) (1/4)^m` for the coarse cell `m` axes away (bilinear
+//! 9/16, 3/16, 3/16, 1/16 in 2D), with ghost values from the boundary conditions. The coarsest
 //! grid is solved by conjugate gradients to a tight tolerance.
 
 use super::conjugate_gradient::{self, Preconditioner};
@@ -20,8 +21,8 @@ use rayon::prelude::*;
 const PRE_SMOOTH: usize = 2;
 const POST_SMOOTH: usize = 2;
 
-struct Level<T> {
-    op: Laplacian<T>,
+struct Level<T, const D: usize> {
+    op: Laplacian<T, D>,
     /// Residual of this level's current iterate (restricted to the next level's `b`).
     r: Vec<T>,
     /// Correction unknown and right-hand side (coarse levels only; level 0 uses the caller's).
@@ -31,13 +32,13 @@ struct Level<T> {
 }
 
 /// The multigrid hierarchy and its buffers.
-pub struct Multigrid<T> {
-    levels: Vec<Level<T>>,
+pub struct Multigrid<T, const D: usize> {
+    levels: Vec<Level<T, D>>,
     coarse_cg: CgWork<T>,
 }
 
-impl<T: Real> Multigrid<T> {
-    pub fn new(op: Laplacian<T>) -> Self {
+impl<T: Real, const D: usize> Multigrid<T, D> {
+    pub fn new(op: Laplacian<T, D>) -> Self {
         let mut levels = Vec::new();
         let mut cur = Some(op);
         while let Some(op) = cur {
@@ -47,7 +48,7 @@ impl<T: Real> Multigrid<T> {
                 r: vec![T::zero(); n],
                 x: vec![T::zero(); n],
                 b: vec![T::zero(); n],
-                partial: vec![T::zero(); op.ny],
+                partial: vec![T::zero(); op.rows()],
             });
             cur = if n > 64 { op.coarsen() } else { None };
         }
@@ -115,9 +116,9 @@ impl<T: Real> Multigrid<T> {
         let rhs = &mut level.r;
         rhs.copy_from_slice(b);
         if op.singular() {
-            remove_mean(rhs, &mut level.partial, op.nx);
+            remove_mean(rhs, &mut level.partial, op.nx());
         }
-        let b_norm = dot(rhs, rhs, &mut level.partial, op.nx).sqrt();
+        let b_norm = dot(rhs, rhs, &mut level.partial, op.nx()).sqrt();
         let target = b_norm * T::of(1e-6).max(T::epsilon() * T::of(100.0));
         conjugate_gradient::solve(
             &op,
@@ -132,31 +133,71 @@ impl<T: Real> Multigrid<T> {
     }
 }
 
-/// `coarse_b = mean of the four children of fine_r`.
-fn restrict<T: Real>(fine: &Laplacian<T>, r: &[T], coarse: &Laplacian<T>, b: &mut [T]) {
-    let (fnx, cnx) = (fine.nx, coarse.nx);
-    let quarter = T::of(0.25);
+/// `coarse_b = mean of the 2^D children of fine_r` (summed in the order of [`children`]).
+fn restrict<T: Real, const D: usize>(fine: &Laplacian<T, D>, r: &[T], coarse: &Laplacian<T, D>, b: &mut [T]) {
+    let cnx = coarse.nx();
+    let scale = T::of(0.5f64.powi(D as i32));
     b.par_chunks_mut(cnx).enumerate().for_each(|(jc, row)| {
+        let mut idx = coarse.row_index(jc);
         for (ic, bc) in row.iter_mut().enumerate() {
-            let k = 2 * jc * fnx + 2 * ic;
-            *bc = (r[k] + r[k + 1] + r[k + fnx] + r[k + fnx + 1]) * quarter;
+            idx[0] = ic;
+            let first = (0..D).fold(0, |k, a| k + 2 * idx[a] * fine.stride[a]);
+            let mut sum = r[first];
+            for child in 1..1usize << D {
+                sum = sum + r[first + children(fine, child)];
+            }
+            *bc = sum * scale;
         }
     });
 }
 
-/// `x += bilinear interpolation of e` (cell-centred 9-3-3-1 weights).
-fn prolong_add<T: Real>(coarse: &Laplacian<T>, e: &[T], fine: &Laplacian<T>, x: &mut [T]) {
-    let fnx = fine.nx;
-    let (w9, w3, w1) = (T::of(9.0 / 16.0), T::of(3.0 / 16.0), T::of(1.0 / 16.0));
+/// Offset of child `child` (bit `a` set: the upper half along axis `a`) from the first child.
+#[inline(always)]
+fn children<T, const D: usize>(fine: &Laplacian<T, D>, child: usize) -> usize {
+    (0..D)
+        .filter(|a| child >> a & 1 == 1)
+        .map(|a| fine.stride[a])
+        .sum()
+}
+
+/// `x += multilinear interpolation of e` (cell-centred weights `(3/4)^(D - m) (1/4)^m` for the
+/// coarse cell `m` axes away, towards the fine cell's side).
+fn prolong_add<T: Real, const D: usize>(
+    coarse: &Laplacian<T, D>,
+    e: &[T],
+    fine: &Laplacian<T, D>,
+    x: &mut [T],
+) {
+    let fnx = fine.nx();
+    // weight[m] for the neighbours m axes away.
+    let weight: [T; 4] =
+        std::array::from_fn(|m| T::of(0.75f64.powi(D as i32 - m as i32) * 0.25f64.powi(m as i32)));
     x.par_chunks_mut(fnx).enumerate().for_each(|(jf, row)| {
-        let jc = (jf / 2) as isize;
-        let sj = if jf % 2 == 0 { -1 } else { 1 };
+        let mut fidx = fine.row_index(jf);
         for (if_, xi) in row.iter_mut().enumerate() {
-            let ic = (if_ / 2) as isize;
-            let si = if if_ % 2 == 0 { -1 } else { 1 };
-            let v = w9 * coarse.ghosted(e, ic, jc)
-                + w3 * (coarse.ghosted(e, ic + si, jc) + coarse.ghosted(e, ic, jc + sj))
-                + w1 * coarse.ghosted(e, ic + si, jc + sj);
+            fidx[0] = if_;
+            let centre: [isize; D] = fidx.map(|f| (f / 2) as isize);
+            let towards: [isize; D] = fidx.map(|f| if f % 2 == 0 { -1 } else { 1 });
+            // Neighbours grouped by how many axes they step along, each group summed in
+            // neighbour order (in 2D: 9/16 e00 + 3/16 (e10 + e01) + 1/16 e11).
+            let mut v = weight[0] * coarse.ghosted(e, centre);
+            for m in 1..=D {
+                let mut group: Option<T> = None;
+                for corner in 1..1usize << D {
+                    if corner.count_ones() as usize != m {
+                        continue;
+                    }
+                    let mut at = centre;
+                    for a in 0..D {
+                        if corner >> a & 1 == 1 {
+                            at[a] += towards[a];
+                        }
+                    }
+                    let g = coarse.ghosted(e, at);
+                    group = Some(group.map_or(g, |s| s + g));
+                }
+                v = v + weight[m] * group.expect("each group has a neighbour");
+            }
             *xi = *xi + v;
         }
     });

@@ -1,4 +1,4 @@
-//! Red-black ordered Gauss-Seidel / SOR sweeps: cells with `(i + j) % 2 == 0` (red) are updated
+//! Red-black ordered Gauss-Seidel / SOR sweeps: cells with `(i + j + k) % 2 == 0` (red) are updated
 //! first, then black; each colour only reads the other, so a colour updates in parallel and the
 //! result does not depend on the number of threads.
 
@@ -10,32 +10,41 @@ use rayon::prelude::*;
 
 /// Updates the cells of one `colour` (0 red, 1 black):
 /// `p <- p + omega ((sum_f c_f p_nb - b)/sum_f c_f - p)`.
-pub fn colour_sweep<T: Real>(op: &Laplacian<T>, p: &mut [T], b: &[T], colour: usize, omega: T) {
-    let (nx, ny) = (op.nx, op.ny);
+pub fn colour_sweep<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    p: &mut [T],
+    b: &[T],
+    colour: usize,
+    omega: T,
+) {
+    let nx = op.nx();
     let cells = DisjointWriter::new(p);
-    (0..ny).into_par_iter().for_each(|j| {
+    (0..op.rows()).into_par_iter().for_each(|j| {
         // SAFETY: this pass writes only cells of `colour` and reads only their stencil
         // neighbours, which have the other colour (periodic images keep the colour when the
         // periodic size is even; for odd sizes the seam cells are left to the serial pass below).
         let at = |k: usize| unsafe { cells.get(k) };
-        let start = (colour + j) % 2;
-        for i in (start..nx).step_by(2) {
-            if seam(op, i, j) {
+        let mut idx = op.row_index(j);
+        for i in (parity(colour, idx)..nx).step_by(2) {
+            idx[0] = i;
+            if seam(op, idx) {
                 continue;
             }
             let k = j * nx + i;
-            let (s, d) = op.stencil_with(at, i, j);
+            let (s, d) = op.stencil_with(at, idx, k);
             let old = at(k);
             unsafe { cells.set(k, old + omega * ((s - b[k]) / d - old)) };
         }
     });
     // Periodic seams of odd-sized grids couple cells of equal colour: update them in order.
-    if op.nx % 2 == 1 || op.ny % 2 == 1 {
-        for j in 0..ny {
-            for i in ((colour + j) % 2..nx).step_by(2) {
-                if seam(op, i, j) {
+    if op.n.iter().any(|n| n % 2 == 1) {
+        for j in 0..op.rows() {
+            let mut idx = op.row_index(j);
+            for i in (parity(colour, idx)..nx).step_by(2) {
+                idx[0] = i;
+                if seam(op, idx) {
                     let k = j * nx + i;
-                    let (s, d) = op.stencil(p, i, j);
+                    let (s, d) = op.stencil(p, idx, k);
                     p[k] = p[k] + omega * ((s - b[k]) / d - p[k]);
                 }
             }
@@ -43,20 +52,25 @@ pub fn colour_sweep<T: Real>(op: &Laplacian<T>, p: &mut [T], b: &[T], colour: us
     }
 }
 
-/// Whether cell `(i, j)` touches a periodic seam across which cells of one colour meet.
+/// The first `i` of `colour` in the row of `idx`: `(colour + j + k) % 2`.
 #[inline(always)]
-fn seam<T: Real>(op: &Laplacian<T>, i: usize, j: usize) -> bool {
+fn parity<const D: usize>(colour: usize, idx: [usize; D]) -> usize {
+    (1..D).fold(colour, |s, a| s + idx[a]) % 2
+}
+
+/// Whether cell `idx` touches a periodic seam across which cells of one colour meet.
+#[inline(always)]
+fn seam<T: Real, const D: usize>(op: &Laplacian<T, D>, idx: [usize; D]) -> bool {
     use super::laplacian::FaceBc::Periodic;
-    (op.nx % 2 == 1 && op.bc[0] == Periodic && (i == 0 || i + 1 == op.nx))
-        || (op.ny % 2 == 1 && op.bc[2] == Periodic && (j == 0 || j + 1 == op.ny))
+    (0..D).any(|a| op.n[a] % 2 == 1 && op.bc[a][0] == Periodic && (idx[a] == 0 || idx[a] + 1 == op.n[a]))
 }
 
 /// Red-black SOR until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
 /// residual costs one more pass); returns (iterations, residual norm). For a singular `L` the
 /// constant component, which SOR leaves undamped and lets drift, is removed at each check so
 /// rounding stays at the level of the solution, not of its drifting mean.
-pub fn sor_solve<T: Real>(
-    op: &Laplacian<T>,
+pub fn sor_solve<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
     p: &mut [T],
     b: &[T],
     omega: T,
@@ -69,7 +83,7 @@ pub fn sor_solve<T: Real>(
     loop {
         if it % CHECK == 0 || it == max {
             if op.singular() {
-                remove_mean(p, partial, op.nx);
+                remove_mean(p, partial, op.nx());
             }
             let r = residual_norm(op, p, b, partial);
             if r <= target || it == max {
@@ -85,7 +99,7 @@ pub fn sor_solve<T: Real>(
 /// Zero-initial-guess symmetric Gauss-Seidel approximation `w ~ L^-1 r` (red, black, red):
 /// the forward sweep (red, black) followed by the backward sweep (black, red), in which the
 /// repeated black update is a no-op. Symmetric, so usable as a CG preconditioner.
-pub fn symmetric_gauss_seidel<T: Real>(op: &Laplacian<T>, w: &mut [T], r: &[T]) {
+pub fn symmetric_gauss_seidel<T: Real, const D: usize>(op: &Laplacian<T, D>, w: &mut [T], r: &[T]) {
     w.par_iter_mut().for_each(|x| *x = T::zero());
     colour_sweep(op, w, r, 0, T::one());
     colour_sweep(op, w, r, 1, T::one());

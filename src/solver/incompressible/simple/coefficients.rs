@@ -32,16 +32,17 @@
 //! zero for a solenoidal field, so Newtonian cases leave it out.
 
 use super::config::Scheme;
-use crate::case::{Boundary, Convection};
+use crate::case::{Convection, Side};
+use crate::solver::incompressible::Flow;
 use crate::solver::incompressible::convection::face_value;
-use crate::solver::incompressible::staggered::Layout;
+use crate::solver::incompressible::staggered::{Layout, side_velocity};
 use crate::solver::limiter::Limiter;
 use crate::solver::linear::FivePoint;
 
 /// Grid and fluid constants of the assembly.
 pub struct Constants<'a> {
-    pub l: Layout,
-    pub bc: &'a [Boundary; 4],
+    pub l: Layout<2>,
+    pub flow: &'a Flow,
     pub spacing: [f64; 2],
     pub density: f64,
     pub scheme: Scheme,
@@ -57,11 +58,14 @@ pub struct Constants<'a> {
 }
 
 /// The unknown nodes of component `c`: the range of the along index and their count across.
-pub fn unknowns(l: &Layout, c: usize) -> (std::ops::RangeInclusive<usize>, std::ops::RangeInclusive<usize>) {
+pub fn unknowns(
+    l: &Layout<2>,
+    c: usize,
+) -> (std::ops::RangeInclusive<usize>, std::ops::RangeInclusive<usize>) {
     if c == 0 {
-        (l.u_unknowns_i(), 1..=l.ny)
+        (l.unknowns(0), 1..=l.n[1])
     } else {
-        (1..=l.nx, l.v_unknowns_j())
+        (1..=l.n[0], l.unknowns(1))
     }
 }
 
@@ -84,7 +88,7 @@ fn a_of(scheme: Scheme, f: f64, d: f64) -> f64 {
 /// divergences.
 #[allow(clippy::too_many_arguments)]
 pub fn transpose_stress(
-    l: &Layout,
+    l: &Layout<2>,
     c: usize,
     spacing: [f64; 2],
     q: &[f64],
@@ -93,7 +97,7 @@ pub fn transpose_stress(
     mu_n: &[f64],
     kk: usize,
 ) -> f64 {
-    let s = l.stride;
+    let s = l.stride[1];
     let (sa, sc) = if c == 0 { (1, s) } else { (s, 1) };
     let (h_along, h_across) = if c == 0 {
         (spacing[0], spacing[1])
@@ -122,7 +126,7 @@ pub fn assemble(
     d: &mut [f64],
 ) -> f64 {
     let l = &k.l;
-    let s = l.stride;
+    let s = l.stride[1];
     let (sa, sc) = if c == 0 { (1, s) } else { (s, 1) };
     let (h_along, h_across) = if c == 0 {
         (k.spacing[0], k.spacing[1])
@@ -132,31 +136,27 @@ pub fn assemble(
     // Face lengths: an along face is normal to the component's axis.
     let (area_along, area_across) = (h_across, h_along);
     let (n_across, periodic_across) = if c == 0 {
-        (l.ny, l.periodic_y)
+        (l.n[1], l.periodic[1])
     } else {
-        (l.nx, l.periodic_x)
+        (l.n[0], l.periodic[0])
     };
     // Tangential sides: across-plus and across-minus.
     let (side_plus, side_minus) = if c == 0 { (3, 2) } else { (1, 0) };
     let (ia, ja) = unknowns(l, c);
     let ni = ia.clone().count();
     let along_range = if c == 0 { ia.clone() } else { ja.clone() };
-    let periodic_along = if c == 0 { l.periodic_x } else { l.periodic_y };
+    let periodic_along = if c == 0 { l.periodic[0] } else { l.periodic[1] };
     let rho = k.density;
     let q_far = |i: usize, j: usize, da: isize, dc: isize| -> Option<f64> {
         let (di, dj) = if c == 0 { (da, dc) } else { (dc, da) };
         let (ii, jj) = (i as isize + di, j as isize + dj);
-        if c == 0 {
-            l.u_at(q, ii, jj)
-        } else {
-            l.v_at(q, ii, jj)
-        }
+        l.component_at(q, c, [ii, jj])
     };
     let mut norm = 0.0;
     for (b_idx, j) in ja.clone().enumerate() {
         for (a_idx, i) in ia.clone().enumerate() {
             let n = b_idx * ni + a_idx;
-            let kk = l.at(i, j);
+            let kk = l.at([i, j]);
             let half = 0.5 * rho;
             let f_pa = half * area_along * (q[kk] + q[kk + sa]);
             let f_ma = half * area_along * (q[kk - sa] + q[kk]);
@@ -201,11 +201,7 @@ pub fn assemble(
             }
             // Tangential boundaries.
             let pos_across = if c == 0 { j } else { i };
-            let tangential = |side: usize| match &k.bc[side] {
-                Boundary::Wall { velocity } => Some(*velocity),
-                Boundary::Inflow { velocity, .. } => Some(velocity[c]),
-                _ => None,
-            };
+            let tangential = |side: usize| side_velocity(k.flow.side(side), Side::ALL[side]).map(|v| v[c]);
             if pos_across == n_across && !periodic_across {
                 match tangential(side_plus) {
                     Some(wall) => {
@@ -253,11 +249,11 @@ pub fn assemble(
 
 /// Adds the pressure force `A_along (p_P - p_next)` on every unknown of component `c` to `b`;
 /// `p` is cell-centred (`nx * ny`), periodic seams wrap.
-pub fn add_pressure(l: &Layout, c: usize, spacing: [f64; 2], p: &[f64], sys: &mut FivePoint<f64>) {
+pub fn add_pressure(l: &Layout<2>, c: usize, spacing: [f64; 2], p: &[f64], sys: &mut FivePoint<f64>) {
     let (ia, ja) = unknowns(l, c);
     let ni = ia.clone().count();
     let area = spacing[1 - c];
-    let (nx, ny) = (l.nx, l.ny);
+    let (nx, ny) = (l.n[0], l.n[1]);
     for (b_idx, j) in ja.enumerate() {
         for (a_idx, i) in ia.clone().enumerate() {
             let (i2, j2) = if c == 0 { (i % nx + 1, j) } else { (i, j % ny + 1) };
@@ -298,14 +294,14 @@ mod tests {
     }
 
     /// Ghosted u, v, mu_c, mu_n of an `n x n` grid (every ghost filled from the formulas).
-    fn sample(n: usize, mu_of: impl Fn(f64, f64) -> f64) -> (Layout, [Vec<f64>; 4]) {
+    fn sample(n: usize, mu_of: impl Fn(f64, f64) -> f64) -> (Layout<2>, [Vec<f64>; 4]) {
         let l = Layout::new(n, n, &std::array::from_fn(|_| Boundary::Wall { velocity: 0.0 }));
         let h = 1.0 / n as f64;
         let mut f = [(); 4].map(|_| vec![0.0; l.len()]);
         for j in 0..n + 2 {
             for i in 0..n + 2 {
                 let (x, y) = (i as f64 * h, j as f64 * h);
-                let k = l.at(i, j);
+                let k = l.at([i, j]);
                 f[0][k] = u(x, y - 0.5 * h); // east face of cell (i, j)
                 f[1][k] = v(x - 0.5 * h, y); // north face
                 f[2][k] = mu_of(x - 0.5 * h, y - 0.5 * h); // cell centre
@@ -330,7 +326,7 @@ mod tests {
                     } else {
                         ((i as f64 - 0.5) * h, j as f64 * h)
                     };
-                    let t = transpose_stress(&l, c, [h, h], q, o, &mc, &mn, l.at(i, j)) / (h * h);
+                    let t = transpose_stress(&l, c, [h, h], q, o, &mc, &mn, l.at([i, j])) / (h * h);
                     worst = worst.max((t - exact(c, x, y)).abs());
                 }
             }
@@ -354,11 +350,11 @@ mod tests {
         let (l, [uu, vv, mc, mn]) = sample(n, |_, _| 0.7);
         let h = 1.0 / n as f64;
         let div = |i: usize, j: usize| {
-            (uu[l.at(i, j)] - uu[l.at(i - 1, j)]) / h + (vv[l.at(i, j)] - vv[l.at(i, j - 1)]) / h
+            (uu[l.at([i, j])] - uu[l.at([i - 1, j])]) / h + (vv[l.at([i, j])] - vv[l.at([i, j - 1])]) / h
         };
         for j in 1..=n {
             for i in 1..n {
-                let t = transpose_stress(&l, 0, [h, h], &uu, &vv, &mc, &mn, l.at(i, j));
+                let t = transpose_stress(&l, 0, [h, h], &uu, &vv, &mc, &mn, l.at([i, j]));
                 let expected = 0.7 * h * (div(i + 1, j) - div(i, j));
                 assert!(
                     (t - expected).abs() <= 1e-12 * (1.0 + expected.abs()),

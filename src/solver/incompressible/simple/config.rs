@@ -161,6 +161,13 @@ impl SimpleConfig {
             ));
         }
         let flow = Flow::from_spec(spec)?;
+        if flow.grid.dim != 2 {
+            return Err(Invalid::new(
+                "case.dim",
+                "SIMPLE, SIMPLEC and SIMPLER are 2D (dim = 2) for now; a 3D case runs by the projection \
+                 method (solver.method = \"projection\")",
+            ));
+        }
         let viscosity = Viscosity::from_spec(spec, flow.nu.map(|nu| nu * flow.density))?;
         let pressure_gradient = match spec.physics.pressure_gradient.as_deref() {
             None => [0.0, 0.0],
@@ -175,6 +182,7 @@ impl SimpleConfig {
         if flow
             .bc
             .iter()
+            .flatten()
             .all(|b| !matches!(b, Boundary::Outflow {} | Boundary::Periodic {}))
             && pressure_gradient != [0.0, 0.0]
         {
@@ -324,8 +332,8 @@ fn decomposition(
         return Ok((n, k));
     }
     let [nx, ny, _] = flow.grid.n;
-    let l = Layout::new(nx, ny, &flow.bc);
-    if l.periodic_y {
+    let l = Layout::new([nx, ny], &flow.bc);
+    if l.periodic[1] {
         return Err(Invalid::new(
             key,
             "the strips run along y and a periodic y axis is not decomposed; use subdomains = 1",

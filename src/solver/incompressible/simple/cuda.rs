@@ -21,11 +21,11 @@
 use super::viscosity::Viscosity;
 use super::{FIELDS, Simple, SimpleConfig, coefficients};
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
-use crate::case::{Boundary, CaseSpec, Invalid};
+use crate::case::{Boundary, CaseSpec, Invalid, Side};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
 use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
-use crate::solver::incompressible::staggered::Layout;
+use crate::solver::incompressible::staggered::{Layout, side_velocity};
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
@@ -44,11 +44,11 @@ const S_VMAX: usize = 14;
 const S_PSUM: usize = 15;
 
 /// `a` followed by the layout's shape arguments `nx, ny, periodic_x, periodic_y` (kernels/simple.cu).
-fn layout(a: Args, l: &Layout) -> Args {
-    a.i(l.nx as i64)
-        .i(l.ny as i64)
-        .i(l.periodic_x as i64)
-        .i(l.periodic_y as i64)
+fn layout(a: Args, l: &Layout<2>) -> Args {
+    a.i(l.n[0] as i64)
+        .i(l.n[1] as i64)
+        .i(l.periodic[0] as i64)
+        .i(l.periodic[1] as i64)
 }
 
 fn grid1(n: usize) -> (u32, u32, u32) {
@@ -83,7 +83,7 @@ pub struct CudaSimple {
     mp: Module,
     mq: Module,
     cfg: SimpleConfig,
-    l: Layout,
+    l: Layout<2>,
     /// Ghosted staggered velocities, pressure, viscosities, momentum `d`, SIMPLER's
     /// pseudo-velocities (as [`Simple`]).
     u: DevBuf<f64>,
@@ -122,10 +122,10 @@ impl CudaSimple {
         let gpu = Gpu::new()?;
         // The CPU solver's initial state (boundaries and viscosity applied) is the start.
         let mut cpu = Simple::new(cfg.clone());
-        let l = Layout::new(cfg.flow.grid.n[0], cfg.flow.grid.n[1], &cfg.flow.bc);
-        let (nx, ny) = (l.nx, l.ny);
+        let l = Layout::new([cfg.flow.grid.n[0], cfg.flow.grid.n[1]], &cfg.flow.bc);
+        let (nx, ny) = (l.n[0], l.n[1]);
         let n = l.len();
-        let periodic = [l.periodic_x, l.periodic_y];
+        let periodic = [l.periodic[0], l.periodic[1]];
         let dims = |c| {
             let (a, b) = coefficients::unknowns(&l, c);
             (a.count(), b.count())
@@ -242,7 +242,7 @@ impl CudaSimple {
                 n,
             } => (2, [mu0, mu_inf, lambda, n]),
         };
-        let (nx, ny) = (self.l.nx, self.l.ny);
+        let (nx, ny) = (self.l.n[0], self.l.n[1]);
         let [dx, dy, _] = self.cfg.flow.grid.spacing;
         self.ks(
             "simple_viscosity",
@@ -271,8 +271,8 @@ impl CudaSimple {
                 .p(&self.mu_c)
                 .i(nx as i64)
                 .i(ny as i64)
-                .i(self.l.periodic_x as i64)
-                .i(self.l.periodic_y as i64),
+                .i(self.l.periodic[0] as i64)
+                .i(self.l.periodic[1] as i64),
         )
     }
 
@@ -287,11 +287,8 @@ impl CudaSimple {
             super::Scheme::Deferred(lim) => limiter_code(lim),
         };
         let (side_plus, side_minus) = if c == 0 { (3, 2) } else { (1, 0) };
-        let tangential = |side: usize| match &cfg.flow.bc[side] {
-            Boundary::Wall { velocity } => (1, *velocity),
-            Boundary::Inflow { velocity, .. } => (1, velocity[c]),
-            _ => (0, 0.0),
-        };
+        let tangential =
+            |side: usize| side_velocity(cfg.flow.side(side), Side::ALL[side]).map_or((0, 0.0), |v| (1, v[c]));
         let ((tp, wp), (tm, wm)) = (tangential(side_plus), tangential(side_minus));
         let ap0 = cfg.flow.density * dx * dy / cfg.pseudo_dt;
         let b0 = -cfg.pressure_gradient[c] * h_along * h_across;
@@ -346,7 +343,7 @@ impl CudaSimple {
             Args::new()
                 .p(q)
                 .p(x)
-                .i(self.l.nx as i64)
+                .i(self.l.n[0] as i64)
                 .i(sys.ni as i64)
                 .i(sys.nj as i64)
                 .i(to_x as i64),
@@ -359,7 +356,7 @@ impl CudaSimple {
         let l = self.l;
         let [dx, dy, _] = self.cfg.flow.grid.spacing;
         let rho = self.cfg.flow.density;
-        let n = l.nx * l.ny;
+        let n = l.n[0] * l.n[1];
         let nb = grid1(n).0 as usize;
         self.ks(
             "pressure_assemble",
@@ -399,7 +396,7 @@ impl CudaSimple {
     /// `p -= mean(p)`; the sum of `p` before it goes to `S_PSUM` (finite or not: the health
     /// check's pressure test). Each method changes `p` last right before this.
     fn remove_mean(&self) -> Result<(), CudaError> {
-        let n = self.l.nx * self.l.ny;
+        let n = self.l.n[0] * self.l.n[1];
         let nb = grid1(n).0 as usize;
         self.launch(
             &self.mq,
@@ -434,7 +431,7 @@ impl CudaSimple {
     /// ([`Simple`]'s `boundaries`).
     fn boundaries(&self) -> Result<(), CudaError> {
         let l = self.l;
-        let (nx, ny) = (l.nx as i64, l.ny as i64);
+        let (nx, ny) = (l.n[0] as i64, l.n[1] as i64);
         // No halt flag: SIMPLE checks its health on the host.
         fill_ghosts(
             &self.gpu,
@@ -445,8 +442,8 @@ impl CudaSimple {
             (&self.bck, &self.bcv),
             None,
         )?;
-        let bc = &self.cfg.flow.bc;
-        if bc.contains(&Boundary::Outflow {}) {
+        let bc: [&Boundary; 4] = std::array::from_fn(|s| self.cfg.flow.side(s));
+        if bc.contains(&&Boundary::Outflow {}) {
             let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
             for b in bc {
                 a = a.i((*b == Boundary::Outflow {}) as i64);
@@ -457,11 +454,8 @@ impl CudaSimple {
             let [dx, dy, _] = self.cfg.flow.grid.spacing;
             self.one("outflow_faces", a.r(dx).r(dy))?;
         }
-        let wall = |side: usize| match &bc[side] {
-            Boundary::Wall { velocity } => Some(*velocity),
-            Boundary::Inflow { velocity, .. } => Some(velocity[if side < 2 { 1 } else { 0 }]),
-            _ => None,
-        };
+        let wall =
+            |side: usize| side_velocity(bc[side], Side::ALL[side]).map(|v| v[if side < 2 { 1 } else { 0 }]);
         let walls: [Option<f64>; 4] = std::array::from_fn(wall);
         if walls.iter().any(Option::is_some) {
             let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
@@ -471,7 +465,7 @@ impl CudaSimple {
             for w in walls {
                 a = a.r(w.unwrap_or(0.0));
             }
-            self.ks("wall_rule", grid1(l.nx.max(l.ny) + 1), (B1, 1, 1), a)?;
+            self.ks("wall_rule", grid1(l.n[0].max(l.n[1]) + 1), (B1, 1, 1), a)?;
         }
         Ok(())
     }
@@ -508,7 +502,7 @@ impl CudaSimple {
             }
             self.ks(
                 "hat_seams",
-                grid1(l.nx.max(l.ny) + 1),
+                grid1(l.n[0].max(l.n[1]) + 1),
                 (B1, 1, 1),
                 layout(Args::new().p(&self.u_hat).p(&self.v_hat), &l),
             )?;
@@ -530,8 +524,8 @@ impl CudaSimple {
                     .p(&self.p)
                     .p(&sys.buf)
                     .i(c as i64)
-                    .i(l.nx as i64)
-                    .i(l.ny as i64)
+                    .i(l.n[0] as i64)
+                    .i(l.n[1] as i64)
                     .i(sys.ni as i64)
                     .i(sys.nj as i64)
                     .r(if c == 0 { dy } else { dx }),
@@ -556,7 +550,7 @@ impl CudaSimple {
         }
         self.ks(
             "correct_velocity",
-            grid2(l.nx, l.ny),
+            grid2(l.n[0], l.n[1]),
             (BX, BY, 1),
             Args::new()
                 .p(&self.du)
@@ -566,8 +560,8 @@ impl CudaSimple {
                 .p(&self.v)
                 .p(&self.p)
                 .r(alpha_p)
-                .i(l.nx as i64)
-                .i(l.ny as i64),
+                .i(l.n[0] as i64)
+                .i(l.n[1] as i64),
         )?;
         if !simpler {
             self.remove_mean()?;

@@ -43,8 +43,8 @@ pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
 use super::derived::View;
-use super::staggered::{Layout, fill_velocity_ghosts};
-use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind};
+use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
+use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind, Side};
 use crate::solver::linear::{FivePoint, Schwarz};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
@@ -66,7 +66,7 @@ const STATE: [&str; 5] = ["u", "v", "p", "mu_c", "mu_n"];
 
 pub struct Simple {
     cfg: SimpleConfig,
-    l: Layout,
+    l: Layout<2>,
     /// Ghosted staggered velocities (tangential ghosts by the quadratic wall rule).
     u: Vec<f64>,
     v: Vec<f64>,
@@ -100,16 +100,16 @@ pub struct Simple {
 impl Simple {
     pub fn new(cfg: SimpleConfig) -> Self {
         let [nx, ny, _] = cfg.flow.grid.n;
-        let l = Layout::new(nx, ny, &cfg.flow.bc);
+        let l = Layout::new([nx, ny], &cfg.flow.bc);
         let n = l.len();
-        let periodic = [l.periodic_x, l.periodic_y];
+        let periodic = [l.periodic[0], l.periodic[1]];
         let dims = |c| {
             let (a, b) = coefficients::unknowns(&l, c);
             (a.count(), b.count())
         };
         let ((ui, uj), (vi, vj)) = (dims(0), dims(1));
         let mu0 = cfg.viscosity.mu(0.0);
-        let [u0, v0] = cfg.flow.initial_velocity;
+        let [u0, v0, _] = cfg.flow.initial_velocity;
         let mut s = Self {
             u: vec![u0; n],
             v: vec![v0; n],
@@ -163,12 +163,11 @@ impl Simple {
         self.steps = steps;
     }
 
-    fn view(&self) -> View<'_, f64> {
+    fn view(&self) -> View<'_, f64, 2> {
         View {
             l: self.l,
             grid: self.cfg.flow.grid,
-            u: &self.u,
-            v: &self.v,
+            vel: [&self.u, &self.v],
             p: &self.p,
             p_scale: 1.0,
         }
@@ -179,21 +178,21 @@ impl Simple {
     /// ghosts of walls and inflow sides.
     fn boundaries(&mut self) {
         let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
-        let bc = &self.cfg.flow.bc;
-        fill_velocity_ghosts(&l, bc, &mut self.u, &mut self.v);
+        let (nx, ny) = (l.n[0], l.n[1]);
+        fill_velocity_ghosts(&l, &self.cfg.flow.bc, [&mut self.u[..], &mut self.v[..]]);
+        let bc: [&Boundary; 4] = std::array::from_fn(|s| self.cfg.flow.side(s));
         let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
         // Net inflow through the fixed boundary faces, and the raw outflow.
         let (mut inflow, mut outflow) = (0.0, 0.0);
         for side in 0..4 {
             let sign = if side % 2 == 0 { 1.0 } else { -1.0 };
-            let is_out = bc[side] == Boundary::Outflow {};
+            let is_out = *bc[side] == Boundary::Outflow {};
             let faces: Vec<usize> = match side {
                 0 | 1 => (1..=ny)
-                    .map(|j| l.at(if side == 0 { 0 } else { nx }, j))
+                    .map(|j| l.at([if side == 0 { 0 } else { nx }, j]))
                     .collect(),
                 _ => (1..=nx)
-                    .map(|i| l.at(i, if side == 2 { 0 } else { ny }))
+                    .map(|i| l.at([i, if side == 2 { 0 } else { ny }]))
                     .collect(),
             };
             let (q, area, inner) = if side < 2 {
@@ -203,9 +202,9 @@ impl Simple {
                     &mut self.v,
                     dx,
                     if side == 2 {
-                        l.stride as isize
+                        l.stride[1] as isize
                     } else {
-                        -(l.stride as isize)
+                        -(l.stride[1] as isize)
                     },
                 )
             };
@@ -226,20 +225,20 @@ impl Simple {
                 }
                 if side < 2 {
                     let i = if side == 0 { 0 } else { nx };
-                    (1..=ny).for_each(|j| self.u[l.at(i, j)] *= scale);
+                    (1..=ny).for_each(|j| self.u[l.at([i, j])] *= scale);
                 } else {
                     let j = if side == 2 { 0 } else { ny };
-                    (1..=nx).for_each(|i| self.v[l.at(i, j)] *= scale);
+                    (1..=nx).for_each(|i| self.v[l.at([i, j])] *= scale);
                 }
             }
         }
         // Quadratic wall rule: q_g = (8 U - 6 q_1 + q_2) / 3.
         let rule = |wall: f64, q1: f64, q2: f64| (8.0 * wall - 6.0 * q1 + q2) / 3.0;
         for side in 0..4 {
-            let wall = match &bc[side] {
-                Boundary::Wall { velocity } => *velocity,
-                Boundary::Inflow { velocity, .. } => velocity[if side < 2 { 1 } else { 0 }],
-                _ => continue,
+            let Some(wall) =
+                side_velocity(bc[side], Side::ALL[side]).map(|v| v[if side < 2 { 1 } else { 0 }])
+            else {
+                continue;
             };
             match side {
                 0 | 1 => {
@@ -249,7 +248,7 @@ impl Simple {
                         (nx + 1, nx, nx - 1)
                     };
                     for j in 0..=ny {
-                        self.v[l.at(g, j)] = rule(wall, self.v[l.at(a, j)], self.v[l.at(b, j)]);
+                        self.v[l.at([g, j])] = rule(wall, self.v[l.at([a, j])], self.v[l.at([b, j])]);
                     }
                 }
                 _ => {
@@ -259,7 +258,7 @@ impl Simple {
                         (ny + 1, ny, ny - 1)
                     };
                     for i in 0..=nx {
-                        self.u[l.at(i, g)] = rule(wall, self.u[l.at(i, a)], self.u[l.at(i, b)]);
+                        self.u[l.at([i, g])] = rule(wall, self.u[l.at([i, a])], self.u[l.at([i, b])]);
                     }
                 }
             }
@@ -272,19 +271,19 @@ impl Simple {
         let g = self.cfg.flow.grid;
         let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
         let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
-        for j in 1..=l.ny {
-            for i in 0..=l.nx {
-                self.u[l.at(i, j)] = at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?;
+        for j in 1..=l.n[1] {
+            for i in 0..=l.n[0] {
+                self.u[l.at([i, j])] = at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?;
             }
         }
-        for j in 0..=l.ny {
-            for i in 1..=l.nx {
-                self.v[l.at(i, j)] = at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?;
+        for j in 0..=l.n[1] {
+            for i in 1..=l.n[0] {
+                self.v[l.at([i, j])] = at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?;
             }
         }
-        for j in 1..=l.ny {
-            for i in 1..=l.nx {
-                self.p[(j - 1) * l.nx + i - 1] = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
+        for j in 1..=l.n[1] {
+            for i in 1..=l.n[0] {
+                self.p[(j - 1) * l.n[0] + i - 1] = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
             }
         }
         Some(())
@@ -296,21 +295,21 @@ impl Simple {
             return;
         }
         let l = self.l;
-        let (nx, ny) = (l.nx, l.ny);
+        let (nx, ny) = (l.n[0], l.n[1]);
         let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
         let (u, v) = (&self.u, &self.v);
         let model = self.cfg.viscosity;
         // Normal strain rates at cell centres.
-        let ux = |i: usize, j: usize| (u[l.at(i, j)] - u[l.at(i - 1, j)]) / dx;
-        let vy = |i: usize, j: usize| (v[l.at(i, j)] - v[l.at(i, j - 1)]) / dy;
-        let uc = |i: usize, j: usize| 0.5 * (u[l.at(i - 1, j)] + u[l.at(i, j)]);
-        let vc = |i: usize, j: usize| 0.5 * (v[l.at(i, j - 1)] + v[l.at(i, j)]);
+        let ux = |i: usize, j: usize| (u[l.at([i, j])] - u[l.at([i - 1, j])]) / dx;
+        let vy = |i: usize, j: usize| (v[l.at([i, j])] - v[l.at([i, j - 1])]) / dy;
+        let uc = |i: usize, j: usize| 0.5 * (u[l.at([i - 1, j])] + u[l.at([i, j])]);
+        let vc = |i: usize, j: usize| 0.5 * (v[l.at([i, j - 1])] + v[l.at([i, j])]);
         for j in 1..=ny {
             for i in 1..=nx {
                 let shear =
                     (uc(i, j + 1) - uc(i, j - 1)) / (2.0 * dy) + (vc(i + 1, j) - vc(i - 1, j)) / (2.0 * dx);
                 let g = (2.0 * ux(i, j).powi(2) + 2.0 * vy(i, j).powi(2) + shear * shear).sqrt();
-                self.mu_c[l.at(i, j)] = model.mu(g);
+                self.mu_c[l.at([i, j])] = model.mu(g);
             }
         }
         // Ghost cells: periodic image or the neighbour inside.
@@ -326,16 +325,16 @@ impl Simple {
                 if (1..=nx).contains(&i) && (1..=ny).contains(&j) {
                     continue;
                 }
-                let (si, sj) = (wrap(i, nx, l.periodic_x), wrap(j, ny, l.periodic_y));
-                self.mu_c[l.at(i, j)] = self.mu_c[l.at(si, sj)];
+                let (si, sj) = (wrap(i, nx, l.periodic[0]), wrap(j, ny, l.periodic[1]));
+                self.mu_c[l.at([i, j])] = self.mu_c[l.at([si, sj])];
             }
         }
         // Corners: shear from the staggered differences there, normal strain averaged from the
         // nearest cells.
         for j in 0..=ny {
             for i in 0..=nx {
-                let shear =
-                    (u[l.at(i, j + 1)] - u[l.at(i, j)]) / dy + (v[l.at(i + 1, j)] - v[l.at(i, j)]) / dx;
+                let shear = (u[l.at([i, j + 1])] - u[l.at([i, j])]) / dy
+                    + (v[l.at([i + 1, j])] - v[l.at([i, j])]) / dx;
                 let cells = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)]
                     .map(|(a, b)| (a.clamp(1, nx), b.clamp(1, ny)));
                 let normal = cells
@@ -343,7 +342,7 @@ impl Simple {
                     .map(|&(a, b)| 2.0 * ux(a, b).powi(2) + 2.0 * vy(a, b).powi(2))
                     .sum::<f64>()
                     / 4.0;
-                self.mu_n[l.at(i, j)] = model.mu((normal + shear * shear).sqrt());
+                self.mu_n[l.at([i, j])] = model.mu((normal + shear * shear).sqrt());
             }
         }
     }
@@ -355,7 +354,7 @@ impl Simple {
         let ni = ia.clone().count();
         for (b, j) in ja.enumerate() {
             for (a, i) in ia.clone().enumerate() {
-                self.x[c][b * ni + a] = q[self.l.at(i, j)];
+                self.x[c][b * ni + a] = q[self.l.at([i, j])];
             }
         }
     }
@@ -372,7 +371,7 @@ impl Simple {
         };
         for (b, j) in ja.enumerate() {
             for (a, i) in ia.clone().enumerate() {
-                q[l.at(i, j)] = x[b * ni + a];
+                q[l.at([i, j])] = x[b * ni + a];
             }
         }
     }
@@ -419,11 +418,11 @@ impl Simple {
                 self.scatter(c, Some(c));
             }
             let l = self.l;
-            if l.periodic_x {
-                (1..=l.ny).for_each(|j| self.u_hat[l.at(0, j)] = self.u_hat[l.at(l.nx, j)]);
+            if l.periodic[0] {
+                (1..=l.n[1]).for_each(|j| self.u_hat[l.at([0, j])] = self.u_hat[l.at([l.n[0], j])]);
             }
-            if l.periodic_y {
-                (1..=l.nx).for_each(|i| self.v_hat[l.at(i, 0)] = self.v_hat[l.at(i, l.ny)]);
+            if l.periodic[1] {
+                (1..=l.n[0]).for_each(|i| self.v_hat[l.at([i, 0])] = self.v_hat[l.at([i, l.n[1]])]);
             }
             pressure_correction::assemble(
                 &l,
@@ -512,7 +511,7 @@ impl Simple {
         }
         self.boundaries();
         self.steps += 1;
-        let (um, vm) = self.l.max_face_speeds(&self.u, &self.v);
+        let [um, vm] = self.l.max_face_speeds([&self.u, &self.v]);
         let max_velocity = um.max(vm);
         let worst = momentum[0].max(momentum[1]).max(mass);
         self.residuals.clear();
@@ -571,11 +570,11 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
 }
 
 /// The assembly constants of component `c`.
-fn constants(cfg: &SimpleConfig, l: Layout, c: usize) -> Constants<'_> {
+fn constants(cfg: &SimpleConfig, l: Layout<2>, c: usize) -> Constants<'_> {
     let g = &cfg.flow.grid;
     Constants {
         l,
-        bc: &cfg.flow.bc,
+        flow: &cfg.flow,
         spacing: [g.spacing[0], g.spacing[1]],
         density: cfg.flow.density,
         scheme: cfg.scheme,
@@ -699,8 +698,8 @@ impl Solver for Simple {
         let l = self.l;
         out.clear();
         out.extend(
-            (1..=l.ny)
-                .flat_map(|j| (1..=l.nx).map(move |i| l.at(i, j)))
+            (1..=l.n[1])
+                .flat_map(|j| (1..=l.n[0]).map(move |i| l.at([i, j])))
                 .map(|k| self.mu_c[k]),
         );
         Some(())
@@ -712,11 +711,11 @@ impl Solver for Simple {
         }
         let g = &self.cfg.flow.grid;
         let l = self.l;
-        let i =
-            (((point[0] - g.origin[0]) / g.spacing[0]).floor() as isize).clamp(0, l.nx as isize - 1) as usize;
-        let j =
-            (((point[1] - g.origin[1]) / g.spacing[1]).floor() as isize).clamp(0, l.ny as isize - 1) as usize;
-        Some(self.mu_c[l.at(i + 1, j + 1)])
+        let i = (((point[0] - g.origin[0]) / g.spacing[0]).floor() as isize).clamp(0, l.n[0] as isize - 1)
+            as usize;
+        let j = (((point[1] - g.origin[1]) / g.spacing[1]).floor() as isize).clamp(0, l.n[1] as isize - 1)
+            as usize;
+        Some(self.mu_c[l.at([i + 1, j + 1])])
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {

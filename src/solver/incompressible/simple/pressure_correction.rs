@@ -14,7 +14,7 @@ use crate::solver::linear::FivePoint;
 /// returns `(sum |b|, sum over faces of |F|)`, the mass imbalance before the compatibility shift
 /// and the mass flux scale it is normalised by.
 pub fn assemble(
-    l: &Layout,
+    l: &Layout<2>,
     spacing: [f64; 2],
     density: f64,
     du: &[f64],
@@ -23,16 +23,16 @@ pub fn assemble(
     v: &[f64],
     sys: &mut FivePoint<f64>,
 ) -> (f64, f64) {
-    let (nx, ny) = (l.nx, l.ny);
+    let (nx, ny) = (l.n[0], l.n[1]);
     let (ax, ay) = (density * spacing[1], density * spacing[0]);
     // d of face i (u) at row j, with face 0 the image of face nx when periodic.
-    let du_at = |i: usize, j: usize| du[l.at(if l.periodic_x && i == 0 { nx } else { i }, j)];
-    let dv_at = |i: usize, j: usize| dv[l.at(i, if l.periodic_y && j == 0 { ny } else { j })];
+    let du_at = |i: usize, j: usize| du[l.at([if l.periodic[0] && i == 0 { nx } else { i }, j])];
+    let dv_at = |i: usize, j: usize| dv[l.at([i, if l.periodic[1] && j == 0 { ny } else { j }])];
     let (mut imbalance, mut flux) = (0.0, 0.0);
     for j in 1..=ny {
         for i in 1..=nx {
             let n = (j - 1) * nx + i - 1;
-            let k = l.at(i, j);
+            let k = l.at([i, j]);
             let (ae, aw) = (ax * du_at(i, j), ax * du_at(i - 1, j));
             let (an, as_) = (ay * dv_at(i, j), ay * dv_at(i, j - 1));
             sys.ae[n] = ae;
@@ -40,7 +40,7 @@ pub fn assemble(
             sys.an[n] = an;
             sys.as_[n] = as_;
             sys.ap[n] = ae + aw + an + as_;
-            let b = ax * (u[k - 1] - u[k]) + ay * (v[k - l.stride] - v[k]);
+            let b = ax * (u[k - 1] - u[k]) + ay * (v[k - l.stride[1]] - v[k]);
             sys.b[n] = b;
             imbalance += b.abs();
             flux += (ax * u[k]).abs() + (ay * v[k]).abs();
@@ -53,12 +53,12 @@ pub fn assemble(
 
 /// Velocity correction `q += d (p'_P - p'_next)` on every face with `d != 0` (the momentum
 /// unknowns), `pc` cell-centred with periodic seams wrapping.
-pub fn correct_velocity(l: &Layout, du: &[f64], dv: &[f64], pc: &[f64], u: &mut [f64], v: &mut [f64]) {
-    let (nx, ny) = (l.nx, l.ny);
+pub fn correct_velocity(l: &Layout<2>, du: &[f64], dv: &[f64], pc: &[f64], u: &mut [f64], v: &mut [f64]) {
+    let (nx, ny) = (l.n[0], l.n[1]);
     let at = |i: usize, j: usize| pc[(j - 1) * nx + i - 1];
     for j in 1..=ny {
         for i in 1..=nx {
-            let k = l.at(i, j);
+            let k = l.at([i, j]);
             if du[k] != 0.0 {
                 u[k] += du[k] * (at(i, j) - at(i % nx + 1, j));
             }
