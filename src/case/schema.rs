@@ -234,6 +234,9 @@ pub enum Boundary {
     Periodic {},
     /// Free-slip symmetry plane: zero normal velocity, zero normal gradient of the rest.
     Symmetry {},
+    /// The velocity of the case's analytic solution at the current time (incompressible, with
+    /// `[initial] type = "ethier_steinman"`): a validation case's Dirichlet condition.
+    Exact {},
 }
 
 impl Boundary {
@@ -244,6 +247,7 @@ impl Boundary {
             Boundary::Outflow {} => "outflow",
             Boundary::Periodic {} => "periodic",
             Boundary::Symmetry {} => "symmetry",
+            Boundary::Exact {} => "exact",
         }
     }
 }
@@ -309,6 +313,13 @@ pub enum Initial {
     Rest {},
     /// Uniform velocity everywhere (incompressible).
     Uniform { velocity: Vec<f64> },
+    /// Ethier & Steinman's (1994) exact unsteady 3D Navier-Stokes solution with parameters `a`,
+    /// `d` [1/length] (incompressible, 3D; commonly `a = pi/4`, `d = pi/2` on `[-1, 1]^3`).
+    EthierSteinman { a: f64, d: f64 },
+    /// The Taylor-Green vortex (Taylor & Green 1937; Brachet et al. 1983) in a periodic box:
+    /// `u = V sin(k_x x) cos(k_y y) cos(k_z z)`, `v = -V cos(k_x x) sin(k_y y) cos(k_z z)`,
+    /// `w = 0`, `k_a = 2 pi / L_a` (incompressible; in 2D without the z factors).
+    TaylorGreen { velocity: f64 },
     /// Uniform gas state (compressible): density, velocity (one component per dimension),
     /// pressure.
     UniformGas {
@@ -390,6 +401,8 @@ impl Initial {
         match self {
             Initial::Rest {} => "rest",
             Initial::Uniform { .. } => "uniform",
+            Initial::EthierSteinman { .. } => "ethier_steinman",
+            Initial::TaylorGreen { .. } => "taylor_green",
             Initial::UniformGas { .. } => "uniform_gas",
             Initial::Riemann { .. } => "riemann",
             Initial::Blast { .. } => "blast",

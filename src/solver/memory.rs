@@ -4,8 +4,8 @@
 //!
 //! The count is per cell of the grid padded by two ghost layers per side (the most any
 //! solver carries), in values of the solver's precision:
-//! - projection: `u, v` and their predictor `F, G` and convection histories `H_u, H_v` (6),
-//!   pressure and right-hand side (2), and the pressure solver's workspace (Jacobi 1, SOR 0,
+//! - projection: the `D` velocity components, their predictors and convection histories
+//!   (`3 D`: 6 in 2D, 9 in 3D), pressure and right-hand side (2), and the pressure solver's workspace (Jacobi 1, SOR 0,
 //!   PCG 4, multigrid 4: residual, correction and right-hand side over levels summing to
 //!   4/3 of the grid, the transform solve 3);
 //! - SIMPLE, SIMPLEC, SIMPLER (f64): `u, v`, cell and node viscosities, `d_u, d_v`,
@@ -69,7 +69,7 @@ fn arrays_per_cell(spec: &CaseSpec) -> Result<(u64, u64), Invalid> {
                 PressureSolverKind::Pcg | PressureSolverKind::Multigrid => 4,
                 PressureSolverKind::Fft => 3,
             };
-            (8 + workspace, real(c.precision))
+            (3 * c.grid.dim as u64 + 2 + workspace, real(c.precision))
         }
         Kind::Compressible => {
             let c = crate::solver::compressible::Config::from_spec(spec)?;

@@ -186,6 +186,12 @@ impl Config {
                     ));
                 }
                 Boundary::Wall { .. } | Boundary::Symmetry {} => Bc::Reflective,
+                Boundary::Exact {} => {
+                    return Err(Invalid::new(
+                        format!("{key}.type"),
+                        "exact (an analytic solution's velocity) applies to incompressible cases only",
+                    ));
+                }
                 Boundary::Outflow {} => Bc::Transmissive,
                 Boundary::Periodic {} => Bc::Periodic,
                 Boundary::Inflow {
@@ -257,7 +263,10 @@ fn check_initial(init: &Initial, dim: usize) -> Result<(), Invalid> {
     let n = dim + 2;
     let w = if dim == 1 { "(rho, u, p)" } else { "(rho, u, v, p)" };
     match init {
-        Initial::Rest {} | Initial::Uniform { .. } => Err(Invalid::new(
+        Initial::Rest {}
+        | Initial::Uniform { .. }
+        | Initial::EthierSteinman { .. }
+        | Initial::TaylorGreen { .. } => Err(Invalid::new(
             "initial.type",
             format!(
                 "{} is incompressible; compressible cases use uniform_gas, riemann, blast, quadrant, \

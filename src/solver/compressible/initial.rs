@@ -89,7 +89,10 @@ pub fn initial_state(init: &Initial, grid: &Grid, x: [f64; 2]) -> [f64; 4] {
         Initial::DensityWave { .. } => {
             exact_state(init, grid, x, 0.0, 1.4).expect("density waves have an exact solution")
         }
-        Initial::Rest {} | Initial::Uniform { .. } => {
+        Initial::Rest {}
+        | Initial::Uniform { .. }
+        | Initial::EthierSteinman { .. }
+        | Initial::TaylorGreen { .. } => {
             unreachable!("rejected by the compressible validation")
         }
     }

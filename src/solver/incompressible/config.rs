@@ -1,5 +1,6 @@
 //! Resolved settings of an incompressible case: defaults filled in, every value checked.
 
+use super::analytic::Analytic;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, spectral};
 use crate::case::{
     Boundary, CaseSpec, Convection, Initial, Invalid, Method, Precision, PressureSolverKind, Side,
@@ -27,6 +28,9 @@ pub struct Config {
     pub bc: Vec<[Boundary; 2]>,
     /// Initial velocity (zero beyond the case's dimensions).
     pub initial_velocity: [f64; 3],
+    /// The analytic initial state (replacing `initial_velocity`) and, for an exact solution,
+    /// the velocity of `exact` sides.
+    pub analytic: Option<Analytic>,
     pub precision: Precision,
     pub cfl: f64,
     pub integrator: TimeIntegrator,
@@ -49,6 +53,9 @@ pub struct Flow {
     pub bc: Vec<[Boundary; 2]>,
     /// Initial velocity (zero beyond the case's dimensions).
     pub initial_velocity: [f64; 3],
+    /// The analytic initial state (replacing `initial_velocity`) and, for an exact solution,
+    /// the velocity of `exact` sides.
+    pub analytic: Option<Analytic>,
 }
 
 impl Flow {
@@ -149,28 +156,59 @@ impl Flow {
                     format!("needs {dim} finite components, got {velocity:?}"),
                 ));
             }
+            Initial::EthierSteinman { a, d } => {
+                if dim != 3 || ![a, d].iter().all(|x| x.is_finite()) {
+                    return Err(Invalid::new(
+                        "initial.type",
+                        format!(
+                            "ethier_steinman is a 3D solution with finite a and d, got dim = {dim}, a = {a}, d = {d}"
+                        ),
+                    ));
+                }
+            }
+            Initial::TaylorGreen { velocity } => {
+                if !velocity.is_finite() || bc.iter().flatten().any(|b| *b != Boundary::Periodic {}) {
+                    return Err(Invalid::new(
+                        "initial.velocity",
+                        "taylor_green needs a finite velocity and every side periodic",
+                    ));
+                }
+            }
             other => {
                 return Err(Invalid::new(
                     "initial.type",
                     format!(
-                        "{} is a compressible initial state; use \"rest\" or \"uniform\"",
+                        "{} is a compressible initial state; use \"rest\", \"uniform\", \"taylor_green\" or \"ethier_steinman\"",
                         other.type_name()
                     ),
                 ));
             }
         };
+        let grid = Grid::from_spec(dim, &spec.grid);
+        let analytic = Analytic::of(&spec.initial, &grid, nu.unwrap_or(0.0));
+        if let Some(side) = Side::ALL[..2 * dim]
+            .iter()
+            .find(|s| *spec.boundary.get(**s).expect("checked") == Boundary::Exact {})
+            && !analytic.is_some_and(|a| a.is_solution())
+        {
+            return Err(Invalid::new(
+                format!("boundary.{}.type", side.name()),
+                "exact takes the velocity of the case's exact solution: it needs [initial] type = \"ethier_steinman\"",
+            ));
+        }
         Ok(Flow {
-            grid: Grid::from_spec(dim, &spec.grid),
+            grid,
             nu,
             density,
             bc,
             initial_velocity,
+            analytic,
         })
     }
 
     /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
     pub fn velocity_scale(&self) -> f64 {
-        velocity_scale(&self.bc, self.initial_velocity)
+        velocity_scale(&self.bc, self.initial_velocity, self.analytic, &self.grid)
     }
 
     /// The condition of side `s` in [`Side::ALL`] order (left, right, bottom, top, front, back).
@@ -195,8 +233,16 @@ pub fn pressure_sides<const D: usize>(bc: &[[Boundary; 2]]) -> [[FaceBc; 2]; D] 
 }
 
 /// The largest wall, inflow or initial speed (1 if all are 0).
-fn velocity_scale(bc: &[[Boundary; 2]], initial_velocity: [f64; 3]) -> f64 {
+fn velocity_scale(
+    bc: &[[Boundary; 2]],
+    initial_velocity: [f64; 3],
+    analytic: Option<Analytic>,
+    grid: &Grid,
+) -> f64 {
     let mut u = initial_velocity.iter().fold(0.0, |m: f64, x| m.hypot(*x));
+    if let Some(a) = analytic {
+        u = u.max(a.speed_bound(grid));
+    }
     for b in bc.iter().flatten() {
         match b {
             Boundary::Wall { velocity } => u = u.max(velocity.speed()),
@@ -249,6 +295,7 @@ impl Config {
             density,
             bc,
             initial_velocity,
+            analytic,
             ..
         } = flow;
         let cfl = s.cfl.unwrap_or(0.5);
@@ -296,6 +343,7 @@ impl Config {
             density,
             bc,
             initial_velocity,
+            analytic,
             precision,
             cfl,
             integrator: s.time_integrator.unwrap_or(TimeIntegrator::Euler),
@@ -312,7 +360,7 @@ impl Config {
 
     /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
     pub fn velocity_scale(&self) -> f64 {
-        velocity_scale(&self.bc, self.initial_velocity)
+        velocity_scale(&self.bc, self.initial_velocity, self.analytic, &self.grid)
     }
 
     /// The pressure Poisson operator on this grid and its sides' conditions ([`pressure_bc`]).
@@ -400,6 +448,7 @@ impl Config {
             && self.bc == other.bc
             && self.precision == other.precision
             && self.initial_velocity == other.initial_velocity
+            && self.analytic == other.analytic
     }
 }
 

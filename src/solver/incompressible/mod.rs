@@ -1,6 +1,7 @@
 //! Incompressible Navier-Stokes on a staggered grid: the projection method (unsteady) and
 //! Patankar's SIMPLE and SIMPLER (steady, [`simple`]).
 
+pub mod analytic;
 pub(crate) mod config;
 pub(crate) mod convection;
 mod cuda;

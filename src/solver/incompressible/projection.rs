@@ -15,7 +15,7 @@ use super::config::Config;
 use super::derived::{View, fields};
 use super::momentum::{Momentum, Node};
 use super::pressure_poisson::PoissonSolver;
-use super::staggered::{Layout, fill_velocity_ghosts, for_each_index};
+use super::staggered::{ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position};
 use crate::backend::cpu::{DisjointWriter, ordered_sum};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::solver::real::Real;
@@ -82,8 +82,33 @@ impl<T: Real, const D: usize> Projection<T, D> {
             residuals: Vec::with_capacity(8),
             capped: None,
         };
-        fill_velocity_ghosts(&s.l, &s.cfg.bc, s.vel.each_mut().map(|v| &mut v[..]));
+        if let Some(field) = s.cfg.analytic {
+            let g = s.cfg.grid;
+            for (c, q) in s.vel.iter_mut().enumerate() {
+                let mut k = 0;
+                for_each_index([0; D], l.n.map(|n| n + 1), |idx| {
+                    q[k] = T::of(field.velocity(node_position(&g, c, idx), 0.0)[c]);
+                    k += 1;
+                });
+            }
+        }
+        s.fill_ghosts(0.0);
         s
+    }
+
+    /// Boundary faces and ghosts for time `time` ([`fill_velocity_ghosts_with`]).
+    fn fill_ghosts(&mut self, time: f64) {
+        let exact = self.cfg.analytic.as_ref().map(|field| ExactSides {
+            field,
+            grid: &self.cfg.grid,
+            time,
+        });
+        fill_velocity_ghosts_with(
+            &self.l,
+            &self.cfg.bc,
+            self.vel.each_mut().map(|v| &mut v[..]),
+            exact,
+        );
     }
 
     pub fn config(&self) -> &Config {
@@ -123,7 +148,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
         self.poisson_rhs(1.0);
         self.poisson.solve(&mut self.p, &mut self.rhs);
         self.correct(1.0);
-        fill_velocity_ghosts(&self.l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
+        self.fill_ghosts(self.time);
     }
 
     /// Sets every velocity component on its faces and the kinematic pressure at the centres
@@ -156,7 +181,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
                 return None;
             }
         }
-        fill_velocity_ghosts(&l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
+        self.fill_ghosts(self.time);
         self.project_velocity();
         let density = self.cfg.density;
         let mut missing = false;
@@ -259,13 +284,15 @@ impl<T: Real, const D: usize> Projection<T, D> {
                     }
                 });
         }
-        self.predictor_boundaries();
+        self.predictor_boundaries(self.time + dt.f64());
     }
 
-    /// `F` on faces the momentum equation does not advance: the prescribed normal velocity,
-    /// a zero-gradient extrapolation on outflow faces, the periodic image on seams.
-    fn predictor_boundaries(&mut self) {
+    /// `F` on faces the momentum equation does not advance: the prescribed normal velocity
+    /// (an `exact` side's at the new time `time`), a zero-gradient extrapolation on outflow
+    /// faces, the periodic image on seams.
+    fn predictor_boundaries(&mut self, time: f64) {
         let l = self.l;
+        let g = self.cfg.grid;
         for c in 0..D {
             let (q, f) = (&self.vel[c], &mut self.pred[c]);
             let (n, st) = (l.n[c], l.stride[c]);
@@ -279,6 +306,10 @@ impl<T: Real, const D: usize> Projection<T, D> {
                     f[base + face * st] = match b {
                         Boundary::Outflow {} => f[base + inner * st],
                         Boundary::Periodic {} => f[base + if s == 0 { n } else { face } * st],
+                        Boundary::Exact {} => {
+                            let field = self.cfg.analytic.expect("exact sides have a field");
+                            T::of(field.velocity(node_position(&g, c, with(idx, c, face)), time)[c])
+                        }
                         _ => q[base + face * st],
                     };
                 });
@@ -439,7 +470,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
             tolerance: self.poisson.settings.tolerance,
         });
         let (change, norm) = self.correct(dt);
-        fill_velocity_ghosts(&self.l, &self.cfg.bc, self.vel.each_mut().map(|v| &mut v[..]));
+        self.fill_ghosts(self.time + dt);
         self.dt_old = dt;
         self.dt = dt;
         // A switch from Euler to AB2 starts AB2 afresh (Euler steps store no history).

@@ -13,8 +13,10 @@
 //! Ghost values carry the boundary conditions: a tangential ghost is the reflection that puts
 //! the prescribed value on the wall (`u_ghost = 2 U_wall - u_inside`).
 
+use super::analytic::Analytic;
 use crate::backend::cpu::par_max;
 use crate::case::{Boundary, Side};
+use crate::solver::Grid;
 use crate::solver::real::Real;
 use std::ops::RangeInclusive;
 
@@ -168,6 +170,36 @@ pub fn side_velocity(b: &Boundary, side: Side) -> Option<[f64; 3]> {
     }
 }
 
+/// The analytic velocity that `exact` sides prescribe, at `time`, on `grid`.
+#[derive(Clone, Copy)]
+pub struct ExactSides<'a> {
+    pub field: &'a Analytic,
+    pub grid: &'a Grid,
+    pub time: f64,
+}
+
+impl ExactSides<'_> {
+    /// Component `c` at the point of stored node `idx` of component `c`, with its axis-`a`
+    /// coordinate moved onto the side `s` of the box.
+    fn on_side<const D: usize>(&self, c: usize, idx: [usize; D], a: usize, s: usize) -> f64 {
+        let g = self.grid;
+        let mut x = node_position(g, c, idx);
+        x[a] = g.origin[a] + s as f64 * g.extent(a);
+        self.field.velocity(x, self.time)[c]
+    }
+}
+
+/// Where node `idx` of component `c` sits: its face along axis `c`, the cell centre along the
+/// others (ghost nodes half a cell outside the box).
+pub fn node_position<const D: usize>(g: &Grid, c: usize, idx: [usize; D]) -> [f64; 3] {
+    let mut x = [0.0; 3];
+    for a in 0..D {
+        let i = idx[a] as f64 - if a == c { 0.0 } else { 0.5 };
+        x[a] = g.origin[a] + i * g.spacing[a];
+    }
+    x
+}
+
 /// Writes boundary-face and ghost values of the velocity components for the conditions `bc`
 /// (`bc[axis][0]` the lower side, `[1]` the upper). Outflow faces are left alone (they are
 /// unknowns of the projection). Axes are filled in order, the sides of axis `a` over the ghost
@@ -175,7 +207,17 @@ pub fn side_velocity(b: &Boundary, side: Side) -> Option<[f64; 3]> {
 pub fn fill_velocity_ghosts<T: Real, const D: usize>(
     l: &Layout<D>,
     bc: &[[Boundary; 2]],
+    vel: [&mut [T]; D],
+) {
+    fill_velocity_ghosts_with(l, bc, vel, None)
+}
+
+/// [`fill_velocity_ghosts`], with the values of `exact` sides from `exact`.
+pub fn fill_velocity_ghosts_with<T: Real, const D: usize>(
+    l: &Layout<D>,
+    bc: &[[Boundary; 2]],
     mut vel: [&mut [T]; D],
+    exact: Option<ExactSides<'_>>,
 ) {
     let two = T::of(2.0);
     for a in 0..D {
@@ -194,6 +236,20 @@ pub fn fill_velocity_ghosts<T: Real, const D: usize>(
             for_each_index(lo, hi, |idx| {
                 let base = l.at(idx);
                 match b {
+                    Boundary::Exact {} => {
+                        let exact = exact.expect("exact sides come with their analytic field");
+                        for (c, q) in vel.iter_mut().enumerate() {
+                            let mut at = idx;
+                            if c == a {
+                                at[a] = face;
+                                q[base + face * step] = T::of(exact.on_side(c, at, a, s));
+                            } else {
+                                at[a] = ghost;
+                                let m = q[base + inner * step];
+                                q[base + ghost * step] = two * T::of(exact.on_side(c, at, a, s)) - m;
+                            }
+                        }
+                    }
                     Boundary::Periodic {} => {
                         if s == 0 {
                             for q in vel.iter_mut() {

@@ -170,6 +170,7 @@ pub(crate) fn boundary_codes<T: Real>(
             Boundary::Outflow {} => 2,
             Boundary::Symmetry {} => 3,
             Boundary::Periodic {} => 4,
+            Boundary::Exact {} => return Err(CudaError("exact sides run on the CPU backend".into())),
         };
     }
     let bck_d = gpu.alloc::<i32>(4)?;
@@ -194,6 +195,12 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
         return Some(Invalid::new(
             "solver.backend",
             "the CUDA projection solver is 2D for now; a 3D case runs on the CPU (backend = \"cpu\")",
+        ));
+    }
+    if cfg.analytic.is_some() {
+        return Some(Invalid::new(
+            "initial.type",
+            "analytic initial states and exact sides run on the CPU for now (backend = \"cpu\")",
         ));
     }
     let [nx, ny, _] = cfg.grid.n;

@@ -1,4 +1,4 @@
-//! Manufactured-solution tests of the pressure solvers.
+//! Manufactured-solution tests of the pressure solvers, in 2D and 3D.
 
 use super::*;
 use std::f64::consts::PI;
@@ -19,61 +19,107 @@ const KINDS: [PressureSolverKind; 4] = [
     PressureSolverKind::Multigrid,
 ];
 
-/// Exact solutions with `lap p = f` for each boundary set on the unit square.
-struct Problem {
-    bc: [FaceBc; 4],
-    p: fn(f64, f64) -> f64,
-    f: fn(f64, f64) -> f64,
+/// An exact solution `p` with `lap p = f` for a set of sides on the unit box.
+struct Problem<const D: usize> {
+    bc: [[FaceBc; 2]; D],
+    p: fn([f64; 3]) -> f64,
+    f: fn([f64; 3]) -> f64,
 }
 
-fn problems() -> Vec<(&'static str, Problem)> {
+fn problems_2d() -> Vec<(&'static str, Problem<2>)> {
     use FaceBc::*;
     vec![
         (
             "neumann",
             Problem {
-                bc: [Neumann; 4],
-                p: |x, y| (PI * x).cos() * (PI * y).cos(),
-                f: |x, y| -2.0 * PI * PI * (PI * x).cos() * (PI * y).cos(),
+                bc: [[Neumann; 2]; 2],
+                p: |x| (PI * x[0]).cos() * (PI * x[1]).cos(),
+                f: |x| -2.0 * PI * PI * (PI * x[0]).cos() * (PI * x[1]).cos(),
             },
         ),
         (
             "dirichlet_x_neumann_y",
             Problem {
-                bc: [Dirichlet, Dirichlet, Neumann, Neumann],
-                p: |x, y| (PI * x).sin() * (PI * y).cos(),
-                f: |x, y| -2.0 * PI * PI * (PI * x).sin() * (PI * y).cos(),
+                bc: [[Dirichlet; 2], [Neumann; 2]],
+                p: |x| (PI * x[0]).sin() * (PI * x[1]).cos(),
+                f: |x| -2.0 * PI * PI * (PI * x[0]).sin() * (PI * x[1]).cos(),
             },
         ),
         (
             "periodic_x_dirichlet_y",
             Problem {
-                bc: [Periodic, Periodic, Dirichlet, Dirichlet],
-                p: |x, y| (2.0 * PI * x).cos() * (PI * y).sin(),
-                f: |x, y| -5.0 * PI * PI * (2.0 * PI * x).cos() * (PI * y).sin(),
+                bc: [[Periodic; 2], [Dirichlet; 2]],
+                p: |x| (2.0 * PI * x[0]).cos() * (PI * x[1]).sin(),
+                f: |x| -5.0 * PI * PI * (2.0 * PI * x[0]).cos() * (PI * x[1]).sin(),
             },
         ),
     ]
 }
 
-/// Solves the manufactured problem on n x n; returns (max error, stats).
-fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> (f64, SolveStats) {
-    let h = 1.0 / n as f64;
-    let op = Laplacian::<f64>::new(n, n, h, h, pr.bc);
+fn problems_3d() -> Vec<(&'static str, Problem<3>)> {
+    use FaceBc::*;
+    vec![
+        (
+            "neumann",
+            Problem {
+                bc: [[Neumann; 2]; 3],
+                p: |x| (PI * x[0]).cos() * (PI * x[1]).cos() * (PI * x[2]).cos(),
+                f: |x| -3.0 * PI * PI * (PI * x[0]).cos() * (PI * x[1]).cos() * (PI * x[2]).cos(),
+            },
+        ),
+        (
+            "dirichlet_x_neumann_y_periodic_z",
+            Problem {
+                bc: [[Dirichlet; 2], [Neumann; 2], [Periodic; 2]],
+                p: |x| (PI * x[0]).sin() * (PI * x[1]).cos() * (2.0 * PI * x[2]).cos(),
+                f: |x| -6.0 * PI * PI * (PI * x[0]).sin() * (PI * x[1]).cos() * (2.0 * PI * x[2]).cos(),
+            },
+        ),
+        (
+            "periodic_x_dirichlet_y_neumann_z",
+            Problem {
+                bc: [[Periodic; 2], [Dirichlet; 2], [Neumann; 2]],
+                p: |x| (2.0 * PI * x[0]).cos() * (PI * x[1]).sin() * (PI * x[2]).cos(),
+                f: |x| -6.0 * PI * PI * (2.0 * PI * x[0]).cos() * (PI * x[1]).sin() * (PI * x[2]).cos(),
+            },
+        ),
+    ]
+}
+
+/// Cell centre `k` of the unit box with `n` cells per axis.
+fn centre<const D: usize>(n: usize, k: usize) -> [f64; 3] {
+    let mut x = [0.0; 3];
+    let mut rest = k;
+    for a in x.iter_mut().take(D) {
+        *a = ((rest % n) as f64 + 0.5) / n as f64;
+        rest /= n;
+    }
+    x
+}
+
+fn rhs<const D: usize>(pr: &Problem<D>, n: usize) -> (Laplacian<f64, D>, Vec<f64>) {
+    let op = Laplacian::<f64, D>::new([n; D], [1.0 / n as f64; D], pr.bc);
+    let b = (0..op.len()).map(|k| (pr.f)(centre::<D>(n, k))).collect();
+    (op, b)
+}
+
+/// Solves the manufactured problem on n^D cells; returns (max error, stats).
+fn solve_problem<const D: usize>(
+    pr: &Problem<D>,
+    n: usize,
+    kind: PressureSolverKind,
+    tol: f64,
+) -> (f64, SolveStats) {
+    let (op, mut b) = rhs(pr, n);
+    let len = op.len();
     let mut solver = PoissonSolver::new(op, settings(kind, tol));
-    let centre = |k: usize| ((k % n) as f64 + 0.5) * h;
-    let mut b: Vec<f64> = (0..n * n)
-        .map(|k| (pr.f)(centre(k), (k / n) as f64 * h + 0.5 * h))
-        .collect();
-    let mut exact: Vec<f64> = (0..n * n)
-        .map(|k| (pr.p)(centre(k), (k / n) as f64 * h + 0.5 * h))
-        .collect();
+    let mut exact: Vec<f64> = (0..len).map(|k| (pr.p)(centre::<D>(n, k))).collect();
     if op.singular() {
-        let mut partial = vec![0.0; n];
+        let mut partial = vec![0.0; op.rows()];
         remove_mean(&mut exact, &mut partial, n);
     }
     // Start from a rough guess, not zeros, so each solver really iterates.
-    let mut p: Vec<f64> = (0..n * n).map(|k| ((k * 7919) % 13) as f64 * 0.1).collect();
+    let mut p: Vec<f64> = (0..len).map(|k| ((k * 7919) % 13) as f64 * 0.1).collect();
     let stats = solver.solve(&mut p, &mut b);
     let err = p
         .iter()
@@ -83,27 +129,48 @@ fn solve_problem(pr: &Problem, n: usize, kind: PressureSolverKind, tol: f64) -> 
     (err, stats)
 }
 
-#[test]
-fn every_solver_converges_to_tolerance_with_second_order_error() {
-    for (name, pr) in problems() {
-        for kind in KINDS {
+/// Every solver reaches its tolerance, and the error falls at second order, on `sizes`.
+fn converge<const D: usize>(
+    problems: Vec<(&str, Problem<D>)>,
+    sizes: [usize; 3],
+    kinds: &[PressureSolverKind],
+) {
+    for (name, pr) in problems {
+        for &kind in kinds {
+            if kind == PressureSolverKind::Fft && (0..D).any(|a| spectral::check_axis(pr.bc[a], a).is_err()) {
+                continue;
+            }
             let mut errs = Vec::new();
-            for n in [16, 32, 64] {
+            for n in sizes {
                 let (err, stats) = solve_problem(&pr, n, kind, 1e-10);
-                assert!(stats.converged, "{name} {kind:?} n={n}: {stats:?}");
-                assert!(stats.relative_residual <= 1e-10, "{name} {kind:?}: {stats:?}");
-                assert!(stats.iterations > 0, "{name} {kind:?} did not iterate");
+                assert!(stats.converged, "{D}D {name} {kind:?} n={n}: {stats:?}");
+                assert!(
+                    stats.relative_residual <= 1e-10,
+                    "{D}D {name} {kind:?}: {stats:?}"
+                );
+                assert!(stats.iterations > 0, "{D}D {name} {kind:?} did not iterate");
                 errs.push(err);
             }
             for w in errs.windows(2) {
                 let order = (w[0] / w[1]).log2();
                 assert!(
                     order > 1.8,
-                    "{name} {kind:?}: order {order:.2} from errors {errs:?}"
+                    "{D}D {name} {kind:?}: order {order:.2} from errors {errs:?}"
                 );
             }
         }
     }
+}
+
+#[test]
+fn every_solver_converges_to_tolerance_with_second_order_error() {
+    converge(problems_2d(), [16, 32, 64], &KINDS);
+}
+
+#[test]
+fn every_solver_converges_with_second_order_error_in_3d() {
+    let all: Vec<_> = KINDS.into_iter().chain([PressureSolverKind::Fft]).collect();
+    converge(problems_3d(), [8, 16, 32], &all);
 }
 
 /// The transform solver on the manufactured problems whose sides pair up: one "iteration", a
@@ -111,10 +178,7 @@ fn every_solver_converges_to_tolerance_with_second_order_error() {
 /// iterative solvers (it solves the same discrete equations).
 #[test]
 fn fft_solves_paired_problems_directly_with_second_order_error() {
-    for (name, pr) in problems() {
-        if spectral::check(pr.bc).is_err() {
-            continue;
-        }
+    for (name, pr) in problems_2d() {
         let mut errs = Vec::new();
         for n in [16, 32, 64] {
             let (err, stats) = solve_problem(&pr, n, PressureSolverKind::Fft, 1e-10);
@@ -137,32 +201,47 @@ fn fft_solves_paired_problems_directly_with_second_order_error() {
     }
 }
 
-#[test]
-fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
-    for (name, pr) in problems() {
-        for n in [64, 128, 96] {
-            let h = 1.0 / n as f64;
-            let op = Laplacian::<f64>::new(n, n, h, h, pr.bc);
+/// Residual reduction of each of six V-cycles from zero: at least `5x` per cycle (the
+/// asymptotic rate), at least `first` for the first cycle from a zero guess, on grids with at
+/// least three levels.
+fn multigrid_factor<const D: usize>(problems: Vec<(&str, Problem<D>)>, sizes: &[usize], first: f64) {
+    for (name, pr) in problems {
+        for &n in sizes {
+            let (op, mut b) = rhs(&pr, n);
             let mut mg = Multigrid::new(op);
-            let mut b: Vec<f64> = (0..n * n)
-                .map(|k| (pr.f)(((k % n) as f64 + 0.5) * h, ((k / n) as f64 + 0.5) * h))
-                .collect();
-            let mut partial = vec![0.0; n];
+            let mut partial = vec![0.0; op.rows()];
             if op.singular() {
                 remove_mean(&mut b, &mut partial, n);
             }
-            let mut p = vec![0.0; n * n];
+            let mut p = vec![0.0; op.len()];
             let mut last = residual_norm(&op, &p, &b, &mut partial);
             for cycle in 0..6 {
                 mg.solve(&mut p, &b, &mut partial, 0.0, 1);
                 let r = residual_norm(&op, &p, &b, &mut partial);
                 let factor = last / r;
-                assert!(factor >= 5.0, "{name} n={n} cycle {cycle}: reduction {factor:.2}");
+                let bound = if cycle == 0 { first } else { 5.0 };
+                assert!(
+                    factor >= bound,
+                    "{D}D {name} n={n} cycle {cycle}: reduction {factor:.2}"
+                );
                 last = r;
             }
-            assert!(mg.depth() >= 3, "{name} n={n}: only {} levels", mg.depth());
+            assert!(mg.depth() >= 3, "{D}D {name} n={n}: only {} levels", mg.depth());
         }
     }
+}
+
+#[test]
+fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle() {
+    multigrid_factor(problems_2d(), &[64, 128, 96], 5.0);
+}
+
+/// In 3D the red-black V(2,2) cycle reduces the residual 5.7 to 6.4 times per cycle once the
+/// error has its asymptotic shape (measured here at 32^3, 48^3, 64^3); the first cycle from a
+/// zero guess on these smooth right-hand sides, 4.1 to 4.8 times.
+#[test]
+fn multigrid_reduces_the_residual_at_least_fivefold_per_v_cycle_in_3d() {
+    multigrid_factor(problems_3d(), &[32, 64, 48], 4.0);
 }
 
 /// Single precision limits the attainable residual: a red-black SOR sweep leaves a local defect
@@ -174,7 +253,7 @@ fn f32_solvers_reach_single_precision_tolerances() {
     for kind in KINDS.into_iter().chain([PressureSolverKind::Fft]) {
         let n = 32;
         let h = 1.0 / n as f64;
-        let op = Laplacian::<f32>::new(n, n, h, h, [FaceBc::Neumann; 4]);
+        let op = Laplacian::<f32, 2>::new([n, n], [h, h], [[FaceBc::Neumann; 2]; 2]);
         let mut solver = PoissonSolver::new(op, settings(kind, 1e-4));
         let mut b: Vec<f32> = (0..n * n)
             .map(|k| {

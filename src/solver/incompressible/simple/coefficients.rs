@@ -295,7 +295,17 @@ mod tests {
 
     /// Ghosted u, v, mu_c, mu_n of an `n x n` grid (every ghost filled from the formulas).
     fn sample(n: usize, mu_of: impl Fn(f64, f64) -> f64) -> (Layout<2>, [Vec<f64>; 4]) {
-        let l = Layout::new(n, n, &std::array::from_fn(|_| Boundary::Wall { velocity: 0.0 }));
+        let l = Layout::new(
+            [n, n],
+            &[
+                [0, 1].map(|_| crate::case::Boundary::Wall {
+                    velocity: Default::default(),
+                }),
+                [0, 1].map(|_| crate::case::Boundary::Wall {
+                    velocity: Default::default(),
+                }),
+            ],
+        );
         let h = 1.0 / n as f64;
         let mut f = [(); 4].map(|_| vec![0.0; l.len()]);
         for j in 0..n + 2 {

@@ -161,6 +161,12 @@ impl SimpleConfig {
             ));
         }
         let flow = Flow::from_spec(spec)?;
+        if flow.analytic.is_some() {
+            return Err(Invalid::new(
+                "initial.type",
+                "analytic initial states run by the projection method (solver.method = \"projection\")",
+            ));
+        }
         if flow.grid.dim != 2 {
             return Err(Invalid::new(
                 "case.dim",
