@@ -64,6 +64,90 @@ fn run_writes_profile_summary_and_residuals_for_a_shock_tube() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A 3D run writes 3D image data with the 3D fields, samples a 3D line and a plane, and
+/// summarises kinetic energy and centreline extrema; a 2D line or a plane outside the box is
+/// refused before the run, naming the option.
+#[test]
+fn run_writes_3d_fields_lines_and_planes() {
+    let out = out_dir("cli_cavity_3d");
+    let grid = ["--set", "grid.nx=12", "--set", "grid.ny=10", "--set", "grid.nz=8"];
+    let mut args = vec!["run", "cases/cavity_3d_re100.toml"];
+    args.extend(grid);
+    args.extend([
+        "--steps",
+        "10",
+        "--line",
+        "0.5,0,0.5,0.5,1,0.5,21",
+        "--plane",
+        "z=0.5",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let o = flowlab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vti = std::fs::read_to_string(out.join("fields.vti")).unwrap();
+    assert!(vti.contains("WholeExtent=\"0 12 0 10 0 8\""));
+    for name in [
+        "u",
+        "v",
+        "w",
+        "vorticity_x",
+        "vorticity",
+        "q_criterion",
+        "lambda2",
+        "helicity",
+    ] {
+        assert!(vti.contains(&format!("Name=\"{name}\"")), "{name} missing");
+    }
+    let line = std::fs::read_to_string(out.join("line_0.csv")).unwrap();
+    assert!(line.starts_with("s,x,y,z,u,v,w,speed"), "{line}");
+    assert_eq!(line.lines().count(), 22);
+    // The lid end of the vertical centreline moves with the lid.
+    let last: Vec<f64> = line
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!((last[4] - 1.0).abs() < 1e-12, "u at the lid: {}", last[4]);
+    let plane = std::fs::read_to_string(out.join("plane_0.csv")).unwrap();
+    assert!(plane.starts_with("x,y,z,u,v,w"), "{plane}");
+    assert_eq!(plane.lines().count(), 1 + 12 * 10);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let r = &summary["results"];
+    assert!(r["kinetic_energy"].as_f64().unwrap() > 0.0);
+    assert!(r["centreline_u_min"].as_f64().unwrap() < 0.0, "{r}");
+    assert_eq!(summary["grid"]["dim"].as_u64(), Some(3));
+    for (option, value, says) in [
+        ("--line", "0,0,1,1,5", "3D case"),
+        ("--plane", "y=2", "outside the domain"),
+        ("--plane", "q=1", "x, y, z"),
+    ] {
+        let mut args = vec!["run", "cases/cavity_3d_re100.toml"];
+        args.extend(grid);
+        args.extend([
+            "--steps",
+            "1",
+            option,
+            value,
+            "--quiet",
+            "--force",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let o = flowlab(&args);
+        assert!(!o.status.success());
+        assert!(
+            stderr(&o).contains(option) && stderr(&o).contains(says),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
 #[test]
 fn run_writes_vti_and_line_samples_for_the_cavity() {
     let out = out_dir("cli_cavity");

@@ -525,7 +525,7 @@ fn device_derived_fields_equal_the_host_derivation() {
 }
 
 fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
-    use flowlab::solver::incompressible::{CudaProjection, FIELDS};
+    use flowlab::solver::incompressible::{CudaProjection, FIELDS_2D as FIELDS};
     let case = cavity(&s(&[
         "grid.nx=96",
         "grid.ny=64",

@@ -280,17 +280,17 @@ fn a_slow_case_opens_on_a_coarser_grid_and_says_so() {
     state.playing = false;
     state.fit_grid_to_speed();
     let choice = state.grid_choice.clone().expect("measured on the CPU");
-    assert_eq!(choice.case_grid, [512, 512]);
+    assert_eq!(choice.case_grid, [512, 512, 1]);
     assert!(choice.coarsened(), "{choice:?}");
     assert!(choice.grid[0] >= 32 && choice.grid[0] < 512, "{choice:?}");
-    assert_eq!(state.solver.info().grid.n[..2], choice.grid[..]);
+    assert_eq!(state.solver.info().grid.n, choice.grid);
     assert_eq!(
         state.case.spec.grid.nx, choice.grid[0],
         "the case runs the chosen grid"
     );
     let mut h = harness(state);
     h.run();
-    let [nx, ny] = choice.grid;
+    let [nx, ny, _] = choice.grid;
     h.get_by_label_contains(&format!("grid {nx}x{ny} chosen for speed (the case asks 512x512"));
     h.get_by_label("Reset with the case grid (512x512)").click();
     h.run();

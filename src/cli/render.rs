@@ -265,8 +265,10 @@ pub fn frame_of(
     scratch: &mut Scratch,
     frame: &mut FrameData,
 ) -> Result<(), String> {
-    if solver.info().grid.dim != 2 {
-        return Err("flowlab render draws 2D cases; this case is not 2D".into());
+    if solver.info().grid.dim == 1 {
+        return Err(
+            "flowlab render draws 2D cases and the mid-plane z slice of 3D cases; this case is 1D".into(),
+        );
     }
     view::gather(solver, view, Freshness::Current, scratch, frame)
         .map(|_| ())

@@ -7,7 +7,8 @@
 //! far and a checkpoint, and prints the command that resumes it. `--restart FILE` continues a
 //! checkpoint bit for bit as the uninterrupted run would have gone on.
 
-use crate::export::csv::{Line, ResidualLog, line_samples, profile};
+use crate::export::csv::{ResidualLog, profile};
+use crate::export::sampling::{Line, Plane, line_samples, plane_samples};
 use crate::export::vti;
 use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
 use crate::solver::stopping::{CappedSolves, StopKeys};
@@ -39,10 +40,14 @@ pub struct Args {
     /// number > 0).
     #[arg(long, group = "stop", allow_hyphen_values = true)]
     pub until_steady: Option<f64>,
-    /// Sample all fields along x0,y0,x1,y1,N into line_K.csv (repeatable; both ends inside the
-    /// domain).
+    /// Sample all fields along x0,y0,x1,y1,N (3D: x0,y0,z0,x1,y1,z1,N) into line_K.csv
+    /// (repeatable; both ends inside the domain).
     #[arg(long = "line", value_name = "x0,y0,x1,y1,N", allow_hyphen_values = true)]
     pub lines: Vec<Line>,
+    /// Sample all fields over the plane AXIS=VALUE of a 3D case (e.g. z=0.5) at the cell centres
+    /// into plane_K.csv (repeatable).
+    #[arg(long = "plane", value_name = "AXIS=VALUE", allow_hyphen_values = true)]
+    pub planes: Vec<Plane>,
     /// Compute backend (overrides solver.backend).
     #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
     pub backend: Option<String>,
@@ -157,15 +162,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             case.name
         );
     }
-    check_lines(
+    check_samples(
         &args.lines,
+        &args.planes,
         &solver::Grid::from_spec(spec.case.dim as usize, &spec.grid),
     )?;
     let continues_here = args
         .restart
         .as_ref()
         .is_some_and(|f| same_dir(f.parent().unwrap_or(Path::new(".")), &args.out));
-    prepare_out_dir(&args.out, args.force || continues_here, args.lines.len())?;
+    prepare_out_dir(
+        &args.out,
+        args.force || continues_here,
+        args.lines.len(),
+        args.planes.len(),
+    )?;
     let pool = crate::backend::cpu::thread_pool(args.threads).context("cannot start the worker threads")?;
     let case_error = |key: String, message: String| {
         crate::case::CaseError::new(
@@ -251,6 +262,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             line_samples(solver.as_ref(), line),
         )?;
     }
+    for (k, plane) in args.planes.iter().enumerate() {
+        std::fs::write(
+            args.out.join(format!("plane_{k}.csv")),
+            plane_samples(solver.as_ref(), plane),
+        )?;
+    }
     // The run's results are written even when a checkpoint could not be.
     if let Some(e) = checkpoint_error {
         return Err(e.context(format!("{}: writing a checkpoint failed", case.name)));
@@ -309,22 +326,35 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 
 /// The most `--line` options a run takes.
 const MAX_LINES: usize = 64;
+/// The most `--plane` options a run takes.
+const MAX_PLANES: usize = 16;
 
-/// `Err` when there are more than [`MAX_LINES`] lines or a line has an end outside the case's
-/// domain (samples there would be extrapolated).
-fn check_lines(lines: &[Line], grid: &solver::Grid) -> anyhow::Result<()> {
+/// `Err` when there are more than [`MAX_LINES`] lines or [`MAX_PLANES`] planes, or one does not
+/// fit the case (its dimension, or outside the domain, where samples would be extrapolated).
+fn check_samples(lines: &[Line], planes: &[Plane], grid: &solver::Grid) -> anyhow::Result<()> {
     if lines.len() > MAX_LINES {
         bail!("option `--line`: at most {MAX_LINES} lines, got {}", lines.len());
+    }
+    if planes.len() > MAX_PLANES {
+        bail!(
+            "option `--plane`: at most {MAX_PLANES} planes, got {}",
+            planes.len()
+        );
     }
     for line in lines {
         line.check_inside(grid)
             .map_err(|e| anyhow::anyhow!("option `--line`: {e}"))?;
     }
+    for plane in planes {
+        plane
+            .check_inside(grid)
+            .map_err(|e| anyhow::anyhow!("option `--plane`: {e}"))?;
+    }
     Ok(())
 }
 
 /// Creates the output folder and checks, before the run, that files can be written there.
-fn prepare_out_dir(dir: &Path, force: bool, lines: usize) -> anyhow::Result<()> {
+fn prepare_out_dir(dir: &Path, force: bool, lines: usize, planes: usize) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
     let probe = dir.join(".flowlab-write-test");
@@ -335,7 +365,13 @@ fn prepare_out_dir(dir: &Path, force: bool, lines: usize) -> anyhow::Result<()> 
         return Ok(());
     }
     let line_files = (0..lines).map(|k| format!("line_{k}.csv"));
-    for name in OUTPUTS.iter().map(|s| s.to_string()).chain(line_files) {
+    let plane_files = (0..planes).map(|k| format!("plane_{k}.csv"));
+    for name in OUTPUTS
+        .iter()
+        .map(|s| s.to_string())
+        .chain(line_files)
+        .chain(plane_files)
+    {
         if dir.join(&name).exists() {
             bail!(
                 "{} already holds {name} from another run; choose another --out or pass --force to overwrite",

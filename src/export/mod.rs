@@ -3,5 +3,6 @@
 
 pub mod csv;
 pub mod png;
+pub mod sampling;
 pub mod video;
 pub mod vti;

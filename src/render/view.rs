@@ -328,8 +328,10 @@ pub enum Freshness {
 }
 
 /// Reads the fields the view needs from `solver` (only those, all of one state), maps ranges,
-/// and traces the streamlines. Returns the step count of the state drawn, or `None` if the
-/// solver does not know a shown field or is not 2D.
+/// and traces the streamlines. A 3D state is shown as its mid-plane `z` slice ([`mid_plane`];
+/// the in-plane velocity `u, v` drives arrows and streamlines) until the 3D views land.
+/// Returns the step count of the state drawn, or `None` if the solver does not know a shown
+/// field or is 1D.
 pub fn gather(
     solver: &dyn Solver,
     view: &ViewSettings,
@@ -338,7 +340,7 @@ pub fn gather(
     out: &mut FrameData,
 ) -> Option<u64> {
     let g = solver.info().grid;
-    if g.dim != 2 {
+    if g.dim < 2 {
         return None;
     }
     out.n = [g.n[0], g.n[1]];
@@ -354,6 +356,9 @@ pub fn gather(
         Freshness::Current => solver::read_fields(solver, &names, fields)?,
         Freshness::Latest => solver.display_fields(&names, fields)?,
     };
+    if g.dim == 3 {
+        fields.iter_mut().for_each(|f| mid_plane(f, g.n));
+    }
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     to_f32(&fields[0], &mut out.field);
     out.colormap = Some(view.colormap);
@@ -480,6 +485,18 @@ pub fn xt_frame(
     out.arrows = None;
     out.segments.clear();
     Some(())
+}
+
+/// Replaces a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) by its values on the mid-plane
+/// `z = z0 + L_z / 2`: the mean of the two middle cell layers (the middle layer when `n[2]` is
+/// odd), in place.
+pub fn mid_plane(field: &mut Vec<f64>, n: [usize; 3]) {
+    let plane = n[0] * n[1];
+    let (lo, hi) = ((n[2] - 1) / 2 * plane, n[2] / 2 * plane);
+    for k in 0..plane {
+        field[k] = 0.5 * (field[lo + k] + field[hi + k]);
+    }
+    field.truncate(plane);
 }
 
 fn to_f32(src: &[f64], dst: &mut Vec<f32>) {

@@ -26,9 +26,10 @@ const MEASURE: Duration = Duration::from_millis(300);
 pub struct GridChoice {
     /// What was measured, e.g. "CPU, 2 threads".
     pub backend: String,
-    /// The case's grid and the grid chosen (cells along x and y; equal when kept).
-    pub case_grid: [usize; 2],
-    pub grid: [usize; 2],
+    /// The case's grid and the grid chosen (cells along each axis, 1 beyond the case's
+    /// dimensions; equal when kept).
+    pub case_grid: [usize; 3],
+    pub grid: [usize; 3],
     /// Estimated wall seconds for the flow to develop in the app on the case's grid and on the
     /// chosen one.
     pub case_seconds: f64,
@@ -42,21 +43,31 @@ impl GridChoice {
 
     /// The panel's line.
     pub fn describe(&self) -> String {
-        let [nx, ny] = self.grid;
-        let [cx, cy] = self.case_grid;
+        let (grid, case) = (cells(self.grid), cells(self.case_grid));
         if self.coarsened() {
             format!(
-                "{}: grid {nx}x{ny} chosen for speed (the case asks {cx}x{cy}, where the flow \
+                "{}: grid {grid} chosen for speed (the case asks {case}, where the flow \
                  would take ~{:.0} s to develop; here ~{:.0} s)",
                 self.backend, self.case_seconds, self.seconds
             )
         } else {
             format!(
-                "{}: the case's grid {cx}x{cy} develops in ~{:.0} s",
+                "{}: the case's grid {case} develops in ~{:.0} s",
                 self.backend, self.case_seconds
             )
         }
     }
+}
+
+/// `64x64` (2D) or `64x64x64` (3D): the cells along each axis of a grid with more than one.
+pub fn cells(grid: [usize; 3]) -> String {
+    let axes: Vec<String> = grid
+        .iter()
+        .enumerate()
+        .filter(|(a, n)| *a < 2 || **n > 1)
+        .map(|(_, n)| n.to_string())
+        .collect();
+    axes.join("x")
 }
 
 /// The grid to show: starting from `case_grid`, halves every axis of `dim` while `seconds_at`
@@ -64,19 +75,19 @@ impl GridChoice {
 /// [`DEVELOP_SECONDS`] and each axis stays even and at least [`MIN_CELLS`]. Returns the grid and
 /// the estimates on the case's grid and on it; `None` if the case's grid cannot be measured.
 pub fn choose(
-    case_grid: [usize; 2],
+    case_grid: [usize; 3],
     dim: usize,
-    mut seconds_at: impl FnMut([usize; 2]) -> Option<f64>,
-) -> Option<([usize; 2], f64, f64)> {
+    mut seconds_at: impl FnMut([usize; 3]) -> Option<f64>,
+) -> Option<([usize; 3], f64, f64)> {
     let case_seconds = seconds_at(case_grid)?;
     let (mut grid, mut seconds) = (case_grid, case_seconds);
     while seconds > DEVELOP_SECONDS {
-        let axes = &grid[..dim.min(2)];
+        let axes = &grid[..dim];
         if axes.iter().any(|&n| n % 2 != 0 || n / 2 < MIN_CELLS) {
             break;
         }
         let mut coarser = grid;
-        for n in &mut coarser[..dim.min(2)] {
+        for n in &mut coarser[..dim] {
             *n /= 2;
         }
         let Some(s) = seconds_at(coarser) else { break };
@@ -133,12 +144,15 @@ fn measure(spec: &CaseSpec) -> Option<f64> {
     Some(development_steps(spec, s.as_ref())? * per_step / STEPPING_SHARE)
 }
 
-/// `case` with the grid `[nx, ny]`.
-fn on_grid(case: &Case, [nx, ny]: [usize; 2]) -> Option<Case> {
+/// `case` with the grid `n` (along its dimensions).
+fn on_grid(case: &Case, n: [usize; 3]) -> Option<Case> {
     let mut c = case.clone();
-    c.set("grid.nx", &nx.to_string()).ok()?;
-    if case.spec.case.dim >= 2 {
-        c.set("grid.ny", &ny.to_string()).ok()?;
+    for (key, n) in ["grid.nx", "grid.ny", "grid.nz"]
+        .iter()
+        .zip(n)
+        .take(case.spec.case.dim as usize)
+    {
+        c.set(key, &n.to_string()).ok()?;
     }
     Some(c)
 }
@@ -155,7 +169,7 @@ impl AppState {
             return;
         }
         let spec = &self.case.spec;
-        let case_grid = [spec.grid.nx, spec.grid.ny];
+        let case_grid = [spec.grid.nx, spec.grid.ny, spec.grid.nz];
         let dim = spec.case.dim as usize;
         let measured = choose(case_grid, dim, |g| develop_seconds(&on_grid(&self.case, g)?.spec));
         let Some((grid, case_seconds, seconds)) = measured else {
@@ -208,31 +222,33 @@ mod tests {
     #[test]
     fn a_slow_rate_halves_the_grid_until_it_is_fast_enough() {
         // 8x per halving in 2D: cells / 4 and, with a CFL-limited dt, half the steps.
-        let seconds = |g: [usize; 2]| Some(20.0 * (g[0] as f64 / 128.0).powi(3));
-        assert_eq!(choose([128, 128], 2, seconds), Some(([64, 64], 20.0, 2.5)));
+        let seconds = |g: [usize; 3]| Some(20.0 * (g[0] as f64 / 128.0).powi(3));
+        assert_eq!(choose([128, 128, 1], 2, seconds), Some(([64, 64, 1], 20.0, 2.5)));
         // Still slow at the coarsest grid: it stops there.
-        let seconds = |g: [usize; 2]| Some(1000.0 * (g[0] as f64 / 128.0).powi(3));
+        let seconds = |g: [usize; 3]| Some(1000.0 * (g[0] as f64 / 128.0).powi(3));
         assert_eq!(
-            choose([128, 128], 2, seconds),
-            Some(([32, 32], 1000.0, 1000.0 / 64.0))
+            choose([128, 128, 1], 2, seconds),
+            Some(([32, 32, 1], 1000.0, 1000.0 / 64.0))
         );
     }
 
     #[test]
     fn a_fast_rate_keeps_the_case_grid() {
-        let seconds = |_: [usize; 2]| Some(3.0);
-        assert_eq!(choose([128, 128], 2, seconds), Some(([128, 128], 3.0, 3.0)));
+        let seconds = |_: [usize; 3]| Some(3.0);
+        assert_eq!(choose([128, 128, 1], 2, seconds), Some(([128, 128, 1], 3.0, 3.0)));
     }
 
     #[test]
     fn the_grid_never_goes_below_the_minimum_or_to_an_odd_split() {
-        let slow = |_: [usize; 2]| Some(1e6);
-        assert_eq!(choose([128, 64], 2, slow).unwrap().0, [64, 32]);
-        assert_eq!(choose([96, 96], 2, slow).unwrap().0, [48, 48]);
-        assert_eq!(choose([100, 100], 2, slow).unwrap().0, [50, 50]);
-        assert_eq!(choose([50, 50], 2, slow).unwrap().0, [50, 50]);
+        let slow = |_: [usize; 3]| Some(1e6);
+        assert_eq!(choose([128, 64, 1], 2, slow).unwrap().0, [64, 32, 1]);
+        assert_eq!(choose([96, 96, 1], 2, slow).unwrap().0, [48, 48, 1]);
+        assert_eq!(choose([100, 100, 1], 2, slow).unwrap().0, [50, 50, 1]);
+        assert_eq!(choose([50, 50, 1], 2, slow).unwrap().0, [50, 50, 1]);
         // 1D: only x.
-        assert_eq!(choose([1024, 1], 1, slow).unwrap().0, [32, 1]);
+        assert_eq!(choose([1024, 1, 1], 1, slow).unwrap().0, [32, 1, 1]);
+        // 3D: every axis.
+        assert_eq!(choose([128, 64, 64], 3, slow).unwrap().0, [64, 32, 32]);
     }
 
     fn state(name: &str, sets: &[&str]) -> AppState {
@@ -273,7 +289,7 @@ mod tests {
         let mut s = state("lid_driven_cavity_re100", &["grid.nx=64", "grid.ny=64"]);
         s.fit_grid_to_speed();
         let choice = s.grid_choice.clone().expect("measured on the CPU");
-        assert_eq!(choice.case_grid, [64, 64]);
+        assert_eq!(choice.case_grid, [64, 64, 1]);
         assert!(choice.case_seconds > 0.0 && choice.case_seconds.is_finite());
         assert_eq!(s.solver.info().grid.n[..2], choice.grid[..]);
         assert!(choice.describe().starts_with("CPU, "), "{}", choice.describe());
@@ -284,8 +300,8 @@ mod tests {
         let mut s = state("lid_driven_cavity_re100", &["grid.nx=64", "grid.ny=64"]);
         s.grid_choice = Some(GridChoice {
             backend: "CPU, 2 threads".into(),
-            case_grid: [128, 128],
-            grid: [64, 64],
+            case_grid: [128, 128, 1],
+            grid: [64, 64, 1],
             case_seconds: 80.0,
             seconds: 10.0,
         });

@@ -556,9 +556,15 @@ impl AppState {
         Ok(path)
     }
 
-    /// Values of every field at a point (probe).
+    /// Values of every field at a point (probe; in 3D on the shown mid-plane z slice).
     pub fn probe_values(&self, p: [f64; 2]) -> Vec<(&'static str, f64)> {
-        let point = [p[0], p[1], 0.0];
+        let g = self.solver.info().grid;
+        let z = if g.dim == 3 {
+            g.origin[2] + 0.5 * g.extent(2)
+        } else {
+            0.0
+        };
+        let point = [p[0], p[1], z];
         self.solver
             .field_names()
             .iter()

@@ -1,7 +1,9 @@
 //! `flowlab bench`: throughput of full solver steps, in million cell updates per second, with one
 //! thread and with all threads.
 //!
-//! - incompressible: the Re = 1000 cavity at each size with each pressure solver;
+//! - incompressible: the Re = 1000 cavity at each size with each pressure solver, the cubic
+//!   Re = 1000 cavity at each `--sizes-3d` size, and with `--box` Thibault & Senocak's
+//!   1024 x 32 x 1024 box (`cases/thibault_senocak_box.toml`);
 //! - compressible: Sod in 1D (10^4 and 10^6 cells) and the Riemann quadrant (configuration 3) in
 //!   2D, with MUSCL-Hancock + HLLC + van Leer and with CE/SE.
 //!
@@ -47,6 +49,8 @@ use std::time::Instant;
 use steady::{schwarz, steady};
 
 const CAVITY: &str = include_str!("../../../cases/lid_driven_cavity_re1000.toml");
+const CAVITY_3D: &str = include_str!("../../../cases/cavity_3d_re1000.toml");
+const BOX_3D: &str = include_str!("../../../cases/thibault_senocak_box.toml");
 const CAVITY_SIMPLE: &str = include_str!("../../../cases/lid_driven_cavity_re100_simple.toml");
 const CAVITY_RE100: &str = include_str!("../../../cases/lid_driven_cavity_re100.toml");
 const CAVITY_SIMPLE_RE1000: &str = include_str!("../../../cases/lid_driven_cavity_re1000_simple.toml");
@@ -67,6 +71,12 @@ pub struct Args {
     /// Cavity grid sizes N (N x N cells).
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
     pub sizes: Vec<usize>,
+    /// Cubic cavity grid sizes N (N^3 cells).
+    #[arg(long, value_delimiter = ',', default_values_t = [64usize])]
+    pub sizes_3d: Vec<usize>,
+    /// Also time Thibault & Senocak's 1024 x 32 x 1024 box (33.5 million cells).
+    #[arg(long)]
+    pub r#box: bool,
     /// Pressure solvers to measure.
     #[arg(long, value_delimiter = ',', default_values = ["jacobi", "sor", "pcg", "multigrid", "fft"],
           value_parser = ["jacobi", "sor", "pcg", "multigrid", "fft"])]
@@ -196,6 +206,7 @@ fn check(args: &Args) -> anyhow::Result<()> {
     }
     let sizes = [
         ("--sizes", &args.sizes),
+        ("--sizes-3d", &args.sizes_3d),
         ("--sizes-1d", &args.sizes_1d),
         ("--sizes-2d", &args.sizes_2d),
         ("--schwarz-sizes", &args.schwarz_sizes),
@@ -304,21 +315,37 @@ fn configs(args: &Args) -> Vec<Config> {
         .unwrap_or(if args.precision == "f32" { 1e-4 } else { 1e-6 });
     let mut v = Vec::new();
     if args.family != "compressible" {
-        for &n in &args.sizes {
+        let grid = |n: usize, axes: &[&str]| axes.iter().map(|k| format!("grid.{k}={n}")).collect::<Vec<_>>();
+        let squares = args
+            .sizes
+            .iter()
+            .map(|&n| (CAVITY, "cavity Re 1000", format!("{n}^2"), grid(n, &["nx", "ny"])));
+        let cubes = args.sizes_3d.iter().map(|&n| {
+            (
+                CAVITY_3D,
+                "cubic cavity Re 1000",
+                format!("{n}^3"),
+                grid(n, &["nx", "ny", "nz"]),
+            )
+        });
+        let boxed = args
+            .r#box
+            .then(|| (BOX_3D, "Thibault-Senocak box", "1024x32x1024".to_string(), vec![]));
+        for (text, name, cells, grid) in squares.chain(cubes).chain(boxed) {
             for ps in &args.solvers {
+                let mut sets = grid.clone();
+                sets.extend([
+                    format!("solver.pressure_solver={ps}"),
+                    format!("solver.max_iterations={}", args.max_iterations),
+                    format!("solver.tolerance={tolerance}"),
+                    precision.clone(),
+                    format!("solver.backend={}", args.backend),
+                ]);
                 v.push(Config {
-                    label: format!("cavity Re 1000, projection, {ps}"),
-                    cells: format!("{n}^2"),
-                    text: CAVITY,
-                    sets: vec![
-                        format!("grid.nx={n}"),
-                        format!("grid.ny={n}"),
-                        format!("solver.pressure_solver={ps}"),
-                        format!("solver.max_iterations={}", args.max_iterations),
-                        format!("solver.tolerance={tolerance}"),
-                        precision.clone(),
-                        format!("solver.backend={}", args.backend),
-                    ],
+                    label: format!("{name}, projection, {ps}"),
+                    cells: cells.clone(),
+                    text,
+                    sets,
                 });
             }
         }

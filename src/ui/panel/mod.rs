@@ -286,16 +286,13 @@ fn case_section(ui: &mut Ui, state: &mut AppState) {
 /// case's grid when it coarsened it.
 fn grid_choice(ui: &mut Ui, state: &mut AppState) {
     let running = state.solver.info().grid.n;
-    let Some(choice) = state.grid_choice.clone().filter(|c| c.grid[..] == running[..2]) else {
+    let Some(choice) = state.grid_choice.clone().filter(|c| c.grid == running) else {
         return;
     };
     ui.label(RichText::new(choice.describe()).weak());
     if choice.coarsened() {
-        let [nx, ny] = choice.case_grid;
-        if ui
-            .button(format!("Reset with the case grid ({nx}x{ny})"))
-            .clicked()
-        {
+        let grid = crate::ui::speed::cells(choice.case_grid);
+        if ui.button(format!("Reset with the case grid ({grid})")).clicked() {
             let _ = state.use_case_grid();
         }
     }

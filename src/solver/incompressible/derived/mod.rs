@@ -258,8 +258,9 @@ impl<T: Real, const D: usize> View<'_, T, D> {
     }
 
     /// Kinetic energy per unit density, `1/2 sum |u|^2 dV` over the cells (cell-centred
-    /// velocities), and the extrema along the centrelines through the domain's centre: `u` along
-    /// the line parallel to y, `v` along the line parallel to x (the cavity's profiles).
+    /// velocities), and the extrema over the cell centres of the centrelines through the
+    /// domain's centre: `u` along the line parallel to y, `v` along the line parallel to x (the
+    /// cavity's profiles; in 3D at the mid-plane z = 0.5).
     fn energy_and_centrelines(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
         let (l, g) = (self.l, &self.grid);
         let volume: f64 = (0..D).map(|a| g.spacing[a]).product();
@@ -271,11 +272,10 @@ impl<T: Real, const D: usize> View<'_, T, D> {
         m.insert("kinetic_energy".into(), energy.into());
         let centre: [f64; 3] = std::array::from_fn(|a| g.origin[a] + 0.5 * g.extent(a));
         for (c, along) in [(0usize, 1usize), (1, 0)] {
-            let n = 4 * l.n[along];
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for s in 0..=n {
+            for s in 0..l.n[along] {
                 let mut p = centre;
-                p[along] = g.origin[along] + g.extent(along) * s as f64 / n as f64;
+                p[along] = g.centre(along, s);
                 let q = self.sample(COMPONENTS[c], p).expect("a velocity component");
                 (lo, hi) = (lo.min(q), hi.max(q));
             }
