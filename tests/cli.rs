@@ -15,6 +15,16 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The numbers of a CSV table's last row.
+fn last_row(csv: &str) -> Vec<f64> {
+    csv.lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
 fn out_dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&d);
@@ -104,13 +114,7 @@ fn run_writes_3d_fields_lines_and_planes() {
     assert!(line.starts_with("s,x,y,z,u,v,w,speed"), "{line}");
     assert_eq!(line.lines().count(), 22);
     // The lid end of the vertical centreline moves with the lid.
-    let last: Vec<f64> = line
-        .lines()
-        .last()
-        .unwrap()
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let last = last_row(&line);
     assert!((last[4] - 1.0).abs() < 1e-12, "u at the lid: {}", last[4]);
     let plane = std::fs::read_to_string(out.join("plane_0.csv")).unwrap();
     assert!(plane.starts_with("x,y,z,u,v,w"), "{plane}");
@@ -178,13 +182,7 @@ fn run_writes_vti_and_line_samples_for_the_cavity() {
     assert!(line.starts_with("s,x,y,u,v,speed,p,vorticity"), "{line}");
     assert_eq!(line.lines().count(), 12);
     // The lid end of the vertical centreline has u = 1 (the wall value).
-    let last: Vec<f64> = line
-        .lines()
-        .last()
-        .unwrap()
-        .split(',')
-        .map(|v| v.parse().unwrap())
-        .collect();
+    let last = last_row(&line);
     assert!((last[3] - 1.0).abs() < 1e-12, "u at the lid: {}", last[3]);
     assert_eq!(
         std::fs::read_to_string(out.join("line_1.csv"))

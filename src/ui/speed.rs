@@ -291,7 +291,7 @@ mod tests {
         let choice = s.grid_choice.clone().expect("measured on the CPU");
         assert_eq!(choice.case_grid, [64, 64, 1]);
         assert!(choice.case_seconds > 0.0 && choice.case_seconds.is_finite());
-        assert_eq!(s.solver.info().grid.n[..2], choice.grid[..]);
+        assert_eq!(s.solver.info().grid.n, choice.grid);
         assert!(choice.describe().starts_with("CPU, "), "{}", choice.describe());
     }
 
