@@ -20,24 +20,8 @@ typedef REAL real;
 extern "C" __device__ __noinline__ double libm_pow_f64(double x, double y) { return pow(x, y); }
 extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return pow(x, y); }
 
-// Slots of the device scalar block `sc` (REAL) and of the control block `ctrl` (int).
-#define SC_TARGET 0
-#define SC_BNORM 1
-#define SC_RNORM 2
-#define SC_MEAN 3
-#define SC_GAMMA 4
-#define SC_ALPHA 5
-#define SC_BETA 6
-#define SC_UMAX 8
-#define SC_VMAX 9
-#define SC_CHANGE 10
-#define SC_NORM 11
-#define SC_LEN 16
-
-#define CTRL_DONE 0
-#define CTRL_ITERS 1
-#define CTRL_ZERO 2
-#define CTRL_LEN 4
+// The slots of the device scalar block `sc` (REAL: SC_*) and of the control block `ctrl` (int:
+// CTRL_*) are defined at the top of every compilation unit from src/backend/cuda/slots.rs.
 
 // A kernel given a control block returns at once when the solve it belongs to has converged.
 #define GUARD(ctrl) \
@@ -196,20 +180,8 @@ __device__ __forceinline__ void stencil_tile(const real (*tile)[TBX + 2 * H], in
                idy2, s_out, d_out);
 }
 
-// TVD limiters (src/solver/limiter.rs; numbering fixed by limiter_code in the CUDA solvers):
-// Sweby's psi(r) and the MUSCL slope from backward and forward differences.
-#define LIM_NONE 0
-#define LIM_MINMOD 1
-#define LIM_SUPERBEE 2
-#define LIM_VAN_LEER 3
-#define LIM_MC 4
-#define LIM_VAN_ALBADA 5
-#define LIM_OSHER 6
-#define LIM_DOWNWIND 7
-#define LIM_CENTRAL 8
-#define LIM_SOU 9
-#define LIM_FROMM 10
-#define LIM_QUICK 11
+// TVD limiters (src/solver/limiter.rs; LIM_* of src/backend/cuda/slots.rs, as limiter_code
+// numbers them): Sweby's psi(r) and the MUSCL slope from backward and forward differences.
 
 __device__ __forceinline__ real psi(int lim, real r) {
     const real zero = 0, one = 1, two = 2;

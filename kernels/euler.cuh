@@ -83,12 +83,8 @@ __device__ __forceinline__ bool admissible(q4 w) {
            isfinite(w.c[3]);
 }
 
-// Boundary kinds, two bits per side (left, right, bottom, top) in `bcs`
-// (numbering fixed by src/solver/compressible/cuda.rs).
-#define EBC_REFLECTIVE 0
-#define EBC_TRANSMISSIVE 1
-#define EBC_PERIODIC 2
-#define EBC_INFLOW 3
+// Boundary kinds, two bits per side (left, right, bottom, top) in `bcs`: EBC_* of
+// src/backend/cuda/slots.rs.
 
 // Ghost cells along axis d (boundary.rs `fill`): one thread per (t, ghost layer k = 1..g, side),
 // t over the interior columns (d = 1) or over all rows, ghost rows included (d = 0), so launching
@@ -169,7 +165,7 @@ struct IMinOp {
     __device__ int operator()(int a, int b) const { return a < b ? a : b; }
 };
 
-#define NO_BAD_CELL 0x7fffffff
+// NO_BAD_CELL (no inadmissible cell, INT_MAX) comes from src/backend/cuda/slots.rs.
 // +infinity in the working precision.
 #define REAL_INF ((real)__int_as_float(0x7f800000))
 

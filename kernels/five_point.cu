@@ -12,19 +12,15 @@
 // finalize_alpha, finalize_gamma, pcg_direction) are poisson.cu's.
 #include "common.cuh"
 
-// BiCGSTAB's scalars in `sc` (common.cuh names the others), and the control slot recording the
-// iteration at which the half-step residual s converged.
-#define SC_RHO 12
-#define SC_OMEGA 13
-#define CTRL_LAST 3
+// BiCGSTAB's scalars in `sc` (SC_RHO, SC_OMEGA) and the control slot recording the iteration at
+// which the half-step residual s converged (CTRL_LAST) come from src/backend/cuda/slots.rs.
 
 #define JACOBI_WEIGHT ((real)0.9)
-// Equations per thread of the line solver and its largest block: a line of len <= PCR_K PCR_THREADS
-// equations takes a block of ceil(len / PCR_K) threads or more (src/solver/linear/cuda.rs picks
-// it). The bound keeps the 4 PCR_K values each thread holds through a reduction step in
-// registers (1024 threads would leave 64 registers a thread, too few to launch).
-#define PCR_K 8
-#define PCR_THREADS 512
+// Equations per thread of the line solver and its largest block (PCR_K, PCR_THREADS of
+// src/backend/cuda/slots.rs): a line of len <= PCR_K PCR_THREADS equations takes a block of
+// ceil(len / PCR_K) threads or more (src/solver/linear/cuda.rs picks it). The bound keeps the
+// 4 PCR_K values each thread holds through a reduction step in registers (1024 threads would
+// leave 64 registers a thread, too few to launch).
 
 // sum_nb a_nb x(m) of unknown (i, j) (FivePoint::neighbours, same order), x(m) the value of
 // unknown m.

@@ -6,13 +6,7 @@
 #include "common.cuh"
 #include "euler.cuh"
 
-// Riemann solvers (numbering fixed by src/solver/compressible/cuda.rs).
-#define RS_EXACT 0
-#define RS_HLLC 1
-#define RS_ROE 2
-#define RS_ROE_NO_FIX 3
-#define RS_HLL 4
-#define RS_RUSANOV 5
+// Riemann solvers: RS_* of src/backend/cuda/slots.rs.
 
 // ---- The exact Riemann solver (Toro 2009 ch. 4), in double as on the CPU ----
 

@@ -8,16 +8,8 @@
 #include "common.cuh"
 #include "staggered.cuh"
 
-// Slots of the SIMPLE scalar block (SC_MEAN of common.cuh is the mean the pressure kernels
-// subtract).
-#define S_RES_U 8
-#define S_RES_V 9
-#define S_NORM_U 10
-#define S_NORM_V 11
-#define S_IMBALANCE 12
-#define S_FLUX 13
-#define S_VMAX 14
-#define S_PSUM 15
+// The slots of the SIMPLE scalar block (S_*) come from src/backend/cuda/slots.rs (SC_MEAN is
+// the mean the pressure kernels subtract).
 
 // Viscosity models (viscosity.rs `Viscosity`; codes fixed by src/solver/incompressible/simple/cuda.rs).
 #define MU_POWER_LAW 1

@@ -22,7 +22,9 @@ fn every_kernel_file_compiles_in_both_precisions() {
     for arch in [(9, 0), (8, 0)] {
         for set in KernelSet::ALL {
             for precision in ["f32", "f64"] {
-                let ptx = compile_ptx(set, precision, arch).unwrap_or_else(|e| panic!("{e}"));
+                let ptx = &compile_ptx(set, precision, arch)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .text;
                 assert!(
                     ptx.contains(".entry"),
                     "{} {precision}: no kernel entry in the PTX",
@@ -35,7 +37,7 @@ fn every_kernel_file_compiles_in_both_precisions() {
                     "{} {precision}: no {real} arithmetic",
                     set.file_name()
                 );
-                let fused = fma_outside_libm(&ptx);
+                let fused = fma_outside_libm(ptx);
                 assert!(
                     fused.is_empty(),
                     "{} {precision}: FMA contraction must be off (CPU parity); fma in {fused:?}",
@@ -46,28 +48,24 @@ fn every_kernel_file_compiles_in_both_precisions() {
     }
 }
 
-/// A launch with the wrong number of arguments is refused with an error naming the kernel
-/// (checked against the driver's parameter list of the kernel), and the right number runs: a
-/// kernel given one argument too few would read garbage for it (an illegal address at best).
-/// Needs a GPU with a CUDA 12.4 or later driver; skipped with the reason otherwise (a failure
+/// A launch with the wrong number or kind of arguments is refused with an error naming the
+/// kernel (checked against the parameter list its PTX declares, before the driver is called),
+/// and the right list runs: a kernel given one argument too few, or an `int` where it reads a
+/// `long long`, would read garbage. Needs a GPU; skipped with the reason otherwise (a failure
 /// under `FLOWLAB_REQUIRE_GPU=1`).
 #[test]
-fn a_launch_with_the_wrong_argument_count_is_refused() {
+fn a_launch_with_the_wrong_arguments_is_refused() {
     if !common::gpu() {
         return;
     }
     let gpu = Gpu::new().expect("device");
-    if gpu.info.driver_version < 12040 {
-        common::skip_gpu_test("the driver predates cuFuncGetParamInfo (CUDA 12.4)");
-        return;
-    }
     let m = gpu.module(KernelSet::Bench, "f32").expect("bench module");
     let copy = m.function("copy").expect("copy kernel");
     let (src, dst) = (
         gpu.alloc_zeros::<f32>(1024).unwrap(),
         gpu.alloc::<f32>(1024).unwrap(),
     );
-    // copy(src, dst, n4): three parameters.
+    // copy(src, dst, n4): three parameters, the last a long long.
     let short = Args::new().p(&src).p(&dst);
     // SAFETY: refused before the launch (the test's subject); the full launch below passes
     // copy's three arguments, buffers of 256 float4 each.
@@ -76,6 +74,12 @@ fn a_launch_with_the_wrong_argument_count_is_refused() {
         err.to_string()
             .contains("kernel copy takes 3 parameters; the launch passed 2"),
         "{err}"
+    );
+    let int = short.clone().i(256);
+    let err = unsafe { gpu.launch(copy, (1, 1, 1), (256, 1, 1), &int) }.expect_err("an int for a long long");
+    assert_eq!(
+        err.to_string(),
+        "kernel copy: parameter 2 is a pointer or long long (.u64); the launch passed an int"
     );
     unsafe { gpu.launch(copy, (1, 1, 1), (256, 1, 1), &short.l(256)) }.expect("the full launch");
     gpu.sync().expect("the copy runs");
@@ -132,7 +136,7 @@ fn a_gpu_test_that_cannot_run_skips_or_fails_when_required() {
 /// with the probe's reason (where there is one, it passes).
 #[test]
 fn required_gpu_tests_fail_without_a_device() {
-    let test = "a_launch_with_the_wrong_argument_count_is_refused";
+    let test = "a_launch_with_the_wrong_arguments_is_refused";
     let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
         .args([test, "--exact", "--test-threads=1"])
         .env("FLOWLAB_REQUIRE_GPU", "1")

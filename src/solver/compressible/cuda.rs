@@ -30,7 +30,10 @@ use super::config::Bc;
 use super::layout::Layout;
 use super::state::{conserved, from_soa, to_soa};
 use super::{Euler, FIELDS_2D, time_step};
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
+use crate::backend::cuda::{
+    Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
+    limiter_code, slots,
+};
 use crate::case::{CaseSpec, Invalid, Kind, Method, RiemannSolver};
 use crate::solver::real::Real;
 use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
@@ -40,8 +43,6 @@ use std::sync::{Arc, Mutex};
 /// Thread blocks: 32 x 8 for 2D grids, 256 for 1D.
 const B2: (u32, u32, u32) = (32, 8, 1);
 const B1: (u32, u32, u32) = (256, 1, 1);
-/// `NO_BAD_CELL` of `kernels/euler.cuh`.
-const NO_BAD_CELL: i32 = i32::MAX;
 
 /// Why a case cannot run on the CUDA backend, if it cannot.
 pub fn unsupported(cfg: &super::Config) -> Option<Invalid> {
@@ -61,25 +62,26 @@ pub fn unsupported(cfg: &super::Config) -> Option<Invalid> {
     None
 }
 
+/// The Riemann solver's code (`RS_*` of [`slots`]).
 fn riemann_code(r: RiemannSolver) -> i64 {
     match r {
-        RiemannSolver::Exact => 0,
-        RiemannSolver::Hllc => 1,
-        RiemannSolver::Roe => 2,
-        RiemannSolver::RoeNoFix => 3,
-        RiemannSolver::Hll => 4,
-        RiemannSolver::Rusanov => 5,
+        RiemannSolver::Exact => slots::RS_EXACT,
+        RiemannSolver::Hllc => slots::RS_HLLC,
+        RiemannSolver::Roe => slots::RS_ROE,
+        RiemannSolver::RoeNoFix => slots::RS_ROE_NO_FIX,
+        RiemannSolver::Hll => slots::RS_HLL,
+        RiemannSolver::Rusanov => slots::RS_RUSANOV,
     }
 }
 
-/// Boundary kinds two bits per side (`EBC_*` of `kernels/euler.cuh`).
+/// Boundary kinds two bits per side (`EBC_*` of [`slots`]).
 fn pack_bc(bc: &[Bc; 4]) -> i64 {
     bc.iter().enumerate().fold(0, |acc, (side, b)| {
         let code = match b {
-            Bc::Reflective => 0,
-            Bc::Transmissive => 1,
-            Bc::Periodic => 2,
-            Bc::Inflow(_) => 3,
+            Bc::Reflective => slots::EBC_REFLECTIVE,
+            Bc::Transmissive => slots::EBC_TRANSMISSIVE,
+            Bc::Periodic => slots::EBC_PERIODIC,
+            Bc::Inflow(_) => slots::EBC_INFLOW,
         };
         acc | (code << (2 * side))
     })
@@ -91,6 +93,22 @@ fn grid_of(n: (usize, usize), block: (u32, u32, u32)) -> (u32, u32, u32) {
         (n.1 as u32).div_ceil(block.1).max(1),
         1,
     )
+}
+
+/// The block shape and grid of a kernel over `n` threads (x, y) of layout `l`.
+fn shape(l: &Layout, n: (usize, usize)) -> ((u32, u32, u32), (u32, u32, u32)) {
+    let block = if l.dim == 2 { B2 } else { B1 };
+    (grid_of(n, block), block)
+}
+
+/// Arguments `len, stride, g0, g1, nx, ny` of layout `l` after `a`.
+fn geometry(a: Args, l: &Layout) -> Args {
+    a.l(l.len() as i64)
+        .i(l.stride as i64)
+        .i(l.g[0] as i64)
+        .i(l.g[1] as i64)
+        .i(l.n[0] as i64)
+        .i(l.n[1] as i64)
 }
 
 fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
@@ -119,10 +137,143 @@ enum Work<T> {
     },
 }
 
-struct Mirror<T: Real> {
-    cpu: Euler<T>,
-    stale: bool,
-    staging: Option<Pinned<T>>,
+/// The device buffers of a solver.
+struct Buffers<T> {
+    /// Conserved variables, structure of arrays over the padded layout.
+    q: DevBuf<T>,
+    solid: DevBuf<u8>,
+    /// Conserved inflow state per side (`4 side + c`), for the current gamma.
+    inflow: DevBuf<T>,
+    work: Work<T>,
+    /// Block partials of the step reduction (3 per block) and first bad cells (1 per block).
+    part: DevBuf<T>,
+    bad_part: DevBuf<i32>,
+    /// Reduced: max wave rate, min density, min pressure (and a spare slot); first bad cell.
+    sc: Scalars<T>,
+    bad: Scalars<i32>,
+}
+
+/// The kernels of a step and of the step reduction, bound to a solver's [`Buffers`] and
+/// configuration (rebuilt when the configuration changes). Where named, the trailing arguments
+/// that depend on the step size are passed per launch.
+struct Launches {
+    /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`).
+    ghosts: Vec<Launch>,
+    scheme: SchemeLaunches,
+    /// `euler_reduce` over the interior and its one-block `euler_reduce_finalize`.
+    reduce: Launch,
+    finalize: Launch,
+}
+
+enum SchemeLaunches {
+    /// `mh_faces` (then `0.5 dt / hx`, `0.5 dt / hy`), `mh_flux` per axis, `mh_update` (then
+    /// `dt / hx`, `dt / hy`).
+    Muscl {
+        faces: Launch,
+        flux: Vec<Launch>,
+        update: Launch,
+    },
+    /// `cese_corners` and `cese_centres` (each then `dt`, `hx`, `hy`).
+    Cese { corners: Launch, centres: Launch },
+}
+
+impl Launches {
+    fn new<T: Real>(m: &Module, cfg: &super::Config, l: &Layout, b: &Buffers<T>) -> Result<Self, CudaError> {
+        let g = T::of(cfg.gamma);
+        let h = cfg.grid.spacing;
+        type Shape = ((u32, u32, u32), (u32, u32, u32));
+        let bind = |name: &'static str, (grid, block): Shape, a: Args| -> Result<Launch, CudaError> {
+            // SAFETY: every call passes the leading arguments of the named kernel of
+            // kernels/muscl_hancock.cu, cese.cu or euler.cuh, in order, with `b`'s buffers
+            // allocated for this layout; the solver owns the buffers and the launches together.
+            unsafe { m.bind(name, grid, block, a) }
+        };
+        let (gx, gy) = match &b.work {
+            Work::Cese { qx, qy, .. } => (qx.ptr, qy.as_ref().map_or(0, |b| b.ptr)),
+            Work::Muscl { .. } => (0, 0),
+        };
+        let ghosts = (0..l.dim)
+            .rev()
+            .map(|d| {
+                let span = if d == 1 { l.n[0] } else { l.n[1] + 2 * l.g[1] };
+                let threads = span * l.g[d] * 2;
+                let a = Args::new()
+                    .p(&b.q)
+                    .arg(Arg::Ptr(gx))
+                    .arg(Arg::Ptr(gy))
+                    .p(&b.inflow);
+                let a = geometry(a, l).i(d as i64).i(pack_bc(&cfg.bc));
+                bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
+            })
+            .collect::<Result<_, _>>()?;
+        let interior = shape(l, (l.n[0], l.n[1]));
+        let scheme = match &b.work {
+            Work::Muscl { faces, fx, fy } => {
+                let a = geometry(Args::new().p(&b.q).p(&b.solid).p(faces), l)
+                    .i(l.dim as i64)
+                    .r(g)
+                    .i(limiter_code(cfg.limiter))
+                    .i(cfg.characteristic as i64);
+                let faces_launch = bind("mh_faces", shape(l, (l.stride, l.rows)), a)?;
+                let flux = (0..l.dim)
+                    .map(|d| {
+                        let out = if d == 0 { fx } else { fy.as_ref().expect("2D") };
+                        let a = geometry(Args::new().p(faces).p(&b.solid).p(out), l)
+                            .i(d as i64)
+                            .r(g)
+                            .i(riemann_code(cfg.riemann));
+                        bind("mh_flux", shape(l, (l.n[0] + 1 - d, l.n[1] + d)), a)
+                    })
+                    .collect::<Result<_, _>>()?;
+                let a = Args::new().p(&b.q).p(&b.solid).p(fx);
+                let a = match fy {
+                    Some(fy) => a.p(fy),
+                    None => a.null(),
+                };
+                let update = bind("mh_update", interior, geometry(a, l).i(l.dim as i64))?;
+                SchemeLaunches::Muscl {
+                    faces: faces_launch,
+                    flux,
+                    update,
+                }
+            }
+            Work::Cese { qx, qy, corners } => {
+                let a = Args::new().p(&b.q).p(qx);
+                let a = match qy {
+                    Some(qy) => a.p(qy),
+                    None => a.null(),
+                };
+                let a = geometry(a.p(corners), l).i(l.dim as i64).r(g).r(T::of(cfg.alpha));
+                let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
+                SchemeLaunches::Cese {
+                    corners: bind("cese_corners", shape(l, n_corners), a.clone())?,
+                    centres: bind("cese_centres", interior, a)?,
+                }
+            }
+        };
+        let a = geometry(Args::new().p(&b.q).p(&b.solid), l)
+            .i(l.dim as i64)
+            .r(g)
+            .r(T::of(1.0 / h[0]))
+            .r(T::of(1.0 / h[1]))
+            .p(&b.part)
+            .p(&b.bad_part);
+        let reduce = bind("euler_reduce", interior, a)?;
+        let blocks = interior.0.0 * interior.0.1;
+        let a = Args::new()
+            .p(&b.part)
+            .p(&b.bad_part)
+            .i(blocks as i64)
+            .p(&b.sc.dev)
+            .p(&b.bad.dev);
+        let finalize = bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)?;
+        Ok(Launches {
+            ghosts,
+            scheme,
+            reduce,
+            finalize,
+        })
+    }
 }
 
 /// A compressible solver on a CUDA device (precision `T`).
@@ -133,21 +284,9 @@ pub struct CudaEuler<T: Real> {
     display: Module,
     cfg: super::Config,
     l: Layout,
-    /// Conserved variables, structure of arrays over the padded layout.
-    q: DevBuf<T>,
-    solid: DevBuf<u8>,
-    /// Conserved inflow state per side (`4 side + c`), for the current gamma.
-    inflow: DevBuf<T>,
-    work: Work<T>,
-    /// Block partials of the step reduction (3 per block) and first bad cells (1 per block).
-    part: DevBuf<T>,
-    bad_part: DevBuf<i32>,
-    /// Reduced: max wave rate, min density, min pressure; first bad cell.
-    sc: DevBuf<T>,
-    bad: DevBuf<i32>,
-    sc_host: Pinned<T>,
-    bad_host: Pinned<i32>,
-    mirror: Mutex<Mirror<T>>,
+    b: Buffers<T>,
+    launches: Launches,
+    mirror: Mutex<HostMirror<Euler<T>, T>>,
     /// Device-derived fields on their way to the host.
     readback: Mutex<Readback<T>>,
     /// Max wave rate of the current state (the next step's dt).
@@ -200,31 +339,28 @@ impl<T: Real> CudaEuler<T> {
             let g = grid_of((nx, ny), if dim == 2 { B2 } else { B1 });
             (g.0 * g.1) as usize
         };
-        let q = gpu.alloc(4 * len)?;
         let solid = gpu.alloc(len)?;
         gpu.upload(&solid, &cpu.solid.iter().map(|&s| s as u8).collect::<Vec<u8>>())?;
-        let mut s = Self {
+        let b = Buffers {
+            q: gpu.alloc(4 * len)?,
+            solid,
             inflow: gpu.alloc_zeros(16)?,
+            work,
             part: gpu.alloc_zeros(3 * blocks)?,
             bad_part: gpu.alloc_zeros(blocks)?,
-            sc: gpu.alloc_zeros(4)?,
-            bad: gpu.alloc_zeros(1)?,
-            sc_host: gpu.pinned(4)?,
-            bad_host: gpu.pinned(1)?,
-            q,
-            solid,
-            work,
+            sc: Scalars::new(&gpu, 4)?,
+            bad: Scalars::new(&gpu, 1)?,
+        };
+        let mut s = Self {
+            launches: Launches::new(&module, &cfg, &l, &b)?,
+            b,
             module,
             display,
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
             gpu,
             l,
             cfg,
-            mirror: Mutex::new(Mirror {
-                cpu,
-                stale: false,
-                staging: None,
-            }),
+            mirror: Mutex::new(HostMirror::new(cpu)),
             rate: 0.0,
             time: 0.0,
             steps: 0,
@@ -245,7 +381,7 @@ impl<T: Real> CudaEuler<T> {
     /// The mirror's conserved state to the device (transposed to structure of arrays).
     fn upload_state(&mut self) -> Result<(), CudaError> {
         let m = self.mirror.lock().expect("mirror lock");
-        self.gpu.upload(&self.q, &to_soa(&m.cpu.u))
+        self.gpu.upload(&self.b.q, &to_soa(&m.cpu.u))
     }
 
     /// The inflow sides' conserved states for the current gamma.
@@ -257,212 +393,83 @@ impl<T: Real> CudaEuler<T> {
                 v[4 * side..4 * side + 4].copy_from_slice(&conserved(g, w.map(T::of)));
             }
         }
-        self.gpu.upload(&self.inflow, &v)
-    }
-
-    fn launch(
-        &self,
-        name: &'static str,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        a: Args,
-    ) -> Result<(), CudaError> {
-        let f = self.module.function(name)?;
-        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu and
-        // kernels/euler.cuh, in order, with buffers allocated in `new` for this layout.
-        unsafe { self.gpu.launch(f, grid, block, &a) }
-    }
-
-    /// The block shape and grid of a kernel over `n` threads (x, y).
-    fn shape(&self, n: (usize, usize)) -> ((u32, u32, u32), (u32, u32, u32)) {
-        let block = if self.l.dim == 2 { B2 } else { B1 };
-        (grid_of(n, block), block)
-    }
-
-    /// Arguments `len, stride, g0, g1, nx, ny` after `a`.
-    fn geometry(&self, a: Args) -> Args {
-        let l = &self.l;
-        a.l(l.len() as i64)
-            .i(l.stride as i64)
-            .i(l.g[0] as i64)
-            .i(l.g[1] as i64)
-            .i(l.n[0] as i64)
-            .i(l.n[1] as i64)
+        self.gpu.upload(&self.b.inflow, &v)
     }
 
     /// The ghost cells of `q` (and of the CE/SE gradients): y sides, then x sides.
     fn ghosts(&self) -> Result<(), CudaError> {
-        let l = self.l;
-        let (gx, gy) = match &self.work {
-            Work::Cese { qx, qy, .. } => (qx.ptr, qy.as_ref().map_or(0, |b| b.ptr)),
-            Work::Muscl { .. } => (0, 0),
-        };
-        for d in (0..l.dim).rev() {
-            let span = if d == 1 { l.n[0] } else { l.n[1] + 2 * l.g[1] };
-            let threads = span * l.g[d] * 2;
-            let a = Args::new().p(&self.q).l(gx as i64).l(gy as i64).p(&self.inflow);
-            let a = self.geometry(a).i(d as i64).i(pack_bc(&self.cfg.bc));
-            self.launch("euler_ghosts", grid_of((threads, 1), B1), B1, a)?;
+        self.launches.ghosts.iter().try_for_each(|g| g.run(&self.gpu))
+    }
+
+    /// The scheme's kernels of a step of size `dt` (after the ghost cells), each with its
+    /// per-step arguments and the arrays it reads and writes per cell by the model of
+    /// [`CudaEuler::kernel_timings`] (`P = 4 (1 + dim)` values per CE/SE point).
+    fn scheme_kernels(&self, dt: f64) -> Vec<(&'static str, f64, &Launch, Vec<Arg>)> {
+        let h = self.cfg.grid.spacing;
+        let r = |x: f64| Arg::real(T::of(x));
+        let dim = self.l.dim as f64;
+        match &self.launches.scheme {
+            SchemeLaunches::Cese { corners, centres } => {
+                let p = 4.0 * (1.0 + dim);
+                let tail = vec![r(dt), r(h[0]), r(h[1])];
+                vec![
+                    ("cese_corners", 2.0 * p, corners, tail.clone()),
+                    ("cese_centres", 2.0 * p, centres, tail),
+                ]
+            }
+            SchemeLaunches::Muscl { faces, flux, update } => {
+                let mut k = vec![(
+                    "mh_faces",
+                    4.0 + 8.0 * dim,
+                    faces,
+                    vec![r(0.5 * dt / h[0]), r(0.5 * dt / h[1])],
+                )];
+                let names = ["mh_flux x", "mh_flux y"];
+                k.extend(flux.iter().zip(names).map(|(f, name)| (name, 12.0, f, vec![])));
+                k.push((
+                    "mh_update",
+                    8.0 + 4.0 * dim,
+                    update,
+                    vec![r(dt / h[0]), r(dt / h[1])],
+                ));
+                k
+            }
         }
-        Ok(())
-    }
-
-    fn muscl_faces(&self, dt: f64) -> Result<(), CudaError> {
-        let Work::Muscl { faces, .. } = &self.work else {
-            unreachable!("MUSCL work arrays")
-        };
-        let (l, h) = (self.l, self.cfg.grid.spacing);
-        let a = self.geometry(Args::new().p(&self.q).p(&self.solid).p(faces));
-        let a = a
-            .i(l.dim as i64)
-            .r(T::of(self.cfg.gamma))
-            .i(limiter_code(self.cfg.limiter))
-            .i(self.cfg.characteristic as i64)
-            .r(T::of(0.5 * dt / h[0]))
-            .r(T::of(0.5 * dt / h[1]));
-        let (grid, block) = self.shape((l.stride, l.rows));
-        self.launch("mh_faces", grid, block, a)
-    }
-
-    fn muscl_flux(&self, d: usize) -> Result<(), CudaError> {
-        let Work::Muscl { faces, fx, fy } = &self.work else {
-            unreachable!("MUSCL work arrays")
-        };
-        let [nx, ny] = self.l.n;
-        let out = if d == 0 { fx } else { fy.as_ref().expect("2D") };
-        let a = self.geometry(Args::new().p(faces).p(&self.solid).p(out));
-        let a = a
-            .i(d as i64)
-            .r(T::of(self.cfg.gamma))
-            .i(riemann_code(self.cfg.riemann));
-        let (grid, block) = self.shape((nx + 1 - d, ny + d));
-        self.launch("mh_flux", grid, block, a)
-    }
-
-    fn muscl_update(&self, dt: f64) -> Result<(), CudaError> {
-        let Work::Muscl { fx, fy, .. } = &self.work else {
-            unreachable!("MUSCL work arrays")
-        };
-        let (l, h) = (self.l, self.cfg.grid.spacing);
-        let a = Args::new().p(&self.q).p(&self.solid).p(fx);
-        let a = match fy {
-            Some(fy) => a.p(fy),
-            None => a.null(),
-        };
-        let a = self
-            .geometry(a)
-            .i(l.dim as i64)
-            .r(T::of(dt / h[0]))
-            .r(T::of(dt / h[1]));
-        let (grid, block) = self.shape((l.n[0], l.n[1]));
-        self.launch("mh_update", grid, block, a)
-    }
-
-    /// One CE/SE half-step: `corners` (centres -> corners) or `centres` (corners -> centres).
-    fn cese_half(&self, kernel: &'static str, dt: f64) -> Result<(), CudaError> {
-        let Work::Cese { qx, qy, corners } = &self.work else {
-            unreachable!("CE/SE work arrays")
-        };
-        let (l, h) = (self.l, self.cfg.grid.spacing);
-        let a = Args::new().p(&self.q).p(qx);
-        let a = match qy {
-            Some(qy) => a.p(qy),
-            None => a.null(),
-        };
-        let a = self
-            .geometry(a.p(corners))
-            .i(l.dim as i64)
-            .r(T::of(self.cfg.gamma))
-            .r(T::of(self.cfg.alpha))
-            .r(T::of(dt))
-            .r(T::of(h[0]))
-            .r(T::of(h[1]));
-        let n = if kernel == "cese_corners" {
-            (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 })
-        } else {
-            (l.n[0], l.n[1])
-        };
-        let (grid, block) = self.shape(n);
-        self.launch(kernel, grid, block, a)
-    }
-
-    fn reduce_kernel(&self) -> Result<usize, CudaError> {
-        let (l, h) = (self.l, self.cfg.grid.spacing);
-        let (grid, block) = self.shape((l.n[0], l.n[1]));
-        let a = self.geometry(Args::new().p(&self.q).p(&self.solid));
-        let a = a
-            .i(l.dim as i64)
-            .r(T::of(self.cfg.gamma))
-            .r(T::of(1.0 / h[0]))
-            .r(T::of(1.0 / h[1]))
-            .p(&self.part)
-            .p(&self.bad_part);
-        self.launch("euler_reduce", grid, block, a)?;
-        Ok((grid.0 * grid.1) as usize)
     }
 
     /// The step reduction of the current state, read back (one host wait): the wave rate and the
     /// min density and pressure residuals; returns the first inadmissible cell, if any.
     fn reduce(&mut self) -> Result<Option<usize>, CudaError> {
-        let nb = self.reduce_kernel()?;
-        self.launch(
-            "euler_reduce_finalize",
-            (1, 1, 1),
-            (1024, 1, 1),
-            Args::new()
-                .p(&self.part)
-                .p(&self.bad_part)
-                .i(nb as i64)
-                .p(&self.sc)
-                .p(&self.bad),
-        )?;
-        self.gpu.download_async(&mut self.sc_host, &self.sc, 4)?;
-        self.gpu.download_async(&mut self.bad_host, &self.bad, 1)?;
+        self.launches.reduce.run(&self.gpu)?;
+        self.launches.finalize.run(&self.gpu)?;
+        self.b.sc.fetch()?;
+        self.b.bad.fetch()?;
         self.gpu.sync()?;
-        let sc = self.sc_host.as_slice();
+        let sc = self.b.sc.host();
         self.rate = sc[0].f64();
         self.residuals[1].1 = sc[1].f64();
         self.residuals[2].1 = sc[2].f64();
-        let bad = self.bad_host.as_slice()[0];
-        Ok((bad != NO_BAD_CELL).then_some(bad as usize))
+        let bad = self.b.bad.host()[0];
+        Ok((bad != slots::NO_BAD_CELL).then_some(bad as usize))
     }
 
     /// Enqueues one step of size `dt` (no host wait).
     fn enqueue_step(&self, dt: f64) -> Result<(), CudaError> {
         self.gpu.bind()?;
         self.ghosts()?;
-        match self.cfg.method {
-            Method::Cese => {
-                self.cese_half("cese_corners", dt)?;
-                self.cese_half("cese_centres", dt)
-            }
-            _ => {
-                self.muscl_faces(dt)?;
-                for d in 0..self.l.dim {
-                    self.muscl_flux(d)?;
-                }
-                self.muscl_update(dt)
-            }
+        for (_, _, launch, tail) in self.scheme_kernels(dt) {
+            launch.run_with(&self.gpu, &tail)?;
         }
+        Ok(())
     }
 
     /// Runs `f` on the CPU mirror after copying the device state into it if it changed.
     fn with_mirror<R>(&self, f: impl FnOnce(&mut Euler<T>) -> R) -> Result<R, CudaError> {
         let mut m = self.mirror.lock().expect("mirror lock");
-        if m.stale {
-            self.gpu.bind()?;
-            let len = self.l.len();
-            if m.staging.is_none() {
-                m.staging = Some(self.gpu.pinned(4 * len)?);
-            }
-            let Mirror { cpu, staging, stale } = &mut *m;
-            let staging = staging.as_mut().expect("staging allocated");
-            self.gpu.download_async(staging, &self.q, 4 * len)?;
-            self.gpu.sync()?;
-            from_soa(staging.as_slice(), &mut cpu.u);
-            *stale = false;
-        }
-        let cpu = &mut m.cpu;
+        let cpu = m.fresh(&self.gpu, |cpu, stage| {
+            from_soa(stage.read(&self.b.q)?, &mut cpu.u);
+            Ok(())
+        })?;
         (cpu.time, cpu.steps, cpu.dt) = (self.time, self.steps, self.dt);
         Ok(f(cpu))
     }
@@ -473,12 +480,14 @@ impl<T: Real> CudaEuler<T> {
     fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
         let code = FIELDS_2D.iter().position(|f| *f == name).expect("a known field");
         let (l, h) = (self.l, self.cfg.grid.spacing);
-        let a = self.geometry(Args::new().p(&self.q).p(dst));
+        let a = geometry(Args::new().p(&self.b.q).p(dst), &l);
         let a = a.i(code as i64).r(self.cfg.gamma).r(h[0]).r(h[1]);
-        let f = self.display.function("euler_display")?;
         // SAFETY: the arguments of `euler_display`, in order; q is the padded state of this
         // layout, dst holds nx ny values.
-        unsafe { self.gpu.launch(f, grid_of((l.n[0], l.n[1]), B2), B2, &a) }
+        unsafe {
+            self.display
+                .launch("euler_display", grid_of((l.n[0], l.n[1]), B2), B2, &a)
+        }
     }
 
     /// Field `name` derived on the host from the whole state read back into the CPU mirror (the
@@ -510,53 +519,19 @@ impl<T: Real> CudaEuler<T> {
             .map_err(|e| CudaError(e.to_string()))?;
         let n = (self.l.n[0] * self.l.n[1]) as f64;
         let sz = std::mem::size_of::<T>() as f64;
-        let dim = self.l.dim as f64;
-        let saved = self.gpu.alloc::<T>(self.q.len)?;
-        self.gpu.copy(&saved, &self.q)?;
+        let saved = self.gpu.alloc::<T>(self.b.q.len)?;
+        self.gpu.copy(&saved, &self.b.q)?;
         self.ghosts()?;
-        type Launch<T> = Box<dyn Fn(&CudaEuler<T>) -> Result<(), CudaError>>;
-        let mut kernels: Vec<(&'static str, f64, Launch<T>)> = Vec::new();
-        match self.cfg.method {
-            Method::Cese => {
-                let p = 4.0 * (1.0 + dim);
-                kernels.push((
-                    "cese_corners",
-                    2.0 * p,
-                    Box::new(move |s| s.cese_half("cese_corners", dt)),
-                ));
-                kernels.push((
-                    "cese_centres",
-                    2.0 * p,
-                    Box::new(move |s| s.cese_half("cese_centres", dt)),
-                ));
-            }
-            _ => {
-                kernels.push(("mh_faces", 4.0 + 8.0 * dim, Box::new(move |s| s.muscl_faces(dt))));
-                kernels.push(("mh_flux x", 12.0, Box::new(|s| s.muscl_flux(0))));
-                if self.l.dim == 2 {
-                    kernels.push(("mh_flux y", 12.0, Box::new(|s| s.muscl_flux(1))));
-                }
-                kernels.push((
-                    "mh_update",
-                    8.0 + 4.0 * dim,
-                    Box::new(move |s| s.muscl_update(dt)),
-                ));
-            }
-        }
-        kernels.push(("euler_reduce", 4.0, Box::new(|s| s.reduce_kernel().map(|_| ()))));
+        let mut kernels = self.scheme_kernels(dt);
+        kernels.push(("euler_reduce", 4.0, &self.launches.reduce, vec![]));
         let mut out = Vec::new();
-        for (name, arrays, launch) in kernels {
-            launch(self)?;
-            let (a, b) = (self.gpu.event()?, self.gpu.event()?);
-            a.record()?;
-            for _ in 0..reps {
-                launch(self)?;
-            }
-            b.record()?;
-            let ms = a.elapsed_ms(&b)? as f64 / reps as f64;
+        for (name, arrays, launch, tail) in kernels {
+            let ms = self
+                .gpu
+                .time_launches(reps, || launch.run_with(&self.gpu, &tail))?;
             out.push((name, ms, arrays * n * sz));
         }
-        self.gpu.copy(&self.q, &saved)?;
+        self.gpu.copy(&self.b.q, &saved)?;
         self.gpu.sync()?;
         Ok(out)
     }
@@ -571,15 +546,11 @@ impl<T: Real> CudaEuler<T> {
         let (time, steps, dt) = (cpu.time, cpu.steps, cpu.dt);
         let previous = std::mem::replace(
             &mut *self.mirror.lock().expect("mirror lock"),
-            Mirror {
-                cpu,
-                stale: false,
-                staging: None,
-            },
+            HostMirror::new(cpu),
         );
         let copied = (|| {
             self.upload_state()?;
-            if let Work::Cese { qx, qy, .. } = &self.work {
+            if let Work::Cese { qx, qy, .. } = &self.b.work {
                 match &gradients {
                     Some([gx, gy]) => {
                         self.gpu.upload(qx, gx)?;
@@ -635,7 +606,7 @@ impl<T: Real> Solver for CudaEuler<T> {
     fn step(&mut self) -> Result<(), SolverError> {
         let rate = self.rate;
         let dt = time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time)?;
-        self.mirror.lock().expect("mirror lock").stale = true;
+        self.mirror.get_mut().expect("mirror lock").invalidate();
         self.readback
             .get_mut()
             .expect("readback lock")
@@ -721,8 +692,10 @@ impl<T: Real> Solver for CudaEuler<T> {
             .get_mut()
             .expect("readback lock")
             .invalidate(self.steps);
-        // Gamma is live: the inflow states and the next step's wave rate depend on it.
+        // Gamma is live: the inflow states, the kernels' arguments and the next step's wave rate
+        // depend on it.
         (|| {
+            self.launches = Launches::new(&self.module, &self.cfg, &self.l, &self.b)?;
             self.upload_inflow()?;
             self.reduce().map(|_| ())
         })()
@@ -748,7 +721,7 @@ impl<T: Real> Solver for CudaEuler<T> {
             message: format!("reading the state back failed: {e}"),
         };
         let mut s = self.with_mirror(|cpu| cpu.snapshot()).map_err(device)??;
-        if let Work::Cese { qx, qy, .. } = &self.work {
+        if let Work::Cese { qx, qy, .. } = &self.b.work {
             s.put("qx", &self.gpu.download(qx).map_err(device)?);
             if let Some(qy) = qy {
                 s.put("qy", &self.gpu.download(qy).map_err(device)?);

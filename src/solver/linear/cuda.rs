@@ -17,7 +17,12 @@
 //! element-wise arithmetic rounds as on the CPU; the tridiagonal lines (PCR instead of Thomas)
 //! and the sums (tree instead of row order) round differently, within a few ulps.
 
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph, Module, Pinned, graphs_enabled};
+use crate::backend::cuda::slots::{
+    CTRL_DONE, CTRL_ITERS, CTRL_LEN, PCR_K, PCR_THREADS, SC_BNORM, SC_LEN, SC_RNORM,
+};
+use crate::backend::cuda::{
+    Arg, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Launch, Module, Scalars, graphs_enabled,
+};
 use crate::case::LinearSolverKind;
 use crate::solver::linear::additive_correction::{COARSEST, coarse_shapes};
 use crate::solver::linear::{FivePoint, LinearStats};
@@ -28,20 +33,8 @@ use std::sync::Arc;
 const B1: u32 = 256;
 /// Batches that start past this iteration are not captured as graphs.
 const GRAPHED: usize = 256;
-/// Equations per thread and threads per block of the line kernel (PCR_K, PCR_THREADS in
-/// kernels/five_point.cu).
-const PCR_K: usize = 8;
-const PCR_THREADS: usize = 512;
-/// The longest line the line kernel takes.
+/// The longest line the line kernel takes (`PCR_THREADS` threads of `PCR_K` equations).
 pub const MAX_LINE: usize = PCR_THREADS * PCR_K;
-
-// Slots of the scalar and control blocks (kernels/common.cuh).
-const SC_BNORM: usize = 1;
-const SC_RNORM: usize = 2;
-const SC_LEN: usize = 16;
-const CTRL_DONE: usize = 0;
-const CTRL_ITERS: usize = 1;
-const CTRL_LEN: usize = 4;
 
 /// `a` followed by the system's shape arguments `ni, nj, px, py`.
 fn shape(a: Args, sys: &DeviceSystem) -> Args {
@@ -62,8 +55,8 @@ fn line_shared(len: usize) -> usize {
 }
 
 /// An iteration count as a kernel's `int` (saturating).
-fn count(n: usize) -> i64 {
-    n.min(i32::MAX as usize) as i64
+fn count(n: usize) -> Arg {
+    Arg::I32(n.min(i32::MAX as usize) as i32)
 }
 
 fn grid1(n: usize) -> (u32, u32, u32) {
@@ -144,6 +137,58 @@ impl Level {
     }
 }
 
+/// The one-block kernels that reduce the block partials of a solver into its scalar and
+/// control blocks, bound to its `partial, nb, sc, ctrl`; the trailing arguments named are
+/// passed per launch (`it`, `max` as `int`s, saturated by [`count`]).
+struct Finalize {
+    /// `fp_check` (then `it`, `max`) and `cg_check` (then `it`, `max`).
+    check: Launch,
+    cg_check: Launch,
+    /// `finalize_bnorm` (then `tol`), `finalize_alpha` (then `it`), `finalize_gamma` (then
+    /// `first`) of poisson.cu.
+    bnorm: Launch,
+    alpha: Launch,
+    gamma: Launch,
+    /// BiCGSTAB's `bicg_start`, `bicg_rho` (then `it`), `bicg_alpha`, `bicg_half_check` (then
+    /// `it`), `bicg_omega`.
+    bicg_start: Launch,
+    bicg_rho: Launch,
+    bicg_alpha: Launch,
+    bicg_half_check: Launch,
+    bicg_omega: Launch,
+}
+
+impl Finalize {
+    fn new(
+        m: &Module,
+        mq: &Module,
+        partial: &DevBuf<f64>,
+        nb: usize,
+        sc: &DevBuf<f64>,
+        ctrl: &DevBuf<i32>,
+    ) -> Result<Self, CudaError> {
+        let bind = |module: &Module, name: &'static str| {
+            let a = Args::new().p(partial).i(nb as i64).p(sc).p(ctrl);
+            // SAFETY: the leading arguments of every finalize kernel of five_point.cu and
+            // poisson.cu; `partial` holds `nb` block partials (2 per block where a kernel sums two
+            // dot products); the solver owns the buffers and the launches together.
+            unsafe { module.bind(name, (1, 1, 1), (1024, 1, 1), a) }
+        };
+        Ok(Finalize {
+            check: bind(m, "fp_check")?,
+            cg_check: bind(m, "cg_check")?,
+            bnorm: bind(mq, "finalize_bnorm")?,
+            alpha: bind(mq, "finalize_alpha")?,
+            gamma: bind(mq, "finalize_gamma")?,
+            bicg_start: bind(m, "bicg_start")?,
+            bicg_rho: bind(m, "bicg_rho")?,
+            bicg_alpha: bind(m, "bicg_alpha")?,
+            bicg_half_check: bind(m, "bicg_half_check")?,
+            bicg_omega: bind(m, "bicg_omega")?,
+        })
+    }
+}
+
 /// What a captured graph replays: the start of a solve to `tol` (`first` = 0, `len` = 0) or
 /// iterations `first .. first + len` with the cap `max`, of system `sys` on unknowns `x`
 /// (device addresses).
@@ -166,10 +211,9 @@ pub struct DeviceLinearSolver {
     mq: Module,
     work: Work,
     partial: DevBuf<f64>,
-    sc: DevBuf<f64>,
-    ctrl: DevBuf<i32>,
-    sc_host: Pinned<f64>,
-    ctrl_host: Pinned<i32>,
+    sc: Scalars<f64>,
+    ctrl: Scalars<i32>,
+    fin: Finalize,
     ni: usize,
     nj: usize,
     graphs: HashMap<Replay, Graph>,
@@ -217,20 +261,22 @@ impl DeviceLinearSolver {
                 v: [v()?, v()?, v()?, v()?, v()?, v()?, v()?, v()?],
             },
         };
-        let m = gpu.module(crate::backend::cuda::KernelSet::FivePoint, "f64")?;
+        let m = gpu.module(KernelSet::FivePoint, "f64")?;
         if kind == LinearSolverKind::Adi {
             gpu.allow_shared(m.function("fp_lines")?, line_shared(ni.max(nj)))?;
         }
+        let mq = gpu.module(KernelSet::Poisson, "f64")?;
+        let partial = gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?;
+        let (sc, ctrl) = (Scalars::new(gpu, SC_LEN)?, Scalars::new(gpu, CTRL_LEN)?);
         Ok(Self {
             kind,
+            fin: Finalize::new(&m, &mq, &partial, grid1(n).0 as usize, &sc.dev, &ctrl.dev)?,
             m,
-            mq: gpu.module(crate::backend::cuda::KernelSet::Poisson, "f64")?,
+            mq,
             work,
-            partial: gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?,
-            sc: gpu.alloc_zeros(SC_LEN)?,
-            ctrl: gpu.alloc_zeros(4)?,
-            sc_host: gpu.pinned(SC_LEN)?,
-            ctrl_host: gpu.pinned(CTRL_LEN)?,
+            partial,
+            sc,
+            ctrl,
             gpu: gpu.clone(),
             ni,
             nj,
@@ -274,11 +320,10 @@ impl DeviceLinearSolver {
         block: u32,
         a: Args,
     ) -> Result<(), CudaError> {
-        let f = module.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel of
         // kernels/five_point.cu or kernels/poisson.cu in order, with buffers of this solver's
         // system size.
-        unsafe { self.gpu.launch(f, grid, (block, 1, 1), &a) }
+        unsafe { module.launch(name, grid, (block, 1, 1), &a) }
     }
 
     /// A kernel of five_point.cu over the unknowns.
@@ -286,22 +331,8 @@ impl DeviceLinearSolver {
         self.k(&self.m, name, grid1(self.ni * self.nj), B1, a)
     }
 
-    /// A single-block finalize kernel.
-    fn one(&self, module: &Module, name: &'static str, a: Args) -> Result<(), CudaError> {
-        self.k(module, name, (1, 1, 1), 1024, a)
-    }
-
     fn nb(&self) -> i64 {
         grid1(self.ni * self.nj).0 as i64
-    }
-
-    /// The leading arguments of the single-block finalize kernels: `partial, nb, sc, ctrl`.
-    fn fin(&self) -> Args {
-        Args::new()
-            .p(&self.partial)
-            .i(self.nb())
-            .p(&self.sc)
-            .p(&self.ctrl)
     }
 
     /// `fp_residual` of `x` into `r` (or the norm only), partial sums of `r^2` (mode 0, 2) or
@@ -319,7 +350,7 @@ impl DeviceLinearSolver {
             .l(x as i64)
             .l(r.unwrap_or(0) as i64)
             .p(&self.partial);
-        let a = if guarded { a.p(&self.ctrl) } else { a.null() };
+        let a = if guarded { a.p(&self.ctrl.dev) } else { a.null() };
         self.fp("fp_residual", shape(a.i(mode), sys))
     }
 
@@ -350,7 +381,7 @@ impl DeviceLinearSolver {
     }
 
     fn check(&self, it: usize, max: usize) -> Result<(), CudaError> {
-        self.one(&self.m, "fp_check", self.fin().i(count(it)).i(count(max)))
+        self.fin.check.run_with(&self.gpu, &[count(it), count(max)])
     }
 
     /// Every line along x or y, colour by colour (adi.rs `sweep`; half an ADI iteration).
@@ -374,7 +405,7 @@ impl DeviceLinearSolver {
             if count == 0 {
                 continue;
             }
-            let a = shape(Args::new().p(&sys.buf).p(x).p(&self.ctrl), sys)
+            let a = shape(Args::new().p(&sys.buf).p(x).p(&self.ctrl.dev), sys)
                 .i(along_x as i64)
                 .i(colour as i64);
             // SAFETY: fp_lines' arguments in order; one block per line of this colour, 4 len
@@ -387,10 +418,10 @@ impl DeviceLinearSolver {
         Ok(())
     }
 
+    /// The scalar and control blocks to the host (one wait).
     fn read(&mut self) -> Result<(), CudaError> {
-        self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
-        self.gpu
-            .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
+        self.sc.fetch()?;
+        self.ctrl.fetch()?;
         self.gpu.sync()
     }
 
@@ -439,13 +470,13 @@ impl DeviceLinearSolver {
             }
             it += len;
             self.read()?;
-            if self.ctrl_host.as_slice()[CTRL_DONE] != 0 {
+            if self.ctrl.host()[CTRL_DONE] != 0 {
                 break;
             }
             batch = (batch * 2).min(16);
         }
-        let sc = self.sc_host.as_slice();
-        let ctrl = self.ctrl_host.as_slice();
+        let sc = self.sc.host();
+        let ctrl = self.ctrl.host();
         let done = ctrl[CTRL_DONE] != 0;
         let iterations = if done { ctrl[CTRL_ITERS] as usize } else { max };
         let (r0, r) = (sc[SC_BNORM], sc[SC_RNORM]);
@@ -462,7 +493,7 @@ impl DeviceLinearSolver {
     fn start(&self, sys: &DeviceSystem, x: &DevBuf<f64>, tol: f64) -> Result<(), CudaError> {
         let n = sys.len() as i64;
         self.residual(sys, x.ptr, None, 0, false)?;
-        self.one(&self.mq, "finalize_bnorm", self.fin().r(tol))?;
+        self.fin.bnorm.run_with(&self.gpu, &[Arg::F64(tol)])?;
         // Start of the Krylov solvers.
         match &self.work {
             Work::Cg { r, w, d, .. } => {
@@ -499,8 +530,11 @@ impl DeviceLinearSolver {
             Work::Bicgstab { v } => {
                 let [r, r0, p, vv, ..] = v;
                 self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
-                self.one(&self.m, "bicg_start", self.fin())?;
-                self.fp("bicg_init", Args::new().p(r).p(r0).p(p).p(vv).p(&self.ctrl).l(n))?;
+                self.fin.bicg_start.run(&self.gpu)?;
+                self.fp(
+                    "bicg_init",
+                    Args::new().p(r).p(r0).p(p).p(vv).p(&self.ctrl.dev).l(n),
+                )?;
             }
             _ => {}
         }
@@ -516,11 +550,11 @@ impl DeviceLinearSolver {
     ) -> Result<(), CudaError> {
         let a = Args::new().p(&sys.buf).p(r).p(w);
         let a = if dot { a.p(&self.partial) } else { a.null() };
-        self.fp("fp_precondition", a.p(&self.ctrl).l(sys.len() as i64))
+        self.fp("fp_precondition", a.p(&self.ctrl.dev).l(sys.len() as i64))
     }
 
-    fn gamma(&self, first: i64) -> Result<(), CudaError> {
-        self.one(&self.mq, "finalize_gamma", self.fin().i(first))
+    fn gamma(&self, first: i32) -> Result<(), CudaError> {
+        self.fin.gamma.run_with(&self.gpu, &[Arg::I32(first)])
     }
 
     fn direction(&self, d: &DevBuf<f64>, w: &DevBuf<f64>, first: i64) -> Result<(), CudaError> {
@@ -532,8 +566,8 @@ impl DeviceLinearSolver {
             Args::new()
                 .p(d)
                 .p(w)
-                .p(&self.sc)
-                .p(&self.ctrl)
+                .p(&self.sc.dev)
+                .p(&self.ctrl.dev)
                 .i((self.ni * self.nj) as i64)
                 .i(first),
         )
@@ -553,7 +587,7 @@ impl DeviceLinearSolver {
             Some(b) => a.p(b),
             None => a.null(),
         };
-        self.fp("fp_apply", shape(a.p(&self.partial).p(&self.ctrl), sys))
+        self.fp("fp_apply", shape(a.p(&self.partial).p(&self.ctrl.dev), sys))
     }
 
     /// The vector steps of CG iteration `it` up to the new residual: `q = A d`, `alpha`, then
@@ -568,7 +602,7 @@ impl DeviceLinearSolver {
         it: usize,
     ) -> Result<(), CudaError> {
         self.apply(sys, d, q, d, None)?;
-        self.one(&self.mq, "finalize_alpha", self.fin().i(count(it)))?;
+        self.fin.alpha.run_with(&self.gpu, &[count(it)])?;
         let a = Args::new().p(&sys.buf).p(x).p(r).p(d).p(q);
         let a = match w {
             Some(w) => a.p(w),
@@ -576,7 +610,10 @@ impl DeviceLinearSolver {
         };
         self.fp(
             "cg_update",
-            a.p(&self.sc).p(&self.partial).p(&self.ctrl).l(sys.len() as i64),
+            a.p(&self.sc.dev)
+                .p(&self.partial)
+                .p(&self.ctrl.dev)
+                .l(sys.len() as i64),
         )
     }
 
@@ -604,21 +641,26 @@ impl DeviceLinearSolver {
         for l in 0..last {
             let (a, rhs, x, _, ni, nj) = level(l);
             let (_, crhs, _, _, cni, cnj) = level(l + 1);
-            let args = dims(head(a, rhs, x).p(&self.ctrl), ni, nj, p);
+            let args = dims(head(a, rhs, x).p(&self.ctrl.dev), ni, nj, p);
             self.k(m, "mg_smooth_zero", grid1(ni * nj), B1, args)?;
-            let args = dims(head(a, rhs, x).l(crhs as i64).p(&self.ctrl), ni, nj, p);
+            let args = dims(head(a, rhs, x).l(crhs as i64).p(&self.ctrl.dev), ni, nj, p);
             let args = args.i(cni as i64).i(cnj as i64);
             self.k(m, "mg_restrict", grid1(cni * cnj), B1, args)?;
         }
         let (a, rhs, x, _, ni, nj) = level(last);
-        let args = dims(head(a, rhs, x).p(&self.ctrl), ni, nj, p);
+        let args = dims(head(a, rhs, x).p(&self.ctrl.dev), ni, nj, p);
         self.k(m, "mg_coarsest", (1, 1, 1), COARSEST as u32, args)?;
         for l in (0..last).rev() {
             let (a, rhs, x, t, ni, nj) = level(l);
             let (_, _, xc, _, cni, _) = level(l + 1);
-            let args = dims(head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl), ni, nj, p);
+            let args = dims(
+                head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl.dev),
+                ni,
+                nj,
+                p,
+            );
             self.k(m, "mg_prolong_sweep", grid1(ni * nj), B1, args.i(cni as i64))?;
-            let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl), ni, nj, p);
+            let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl.dev), ni, nj, p);
             self.k(m, "mg_sweep", grid1(ni * nj), B1, args)?;
         }
         let n = sys.len() as i64;
@@ -627,7 +669,7 @@ impl DeviceLinearSolver {
             "dot_partial",
             grid1(sys.len()),
             B1,
-            Args::new().p(r).p(w).p(&self.partial).p(&self.ctrl).i(n),
+            Args::new().p(r).p(w).p(&self.partial).p(&self.ctrl.dev).i(n),
         )
     }
 
@@ -643,15 +685,15 @@ impl DeviceLinearSolver {
                 self.check(it, max)
             }
             Work::Jacobi { next } => {
-                let a = Args::new().p(&sys.buf).p(x).p(next).p(&self.ctrl);
+                let a = Args::new().p(&sys.buf).p(x).p(next).p(&self.ctrl.dev);
                 self.fp("fp_jacobi", shape(a, sys))?;
-                self.fp("fp_copy", Args::new().p(x).p(next).p(&self.ctrl).l(n))?;
+                self.fp("fp_copy", Args::new().p(x).p(next).p(&self.ctrl.dev).l(n))?;
                 self.residual(sys, x.ptr, None, 0, true)?;
                 self.check(it, max)
             }
             Work::Cg { r, w, d, q } => {
                 self.cg_step(sys, x, [r, d, q], Some(w), it)?;
-                self.one(&self.m, "cg_check", self.fin().i(it_i).i(count(max)))?;
+                self.fin.cg_check.run_with(&self.gpu, &[it_i, count(max)])?;
                 self.direction(d, w, 0)
             }
             Work::MultigridCg { cg: [r, w, d, q], .. } => {
@@ -668,10 +710,10 @@ impl DeviceLinearSolver {
                     "dot_partial",
                     grid1(sys.len()),
                     B1,
-                    Args::new().p(r0).p(r).p(&self.partial).p(&self.ctrl).i(n),
+                    Args::new().p(r0).p(r).p(&self.partial).p(&self.ctrl.dev).i(n),
                 )?;
 
-                self.one(&self.m, "bicg_rho", self.fin().i(it_i))?;
+                self.fin.bicg_rho.run_with(&self.gpu, &[it_i])?;
                 self.fp(
                     "bicg_direction",
                     Args::new()
@@ -680,28 +722,28 @@ impl DeviceLinearSolver {
                         .p(r)
                         .p(vv)
                         .p(y)
-                        .p(&self.sc)
-                        .p(&self.ctrl)
+                        .p(&self.sc.dev)
+                        .p(&self.ctrl.dev)
                         .l(n),
                 )?;
                 self.apply(sys, y, vv, r0, None)?;
 
-                self.one(&self.m, "bicg_alpha", self.fin())?;
+                self.fin.bicg_alpha.run(&self.gpu)?;
                 self.fp(
                     "bicg_half",
                     Args::new()
                         .p(s)
                         .p(r)
                         .p(vv)
-                        .p(&self.sc)
+                        .p(&self.sc.dev)
                         .p(&self.partial)
-                        .p(&self.ctrl)
+                        .p(&self.ctrl.dev)
                         .l(n),
                 )?;
-                self.one(&self.m, "bicg_half_check", self.fin().i(it_i))?;
+                self.fin.bicg_half_check.run_with(&self.gpu, &[it_i])?;
                 self.precondition(sys, s, z, false)?;
                 self.apply(sys, z, t, t, Some(s))?;
-                self.one(&self.m, "bicg_omega", self.fin())?;
+                self.fin.bicg_omega.run(&self.gpu)?;
                 self.fp(
                     "bicg_update",
                     Args::new()
@@ -711,10 +753,10 @@ impl DeviceLinearSolver {
                         .p(z)
                         .p(s)
                         .p(t)
-                        .p(&self.sc)
+                        .p(&self.sc.dev)
                         .p(&self.partial)
-                        .p(&self.ctrl)
-                        .i(it_i)
+                        .p(&self.ctrl.dev)
+                        .arg(it_i)
                         .l(n),
                 )?;
                 self.check(it, max)

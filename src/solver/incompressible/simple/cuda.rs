@@ -20,7 +20,10 @@
 
 use super::viscosity::Viscosity;
 use super::{FIELDS, Simple, SimpleConfig, coefficients};
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, KernelSet, Module, Pinned, Readback, limiter_code};
+use crate::backend::cuda::{
+    Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
+    limiter_code, slots,
+};
 use crate::case::{Boundary, CaseSpec, Invalid, Side};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
 use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
@@ -34,14 +37,10 @@ const B1: u32 = 256;
 const BX: u32 = 16;
 const BY: u32 = 16;
 
-// Slots of the scalar block (kernels/simple.cu, common.cuh).
-const SC_LEN: usize = 16;
-const S_RES: [usize; 2] = [8, 9];
-const S_NORM: [usize; 2] = [10, 11];
-const S_IMBALANCE: usize = 12;
-const S_FLUX: usize = 13;
-const S_VMAX: usize = 14;
-const S_PSUM: usize = 15;
+use slots::{S_FLUX, S_IMBALANCE, S_PSUM, S_VMAX, SC_LEN};
+/// The momentum residual and norm slots of u and v.
+const S_RES: [usize; 2] = [slots::S_RES_U, slots::S_RES_V];
+const S_NORM: [usize; 2] = [slots::S_NORM_U, slots::S_NORM_V];
 
 /// `a` followed by the layout's shape arguments `nx, ny, periodic_x, periodic_y` (kernels/simple.cu).
 fn layout(a: Args, l: &Layout<2>) -> Args {
@@ -70,20 +69,8 @@ pub fn unsupported(cfg: &SimpleConfig) -> Option<Invalid> {
     None
 }
 
-/// The CPU mirror of the device state, refreshed when stale.
-struct Mirror {
-    cpu: Simple,
-    stale: bool,
-}
-
-pub struct CudaSimple {
-    gpu: Arc<Gpu>,
-    /// kernels/simple.cu, projection.cu (ghosts), poisson.cu (means).
-    ms: Module,
-    mp: Module,
-    mq: Module,
-    cfg: SimpleConfig,
-    l: Layout<2>,
+/// The device buffers of a [`CudaSimple`].
+struct Buffers {
     /// Ghosted staggered velocities, pressure, viscosities, momentum `d`, SIMPLER's
     /// pseudo-velocities (as [`Simple`]).
     u: DevBuf<f64>,
@@ -101,11 +88,324 @@ pub struct CudaSimple {
     hat: DevBuf<f64>,
     sys: [DeviceSystem; 2],
     sys_p: DeviceSystem,
+    /// Block partial sums, and the scalar block (`S_*` of [`slots`]).
+    partial: DevBuf<f64>,
+    sc: Scalars<f64>,
+}
+
+impl Buffers {
+    /// The velocity array of component `c` (u or v) and its pseudo-velocity array.
+    fn velocity(&self, c: usize) -> (&DevBuf<f64>, &DevBuf<f64>) {
+        if c == 0 {
+            (&self.u, &self.u_hat)
+        } else {
+            (&self.v, &self.v_hat)
+        }
+    }
+}
+
+/// The kernels of an outer iteration, bound to a solver's [`Buffers`] and configuration
+/// (rebuilt when the configuration changes); per component `c` where in pairs.
+struct Launches {
+    /// `simple_viscosity` and `simple_viscosity_ghosts` (non-Newtonian fluids only).
+    viscosity: Vec<Launch>,
+    /// `momentum_assemble` and the sum of its norm partials into `S_NORM[c]`.
+    assemble: [[Launch; 2]; 2],
+    /// `unknowns_copy` of the velocity into `x[c]`, of `x[c]` back, and of `hat` into the
+    /// pseudo-velocity (SIMPLER).
+    to_x: [Launch; 2],
+    from_x: [Launch; 2],
+    from_hat: [Launch; 2],
+    hat_seams: Launch,
+    /// `pressure_assemble` from the velocities (0) or the pseudo-velocities (1); then
+    /// `mass_finalize` and `subtract_mean` of the right-hand side.
+    pressure: [Launch; 2],
+    mass: Launch,
+    rhs_mean: Launch,
+    /// `p -= mean(p)`: `sum_partial`, `sum_into` `S_PSUM`, `finalize_mean`, `subtract_mean`.
+    remove_mean: [Launch; 4],
+    add_pressure: [Launch; 2],
+    /// `outflow_faces` and `wall_rule`, where a side needs them.
+    outflow: Option<Launch>,
+    wall_rule: Option<Launch>,
+    correct: Launch,
+    max_abs: Launch,
+}
+
+impl Launches {
+    fn new(
+        ms: &Module,
+        mq: &Module,
+        cfg: &SimpleConfig,
+        l: &Layout<2>,
+        b: &Buffers,
+    ) -> Result<Self, CudaError> {
+        type Shape = ((u32, u32, u32), (u32, u32, u32));
+        let bind =
+            |m: &Module, name: &'static str, (grid, block): Shape, a: Args| -> Result<Launch, CudaError> {
+                // SAFETY: every call passes the arguments of the named kernel of kernels/simple.cu or
+                // poisson.cu in order, with `b`'s buffers allocated for this grid; the solver owns
+                // the buffers and the launches together.
+                unsafe { m.bind(name, grid, block, a) }
+            };
+        let ks = |name, shape, a| bind(ms, name, shape, a);
+        let one = ((1, 1, 1), (1024, 1, 1));
+        let lin = |n: usize| (grid1(n), (B1, 1, 1));
+        let (nx, ny) = (l.n[0], l.n[1]);
+        let [dx, dy, _] = cfg.flow.grid.spacing;
+        let sum_into = |nb: usize, slot: usize| {
+            let a = Args::new().p(&b.partial).i(nb as i64).p(&b.sc.dev).i(slot as i64);
+            ks("sum_into", one, a)
+        };
+        let model = match cfg.viscosity {
+            Viscosity::Newtonian { .. } => None,
+            Viscosity::PowerLaw { k, n } => Some((1, [k, n, 0.0, 0.0])),
+            Viscosity::Carreau {
+                mu0,
+                mu_inf,
+                lambda,
+                n,
+            } => Some((2, [mu0, mu_inf, lambda, n])),
+        };
+        let viscosity = match model {
+            None => vec![],
+            Some((model, m)) => {
+                let a = Args::new()
+                    .p(&b.u)
+                    .p(&b.v)
+                    .p(&b.mu_c)
+                    .p(&b.mu_n)
+                    .i(nx as i64)
+                    .i(ny as i64)
+                    .r(dx)
+                    .r(dy)
+                    .i(model)
+                    .r(m[0])
+                    .r(m[1])
+                    .r(m[2])
+                    .r(m[3]);
+                let ghosts = layout(Args::new().p(&b.mu_c), l);
+                vec![
+                    ks("simple_viscosity", (grid2(nx + 1, ny + 1), (BX, BY, 1)), a)?,
+                    ks(
+                        "simple_viscosity_ghosts",
+                        (grid2(nx + 2, ny + 2), (BX, BY, 1)),
+                        ghosts,
+                    )?,
+                ]
+            }
+        };
+        let lim = match cfg.scheme {
+            super::Scheme::PowerLaw => -1,
+            super::Scheme::Deferred(lim) => limiter_code(lim),
+        };
+        let assemble = |c: usize| -> Result<[Launch; 2], CudaError> {
+            let (h_along, h_across) = if c == 0 { (dx, dy) } else { (dy, dx) };
+            let (side_plus, side_minus) = if c == 0 { (3, 2) } else { (1, 0) };
+            let tangential = |side: usize| {
+                side_velocity(cfg.flow.side(side), Side::ALL[side]).map_or((0, 0.0), |v| (1, v[c]))
+            };
+            let ((tp, wp), (tm, wm)) = (tangential(side_plus), tangential(side_minus));
+            let ap0 = cfg.flow.density * dx * dy / cfg.pseudo_dt;
+            let b0 = -cfg.pressure_gradient[c] * h_along * h_across;
+            let sys = &b.sys[c];
+            let (q, o, d) = if c == 0 {
+                (&b.u, &b.v, &b.du)
+            } else {
+                (&b.v, &b.u, &b.dv)
+            };
+            let a = Args::new()
+                .p(q)
+                .p(o)
+                .p(&b.mu_c)
+                .p(&b.mu_n)
+                .p(&sys.buf)
+                .p(d)
+                .p(&b.partial)
+                .i(c as i64);
+            let a = layout(a, l)
+                .i(sys.ni as i64)
+                .i(sys.nj as i64)
+                .i(lim)
+                .i(tp)
+                .r(wp)
+                .i(tm)
+                .r(wm)
+                .r(h_along)
+                .r(h_across)
+                .r(cfg.flow.density)
+                .r(cfg.alpha_u)
+                .i(cfg.algorithm.consistent() as i64)
+                .i(!cfg.viscosity.is_newtonian() as i64)
+                .r(ap0)
+                .r(b0);
+            Ok([
+                ks("momentum_assemble", lin(sys.len()), a)?,
+                sum_into(grid1(sys.len()).0 as usize, S_NORM[c])?,
+            ])
+        };
+        // `unknowns_copy` of component `c` between the ghosted array `q` and `x` (to `x` or back).
+        let unknowns = |c: usize, q: &DevBuf<f64>, x: &DevBuf<f64>, to_x: bool| {
+            let sys = &b.sys[c];
+            let a = Args::new()
+                .p(q)
+                .p(x)
+                .i(nx as i64)
+                .i(sys.ni as i64)
+                .i(sys.nj as i64)
+                .i(to_x as i64);
+            ks("unknowns_copy", lin(sys.len()), a)
+        };
+        let both = |f: &dyn Fn(usize) -> Result<Launch, CudaError>| -> Result<[Launch; 2], CudaError> {
+            Ok([f(0)?, f(1)?])
+        };
+        let n = nx * ny;
+        let nb = grid1(n).0 as usize;
+        let rho = cfg.flow.density;
+        let pressure = |u: &DevBuf<f64>, v: &DevBuf<f64>| {
+            let a = Args::new()
+                .p(&b.du)
+                .p(&b.dv)
+                .p(u)
+                .p(v)
+                .p(&b.sys_p.buf)
+                .p(&b.partial);
+            ks("pressure_assemble", lin(n), layout(a, l).r(rho * dy).r(rho * dx))
+        };
+        // The right-hand side of the pressure system: the sixth array of the system.
+        let rhs = b.sys_p.buf.ptr + (5 * n * std::mem::size_of::<f64>()) as u64;
+        let bc: [&Boundary; 4] = std::array::from_fn(|s| cfg.flow.side(s));
+        let outflow = if bc.contains(&&Boundary::Outflow {}) {
+            let mut a = Args::new().p(&b.u).p(&b.v).i(nx as i64).i(ny as i64);
+            for side in bc {
+                a = a.i((*side == Boundary::Outflow {}) as i64);
+            }
+            for side in bc {
+                a = a.i((*side == Boundary::Periodic {}) as i64);
+            }
+            Some(ks("outflow_faces", one, a.r(dx).r(dy))?)
+        } else {
+            None
+        };
+        let wall =
+            |side: usize| side_velocity(bc[side], Side::ALL[side]).map(|v| v[if side < 2 { 1 } else { 0 }]);
+        let walls: [Option<f64>; 4] = std::array::from_fn(wall);
+        let wall_rule = if walls.iter().any(Option::is_some) {
+            let mut a = Args::new().p(&b.u).p(&b.v).i(nx as i64).i(ny as i64);
+            for w in walls {
+                a = a.i(w.is_some() as i64);
+            }
+            for w in walls {
+                a = a.r(w.unwrap_or(0.0));
+            }
+            Some(ks("wall_rule", lin(nx.max(ny) + 1), a)?)
+        } else {
+            None
+        };
+        let alpha_p = if cfg.algorithm.pseudo_velocities() {
+            0.0
+        } else {
+            cfg.alpha_p
+        };
+        Ok(Launches {
+            viscosity,
+            assemble: [assemble(0)?, assemble(1)?],
+            to_x: both(&|c| unknowns(c, b.velocity(c).0, &b.x[c], true))?,
+            from_x: both(&|c| unknowns(c, b.velocity(c).0, &b.x[c], false))?,
+            from_hat: both(&|c| unknowns(c, b.velocity(c).1, &b.hat, false))?,
+            hat_seams: ks(
+                "hat_seams",
+                lin(nx.max(ny) + 1),
+                layout(Args::new().p(&b.u_hat).p(&b.v_hat), l),
+            )?,
+            pressure: [pressure(&b.u, &b.v)?, pressure(&b.u_hat, &b.v_hat)?],
+            mass: ks(
+                "mass_finalize",
+                one,
+                Args::new().p(&b.partial).i(nb as i64).p(&b.sc.dev).r(n as f64),
+            )?,
+            rhs_mean: bind(
+                mq,
+                "subtract_mean",
+                lin(n),
+                Args::new().arg(Arg::Ptr(rhs)).p(&b.sc.dev).null().i(n as i64),
+            )?,
+            remove_mean: [
+                bind(
+                    mq,
+                    "sum_partial",
+                    lin(n),
+                    Args::new().p(&b.p).p(&b.partial).null().i(n as i64),
+                )?,
+                sum_into(nb, S_PSUM)?,
+                bind(
+                    mq,
+                    "finalize_mean",
+                    one,
+                    Args::new()
+                        .p(&b.partial)
+                        .i(nb as i64)
+                        .p(&b.sc.dev)
+                        .null()
+                        .r(n as f64),
+                )?,
+                bind(
+                    mq,
+                    "subtract_mean",
+                    lin(n),
+                    Args::new().p(&b.p).p(&b.sc.dev).null().i(n as i64),
+                )?,
+            ],
+            add_pressure: both(&|c| {
+                let sys = &b.sys[c];
+                let a = Args::new()
+                    .p(&b.p)
+                    .p(&sys.buf)
+                    .i(c as i64)
+                    .i(nx as i64)
+                    .i(ny as i64)
+                    .i(sys.ni as i64)
+                    .i(sys.nj as i64)
+                    .r(if c == 0 { dy } else { dx });
+                ks("add_pressure", lin(sys.len()), a)
+            })?,
+            outflow,
+            wall_rule,
+            correct: ks(
+                "correct_velocity",
+                (grid2(nx, ny), (BX, BY, 1)),
+                Args::new()
+                    .p(&b.du)
+                    .p(&b.dv)
+                    .p(&b.pc)
+                    .p(&b.u)
+                    .p(&b.v)
+                    .p(&b.p)
+                    .r(alpha_p)
+                    .i(nx as i64)
+                    .i(ny as i64),
+            )?,
+            max_abs: ks(
+                "max_abs",
+                one,
+                layout(Args::new().p(&b.u).p(&b.v).p(&b.sc.dev), l),
+            )?,
+        })
+    }
+}
+
+pub struct CudaSimple {
+    gpu: Arc<Gpu>,
+    /// kernels/simple.cu, projection.cu (ghosts), poisson.cu (means).
+    ms: Module,
+    mp: Module,
+    mq: Module,
+    cfg: SimpleConfig,
+    l: Layout<2>,
+    b: Buffers,
+    k: Launches,
     solvers: [DeviceLinearSolver; 2],
     solver_p: DeviceLinearSolver,
-    partial: DevBuf<f64>,
-    sc: DevBuf<f64>,
-    sc_host: Pinned<f64>,
     bck: DevBuf<i32>,
     bcv: DevBuf<f64>,
     steps: u64,
@@ -114,7 +414,7 @@ pub struct CudaSimple {
     capped: Option<CappedSolve>,
     display: StaggeredDisplay,
     readback: Mutex<Readback<f64>>,
-    mirror: Mutex<Mirror>,
+    mirror: Mutex<HostMirror<Simple, f64>>,
 }
 
 impl CudaSimple {
@@ -140,10 +440,7 @@ impl CudaSimple {
         let solver = |kind, ni, nj| DeviceLinearSolver::new(&gpu, kind, ni, nj);
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
-        let s = Self {
-            ms: gpu.module(KernelSet::Simple, "f64")?,
-            mp: gpu.module(KernelSet::Projection, "f64")?,
-            mq: gpu.module(KernelSet::Poisson, "f64")?,
+        let b = Buffers {
             u: buf(&u)?,
             v: buf(&v)?,
             p: buf(&p)?,
@@ -161,14 +458,24 @@ impl CudaSimple {
                 DeviceSystem::new(&gpu, vi, vj, periodic)?,
             ],
             sys_p: DeviceSystem::new(&gpu, nx, ny, periodic)?,
+            partial: gpu.alloc_zeros(parts)?,
+            sc: Scalars::new(&gpu, SC_LEN)?,
+        };
+        let (ms, mq) = (
+            gpu.module(KernelSet::Simple, "f64")?,
+            gpu.module(KernelSet::Poisson, "f64")?,
+        );
+        let s = Self {
+            k: Launches::new(&ms, &mq, &cfg, &l, &b)?,
+            b,
+            ms,
+            mp: gpu.module(KernelSet::Projection, "f64")?,
+            mq,
             solvers: [
                 solver(cfg.momentum_solver, ui, uj)?,
                 solver(cfg.momentum_solver, vi, vj)?,
             ],
             solver_p: solver(cfg.pressure_solver, nx, ny)?,
-            partial: gpu.alloc_zeros(parts)?,
-            sc: gpu.alloc_zeros(SC_LEN)?,
-            sc_host: gpu.pinned(SC_LEN)?,
             bck,
             bcv,
             steps: 0,
@@ -176,7 +483,7 @@ impl CudaSimple {
             capped: None,
             display: StaggeredDisplay::new(&gpu, "f64")?,
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
-            mirror: Mutex::new(Mirror { cpu, stale: false }),
+            mirror: Mutex::new(HostMirror::new(cpu)),
             l,
             cfg,
             gpu,
@@ -194,320 +501,81 @@ impl CudaSimple {
         self.with_mirror(|m| m.field(name, out))?
     }
 
-    fn launch(
-        &self,
-        m: &Module,
-        name: &'static str,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        a: Args,
-    ) -> Result<(), CudaError> {
-        let f = m.function(name)?;
-        // SAFETY: every call site passes the arguments of the named kernel of kernels/simple.cu,
-        // projection.cu or poisson.cu in order, with buffers allocated for this solver's grid.
-        unsafe { self.gpu.launch(f, grid, block, &a) }
-    }
-
-    fn ks(
-        &self,
-        name: &'static str,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        a: Args,
-    ) -> Result<(), CudaError> {
-        self.launch(&self.ms, name, grid, block, a)
-    }
-
-    /// One block's finalize kernel of simple.cu.
-    fn one(&self, name: &'static str, a: Args) -> Result<(), CudaError> {
-        self.ks(name, (1, 1, 1), (1024, 1, 1), a)
-    }
-
+    /// `sum_into` of `kernels/simple.cu`: the `nb` block partials of `partial` summed into
+    /// `sc[slot]`.
     fn sum_into(&self, partial: &DevBuf<f64>, nb: usize, slot: usize) -> Result<(), CudaError> {
-        self.one(
-            "sum_into",
-            Args::new().p(partial).i(nb as i64).p(&self.sc).i(slot as i64),
-        )
+        let a = Args::new()
+            .p(partial)
+            .i(nb as i64)
+            .p(&self.b.sc.dev)
+            .i(slot as i64);
+        // SAFETY: sum_into's arguments in order; `partial` holds `nb` partial sums.
+        unsafe { self.ms.launch("sum_into", (1, 1, 1), (1024, 1, 1), &a) }
     }
 
-    /// Viscosity at the centres and corners from the current shear rate (non-Newtonian fluids).
-    fn update_viscosity(&self) -> Result<(), CudaError> {
-        let (model, m) = match self.cfg.viscosity {
-            Viscosity::Newtonian { .. } => return Ok(()),
-            Viscosity::PowerLaw { k, n } => (1, [k, n, 0.0, 0.0]),
-            Viscosity::Carreau {
-                mu0,
-                mu_inf,
-                lambda,
-                n,
-            } => (2, [mu0, mu_inf, lambda, n]),
-        };
-        let (nx, ny) = (self.l.n[0], self.l.n[1]);
-        let [dx, dy, _] = self.cfg.flow.grid.spacing;
-        self.ks(
-            "simple_viscosity",
-            grid2(nx + 1, ny + 1),
-            (BX, BY, 1),
-            Args::new()
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.mu_c)
-                .p(&self.mu_n)
-                .i(nx as i64)
-                .i(ny as i64)
-                .r(dx)
-                .r(dy)
-                .i(model)
-                .r(m[0])
-                .r(m[1])
-                .r(m[2])
-                .r(m[3]),
-        )?;
-        self.ks(
-            "simple_viscosity_ghosts",
-            grid2(nx + 2, ny + 2),
-            (BX, BY, 1),
-            Args::new()
-                .p(&self.mu_c)
-                .i(nx as i64)
-                .i(ny as i64)
-                .i(self.l.periodic[0] as i64)
-                .i(self.l.periodic[1] as i64),
-        )
-    }
-
-    /// Momentum coefficients of component `c` and their norm into the scalar block.
-    fn assemble(&self, c: usize) -> Result<(), CudaError> {
-        let l = self.l;
-        let cfg = &self.cfg;
-        let [dx, dy, _] = cfg.flow.grid.spacing;
-        let (h_along, h_across) = if c == 0 { (dx, dy) } else { (dy, dx) };
-        let lim = match cfg.scheme {
-            super::Scheme::PowerLaw => -1,
-            super::Scheme::Deferred(lim) => limiter_code(lim),
-        };
-        let (side_plus, side_minus) = if c == 0 { (3, 2) } else { (1, 0) };
-        let tangential =
-            |side: usize| side_velocity(cfg.flow.side(side), Side::ALL[side]).map_or((0, 0.0), |v| (1, v[c]));
-        let ((tp, wp), (tm, wm)) = (tangential(side_plus), tangential(side_minus));
-        let ap0 = cfg.flow.density * dx * dy / cfg.pseudo_dt;
-        let b0 = -cfg.pressure_gradient[c] * h_along * h_across;
-        let sys = &self.sys[c];
-        let (q, o, d) = if c == 0 {
-            (&self.u, &self.v, &self.du)
-        } else {
-            (&self.v, &self.u, &self.dv)
-        };
-        self.ks(
-            "momentum_assemble",
-            grid1(sys.len()),
-            (B1, 1, 1),
-            layout(
-                Args::new()
-                    .p(q)
-                    .p(o)
-                    .p(&self.mu_c)
-                    .p(&self.mu_n)
-                    .p(&sys.buf)
-                    .p(d)
-                    .p(&self.partial)
-                    .i(c as i64),
-                &l,
-            )
-            .i(sys.ni as i64)
-            .i(sys.nj as i64)
-            .i(lim)
-            .i(tp)
-            .r(wp)
-            .i(tm)
-            .r(wm)
-            .r(h_along)
-            .r(h_across)
-            .r(cfg.flow.density)
-            .r(cfg.alpha_u)
-            .i(cfg.algorithm.consistent() as i64)
-            .i(!cfg.viscosity.is_newtonian() as i64)
-            .r(ap0)
-            .r(b0),
-        )?;
-        self.sum_into(&self.partial, grid1(sys.len()).0 as usize, S_NORM[c])
-    }
-
-    /// Copies component `c`'s unknowns from the ghosted array `q` into `x` (or back).
-    fn unknowns(&self, c: usize, q: &DevBuf<f64>, x: &DevBuf<f64>, to_x: bool) -> Result<(), CudaError> {
-        let sys = &self.sys[c];
-        self.ks(
-            "unknowns_copy",
-            grid1(sys.len()),
-            (B1, 1, 1),
-            Args::new()
-                .p(q)
-                .p(x)
-                .i(self.l.n[0] as i64)
-                .i(sys.ni as i64)
-                .i(sys.nj as i64)
-                .i(to_x as i64),
-        )
-    }
-
-    /// The pressure(-correction) system from the face `d`s and the velocities `u`, `v`, its
-    /// right-hand side shifted to zero mean; the imbalance and flux sums into the scalar block.
-    fn assemble_pressure(&self, u: &DevBuf<f64>, v: &DevBuf<f64>) -> Result<(), CudaError> {
-        let l = self.l;
-        let [dx, dy, _] = self.cfg.flow.grid.spacing;
-        let rho = self.cfg.flow.density;
-        let n = l.n[0] * l.n[1];
-        let nb = grid1(n).0 as usize;
-        self.ks(
-            "pressure_assemble",
-            grid1(n),
-            (B1, 1, 1),
-            layout(
-                Args::new()
-                    .p(&self.du)
-                    .p(&self.dv)
-                    .p(u)
-                    .p(v)
-                    .p(&self.sys_p.buf)
-                    .p(&self.partial),
-                &l,
-            )
-            .r(rho * dy)
-            .r(rho * dx),
-        )?;
-        self.one(
-            "mass_finalize",
-            Args::new().p(&self.partial).i(nb as i64).p(&self.sc).r(n as f64),
-        )?;
-        // b -= mean(b): the right-hand side is the sixth array of the system.
-        self.launch(
-            &self.mq,
-            "subtract_mean",
-            grid1(n),
-            (B1, 1, 1),
-            Args::new()
-                .l((self.sys_p.buf.ptr + (5 * n * 8) as u64) as i64)
-                .p(&self.sc)
-                .null()
-                .i(n as i64),
-        )
+    /// The pressure(-correction) system from the face `d`s and the velocities (`hat` 0) or the
+    /// pseudo-velocities (`hat` 1), its right-hand side shifted to zero mean; the imbalance and
+    /// flux sums into the scalar block.
+    fn assemble_pressure(&self, hat: usize) -> Result<(), CudaError> {
+        self.k.pressure[hat].run(&self.gpu)?;
+        self.k.mass.run(&self.gpu)?;
+        self.k.rhs_mean.run(&self.gpu)
     }
 
     /// `p -= mean(p)`; the sum of `p` before it goes to `S_PSUM` (finite or not: the health
     /// check's pressure test). Each method changes `p` last right before this.
     fn remove_mean(&self) -> Result<(), CudaError> {
-        let n = self.l.n[0] * self.l.n[1];
-        let nb = grid1(n).0 as usize;
-        self.launch(
-            &self.mq,
-            "sum_partial",
-            grid1(n),
-            (B1, 1, 1),
-            Args::new().p(&self.p).p(&self.partial).null().i(n as i64),
-        )?;
-        self.sum_into(&self.partial, nb, S_PSUM)?;
-        self.launch(
-            &self.mq,
-            "finalize_mean",
-            (1, 1, 1),
-            (1024, 1, 1),
-            Args::new()
-                .p(&self.partial)
-                .i(nb as i64)
-                .p(&self.sc)
-                .null()
-                .r(n as f64),
-        )?;
-        self.launch(
-            &self.mq,
-            "subtract_mean",
-            grid1(n),
-            (B1, 1, 1),
-            Args::new().p(&self.p).p(&self.sc).null().i(n as i64),
-        )
+        self.k.remove_mean.iter().try_for_each(|k| k.run(&self.gpu))
     }
 
     /// Ghosts, the outflow faces with the mass-flow correction, the quadratic wall rule
     /// ([`Simple`]'s `boundaries`).
     fn boundaries(&self) -> Result<(), CudaError> {
         let l = self.l;
-        let (nx, ny) = (l.n[0] as i64, l.n[1] as i64);
         // No halt flag: SIMPLE checks its health on the host.
         fill_ghosts(
             &self.gpu,
             &self.mp,
             &l,
-            &self.u,
-            &self.v,
+            &self.b.u,
+            &self.b.v,
             (&self.bck, &self.bcv),
             None,
         )?;
-        let bc: [&Boundary; 4] = std::array::from_fn(|s| self.cfg.flow.side(s));
-        if bc.contains(&&Boundary::Outflow {}) {
-            let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
-            for b in bc {
-                a = a.i((*b == Boundary::Outflow {}) as i64);
-            }
-            for b in bc {
-                a = a.i((*b == Boundary::Periodic {}) as i64);
-            }
-            let [dx, dy, _] = self.cfg.flow.grid.spacing;
-            self.one("outflow_faces", a.r(dx).r(dy))?;
-        }
-        let wall =
-            |side: usize| side_velocity(bc[side], Side::ALL[side]).map(|v| v[if side < 2 { 1 } else { 0 }]);
-        let walls: [Option<f64>; 4] = std::array::from_fn(wall);
-        if walls.iter().any(Option::is_some) {
-            let mut a = Args::new().p(&self.u).p(&self.v).i(nx).i(ny);
-            for w in walls {
-                a = a.i(w.is_some() as i64);
-            }
-            for w in walls {
-                a = a.r(w.unwrap_or(0.0));
-            }
-            self.ks("wall_rule", grid1(l.n[0].max(l.n[1]) + 1), (B1, 1, 1), a)?;
-        }
-        Ok(())
+        self.k
+            .outflow
+            .iter()
+            .chain(&self.k.wall_rule)
+            .try_for_each(|k| k.run(&self.gpu))
     }
 
     /// One outer iteration (as [`Simple`]'s `iterate`); returns the residual entries.
     fn iterate(&mut self) -> Result<[f64; 8], CudaError> {
         self.gpu.bind()?;
-        self.update_viscosity()?;
-        let l = self.l;
+        let gpu = &self.gpu;
+        let k = &self.k;
+        k.viscosity.iter().try_for_each(|v| v.run(gpu))?;
         let cfg = &self.cfg;
-        let [dx, dy, _] = cfg.flow.grid.spacing;
         let simpler = cfg.algorithm.pseudo_velocities();
         let (p_tol, p_max) = (cfg.pressure_tolerance, cfg.pressure_iterations);
         let (m_tol, m_max) = (cfg.momentum_tolerance, cfg.momentum_iterations);
-        let alpha_p = if simpler { 0.0 } else { cfg.alpha_p };
-        for c in 0..2 {
-            self.assemble(c)?;
+        for assemble in k.assemble.iter().flatten() {
+            assemble.run(gpu)?;
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
         self.capped = None;
         if simpler {
-            self.gpu.copy(&self.u_hat, &self.u)?;
-            self.gpu.copy(&self.v_hat, &self.v)?;
+            self.gpu.copy(&self.b.u_hat, &self.b.u)?;
+            self.gpu.copy(&self.b.v_hat, &self.b.v)?;
             for c in 0..2 {
-                let (q, q_hat) = if c == 0 {
-                    (&self.u, &self.u_hat)
-                } else {
-                    (&self.v, &self.v_hat)
-                };
-                self.unknowns(c, q, &self.x[c], true)?;
-                self.solvers[c].point_solution(&self.sys[c], &self.x[c], &self.hat)?;
-                self.unknowns(c, q_hat, &self.hat, false)?;
+                k.to_x[c].run(gpu)?;
+                self.solvers[c].point_solution(&self.b.sys[c], &self.b.x[c], &self.b.hat)?;
+                k.from_hat[c].run(gpu)?;
             }
-            self.ks(
-                "hat_seams",
-                grid1(l.n[0].max(l.n[1]) + 1),
-                (B1, 1, 1),
-                layout(Args::new().p(&self.u_hat).p(&self.v_hat), &l),
-            )?;
-            self.assemble_pressure(&self.u_hat, &self.v_hat)?;
-            let st = self.solver_p.solve(&self.sys_p, &self.p, p_tol, p_max)?;
+            k.hat_seams.run(gpu)?;
+            self.assemble_pressure(1)?;
+            let st = self.solver_p.solve(&self.b.sys_p, &self.b.p, p_tol, p_max)?;
             pressure_iterations += st.iterations;
             self.capped = CappedSolve::of_linear(&st, p_tol);
             self.remove_mean()?;
@@ -515,65 +583,32 @@ impl CudaSimple {
         }
         let mut momentum_iterations = 0;
         for c in 0..2 {
-            let sys = &self.sys[c];
-            self.ks(
-                "add_pressure",
-                grid1(sys.len()),
-                (B1, 1, 1),
-                Args::new()
-                    .p(&self.p)
-                    .p(&sys.buf)
-                    .i(c as i64)
-                    .i(l.n[0] as i64)
-                    .i(l.n[1] as i64)
-                    .i(sys.ni as i64)
-                    .i(sys.nj as i64)
-                    .r(if c == 0 { dy } else { dx }),
-            )?;
-            let q = if c == 0 { &self.u } else { &self.v };
-            self.unknowns(c, q, &self.x[c], true)?;
-            self.solvers[c].residual_l1(sys, &self.x[c], |partial, nb| {
+            let sys = &self.b.sys[c];
+            self.k.add_pressure[c].run(&self.gpu)?;
+            self.k.to_x[c].run(&self.gpu)?;
+            self.solvers[c].residual_l1(sys, &self.b.x[c], |partial, nb| {
                 self.sum_into(partial, nb, S_RES[c])
             })?;
-            let st = self.solvers[c].solve(sys, &self.x[c], m_tol, m_max)?;
+            let st = self.solvers[c].solve(sys, &self.b.x[c], m_tol, m_max)?;
             momentum_iterations += st.iterations;
-            self.unknowns(c, q, &self.x[c], false)?;
+            self.k.from_x[c].run(&self.gpu)?;
         }
         self.boundaries()?;
-        self.assemble_pressure(&self.u, &self.v)?;
-        self.gpu.memset_zero(&self.pc)?;
-        let st = self.solver_p.solve(&self.sys_p, &self.pc, p_tol, p_max)?;
+        self.assemble_pressure(0)?;
+        self.gpu.memset_zero(&self.b.pc)?;
+        let st = self.solver_p.solve(&self.b.sys_p, &self.b.pc, p_tol, p_max)?;
         pressure_iterations += st.iterations;
         self.capped = self.capped.or(CappedSolve::of_linear(&st, p_tol));
         if !simpler {
             pressure_residual = st.reduction();
         }
-        self.ks(
-            "correct_velocity",
-            grid2(l.n[0], l.n[1]),
-            (BX, BY, 1),
-            Args::new()
-                .p(&self.du)
-                .p(&self.dv)
-                .p(&self.pc)
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.p)
-                .r(alpha_p)
-                .i(l.n[0] as i64)
-                .i(l.n[1] as i64),
-        )?;
+        self.k.correct.run(&self.gpu)?;
         if !simpler {
             self.remove_mean()?;
         }
         self.boundaries()?;
-        self.one(
-            "max_abs",
-            layout(Args::new().p(&self.u).p(&self.v).p(&self.sc), &l),
-        )?;
-        self.gpu.download_async(&mut self.sc_host, &self.sc, SC_LEN)?;
-        self.gpu.sync()?;
-        let sc = self.sc_host.as_slice();
+        self.k.max_abs.run(&self.gpu)?;
+        let sc = self.b.sc.read()?;
         let norm = sc[S_NORM[0]] + sc[S_NORM[1]];
         let momentum = S_RES.map(|slot| {
             let r1 = sc[slot];
@@ -602,26 +637,25 @@ impl CudaSimple {
     /// Refreshes the CPU mirror from the device when stale.
     fn with_mirror<R>(&self, f: impl FnOnce(&Simple) -> R) -> Option<R> {
         let mut m = self.mirror.lock().expect("mirror lock");
-        if m.stale {
-            let result = (|| -> Result<(), CudaError> {
-                self.gpu.bind()?;
-                let bufs = [&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n];
-                for (dst, src) in m.cpu.state_mut().into_iter().zip(bufs) {
-                    let mut staging = self.gpu.pinned::<f64>(src.len)?;
-                    self.gpu.download_async(&mut staging, src, src.len)?;
-                    self.gpu.sync()?;
-                    dst.copy_from_slice(staging.as_slice());
-                }
-                Ok(())
-            })();
-            if let Err(e) = result {
-                log::error!("reading the SIMPLE state back from the GPU failed: {e}");
-                return None;
+        let cpu = m.fresh(&self.gpu, |cpu, stage| {
+            for (dst, src) in cpu.state_mut().into_iter().zip(self.state()) {
+                dst.copy_from_slice(stage.read(src)?);
             }
-            m.cpu.set_steps(self.steps);
-            m.stale = false;
+            cpu.set_steps(self.steps);
+            Ok(())
+        });
+        match cpu {
+            Ok(cpu) => Some(f(cpu)),
+            Err(e) => {
+                log::error!("reading the SIMPLE state back from the GPU failed: {e}");
+                None
+            }
         }
-        Some(f(&m.cpu))
+    }
+
+    /// The device arrays of [`Simple::state_mut`], in its order: u, v, p, mu_c, mu_n.
+    fn state(&self) -> [&DevBuf<f64>; 5] {
+        [&self.b.u, &self.b.v, &self.b.p, &self.b.mu_c, &self.b.mu_n]
     }
 
     /// Makes `cpu`'s state and iteration count this solver's, `cpu` the fresh mirror.
@@ -629,9 +663,7 @@ impl CudaSimple {
         self.upload_from(&mut cpu)
             .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
         self.steps = cpu.steps();
-        let mirror = self.mirror.get_mut().expect("mirror lock");
-        mirror.cpu = cpu;
-        mirror.stale = false;
+        *self.mirror.get_mut().expect("mirror lock") = HostMirror::new(cpu);
         self.readback
             .get_mut()
             .expect("readback lock")
@@ -641,8 +673,7 @@ impl CudaSimple {
 
     /// Uploads a CPU solver's state (`load_state`, a viscosity model change).
     fn upload_from(&self, cpu: &mut Simple) -> Result<(), CudaError> {
-        let bufs = [&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n];
-        for (src, dst) in cpu.state_mut().into_iter().zip(bufs) {
+        for (src, dst) in cpu.state_mut().into_iter().zip(self.state()) {
             self.gpu.upload(dst, src)?;
         }
         Ok(())
@@ -650,11 +681,11 @@ impl CudaSimple {
 
     fn derive(&self, name: &str, dst: &DevBuf<f64>) -> Result<(), CudaError> {
         let state = StaggeredState {
-            u: &self.u,
-            v: &self.v,
-            p: &self.p,
+            u: &self.b.u,
+            v: &self.b.v,
+            p: &self.b.p,
             p_scale: 1.0,
-            viscosity: Some(&self.mu_c),
+            viscosity: Some(&self.b.mu_c),
         };
         self.display
             .derive(&self.gpu, &self.cfg.flow.grid, FIELDS, &state, name, dst)
@@ -689,7 +720,7 @@ impl Solver for CudaSimple {
             .get_mut()
             .expect("readback lock")
             .invalidate(self.steps + 1);
-        self.mirror.get_mut().expect("mirror lock").stale = true;
+        self.mirror.get_mut().expect("mirror lock").invalidate();
         let r = self.iterate().map_err(err(self.steps, 0.0))?;
         self.steps += 1;
         let names = [
@@ -704,7 +735,7 @@ impl Solver for CudaSimple {
         ];
         self.residuals.clear();
         self.residuals.extend(names.into_iter().zip(r));
-        let p_sum = self.sc_host.as_slice()[S_PSUM];
+        let p_sum = self.b.sc.host()[S_PSUM];
         self.check_health(r[7], p_sum)
     }
 
@@ -757,15 +788,17 @@ impl Solver for CudaSimple {
         let rebuild = |kind, sys: &DeviceSystem| DeviceLinearSolver::new(&self.gpu, kind, sys.ni, sys.nj);
         if cfg.momentum_solver != self.cfg.momentum_solver {
             let s = [
-                rebuild(cfg.momentum_solver, &self.sys[0]).map_err(device)?,
-                rebuild(cfg.momentum_solver, &self.sys[1]).map_err(device)?,
+                rebuild(cfg.momentum_solver, &self.b.sys[0]).map_err(device)?,
+                rebuild(cfg.momentum_solver, &self.b.sys[1]).map_err(device)?,
             ];
             self.solvers = s;
         }
         if cfg.pressure_solver != self.cfg.pressure_solver {
-            self.solver_p = rebuild(cfg.pressure_solver, &self.sys_p).map_err(device)?;
+            self.solver_p = rebuild(cfg.pressure_solver, &self.b.sys_p).map_err(device)?;
         }
         let viscosity_change = cfg.viscosity != self.cfg.viscosity;
+        // The kernels' arguments carry the settings.
+        self.k = Launches::new(&self.ms, &self.mq, &cfg, &self.l, &self.b).map_err(device)?;
         self.cfg = cfg;
         if viscosity_change {
             let mut m = self.mirror.lock().expect("mirror lock");

@@ -1,0 +1,367 @@
+//! Typed kernel arguments and launches. Every argument carries its kind (pointer, `int`,
+//! `long long`, `float`, `double`); a launch checks the arguments against the kernel's
+//! parameters as its PTX declares them ([`super::module::Signature`]) before any driver call,
+//! so a missing argument, an `int` for a `long long` or a `float` for a `double` is refused
+//! with an error naming the kernel, the parameter and both kinds rather than read as garbage.
+//!
+//! [`Args`] builds an argument list per launch; [`Launch`] binds a kernel, its grid, block,
+//! shared memory and the arguments that stay fixed (buffers, sizes) once, when a solver is
+//! built, and is run as is or with the few trailing scalars that change per launch (a time
+//! step, an iteration number).
+
+use super::module::{Kernel, Module};
+use super::{CudaError, DevBuf, Gpu};
+use crate::solver::real::Real;
+use cudarc::driver::result as drv;
+use std::ffi::c_void;
+use std::fmt;
+
+/// The most parameters a launched kernel may have (the kernels have at most about 30).
+const MAX_PARAMS: usize = 64;
+
+/// What an argument is, for checking it against a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    Pointer,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl fmt::Display for ArgKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ArgKind::Pointer => "a pointer",
+            ArgKind::I32 => "an int",
+            ArgKind::I64 => "a long long",
+            ArgKind::F32 => "a float",
+            ArgKind::F64 => "a double",
+        })
+    }
+}
+
+/// One kernel argument, by value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg {
+    /// A device address (0 for a null pointer).
+    Ptr(u64),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Arg {
+    pub fn kind(&self) -> ArgKind {
+        match self {
+            Arg::Ptr(_) => ArgKind::Pointer,
+            Arg::I32(_) => ArgKind::I32,
+            Arg::I64(_) => ArgKind::I64,
+            Arg::F32(_) => ArgKind::F32,
+            Arg::F64(_) => ArgKind::F64,
+        }
+    }
+
+    /// A real of the value's own precision (`f32` or `f64`).
+    pub fn real<T: Real>(v: T) -> Arg {
+        match T::NAME {
+            "f32" => Arg::F32(v.to_f32().expect("an f32")),
+            _ => Arg::F64(v.f64()),
+        }
+    }
+
+    /// The address of the value, as `cuLaunchKernel` takes each parameter; the driver copies
+    /// as many bytes as the parameter declares, which the launch checked to be the value's size.
+    fn address(&self) -> *mut c_void {
+        match self {
+            Arg::Ptr(v) => v as *const u64 as *mut c_void,
+            Arg::I32(v) => v as *const i32 as *mut c_void,
+            Arg::I64(v) => v as *const i64 as *mut c_void,
+            Arg::F32(v) => v as *const f32 as *mut c_void,
+            Arg::F64(v) => v as *const f64 as *mut c_void,
+        }
+    }
+}
+
+/// A kernel's argument list, in parameter order.
+#[derive(Clone, Debug, Default)]
+pub struct Args(Vec<Arg>);
+
+impl Args {
+    pub fn new() -> Self {
+        Args(Vec::with_capacity(24))
+    }
+
+    pub fn arg(mut self, a: Arg) -> Self {
+        self.0.push(a);
+        self
+    }
+
+    /// A device pointer.
+    pub fn p<T>(self, b: &DevBuf<T>) -> Self {
+        self.arg(Arg::Ptr(b.ptr))
+    }
+
+    /// A null pointer.
+    pub fn null(self) -> Self {
+        self.arg(Arg::Ptr(0))
+    }
+
+    /// An `int` (the low 32 bits of `v`).
+    pub fn i(self, v: i64) -> Self {
+        self.arg(Arg::I32(v as i32))
+    }
+
+    /// A `long long`.
+    pub fn l(self, v: i64) -> Self {
+        self.arg(Arg::I64(v))
+    }
+
+    /// A `real` (the value's own precision).
+    pub fn r<T: Real>(self, v: T) -> Self {
+        self.arg(Arg::real(v))
+    }
+
+    pub fn as_slice(&self) -> &[Arg] {
+        &self.0
+    }
+}
+
+/// A kernel bound to its launch shape and leading arguments: built (and checked) once, run
+/// without rebuilding them. The arguments are the leading parameters of the kernel, all of them
+/// or all but a few trailing scalars that [`Launch::run_with`] supplies per launch.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    kernel: Kernel,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    /// Bytes of dynamic shared memory per block.
+    shared: u32,
+    args: Args,
+}
+
+impl Launch {
+    /// Binds `kernel` to a grid, a block and its leading arguments; an error if the arguments
+    /// do not match the kernel's first parameters (kinds, count).
+    ///
+    /// # Safety
+    /// Every pointer among `args` must address device memory that outlives every run of the
+    /// launch and has the extent the kernel touches for this grid; so must the module of
+    /// `kernel`.
+    pub unsafe fn new(
+        kernel: Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: Args,
+    ) -> Result<Launch, CudaError> {
+        let kinds: Vec<ArgKind> = args.0.iter().map(Arg::kind).collect();
+        kernel.sig.check_from(0, &kinds)?;
+        Ok(Launch {
+            kernel,
+            grid,
+            block,
+            shared: 0,
+            args,
+        })
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block (above 48 KiB only
+    /// after [`Gpu::allow_shared`] for that size; the kernel must use no more).
+    pub fn with_shared(mut self, bytes: u32) -> Launch {
+        self.shared = bytes;
+        self
+    }
+
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// Enqueues the launch on `gpu`'s compute stream (all arguments bound).
+    pub fn run(&self, gpu: &Gpu) -> Result<(), CudaError> {
+        self.run_with(gpu, &[])
+    }
+
+    /// Enqueues the launch with `tail` after the bound arguments (checked against the kernel's
+    /// remaining parameters).
+    pub fn run_with(&self, gpu: &Gpu, tail: &[Arg]) -> Result<(), CudaError> {
+        // SAFETY: the bound pointers are valid by `Launch::new`'s contract; `tail` holds scalars
+        // or pointers checked against the declared parameters.
+        unsafe {
+            enqueue(
+                gpu,
+                self.kernel,
+                self.grid,
+                self.block,
+                self.shared,
+                &self.args.0,
+                tail,
+            )
+        }
+    }
+}
+
+/// Checks `head` followed by `tail` against `f`'s parameters and launches `f` on `gpu`'s
+/// compute stream.
+///
+/// # Safety
+/// The pointers among the arguments must address device memory of the extent the kernel
+/// touches for this grid.
+unsafe fn enqueue(
+    gpu: &Gpu,
+    f: Kernel,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared: u32,
+    head: &[Arg],
+    tail: &[Arg],
+) -> Result<(), CudaError> {
+    let n = head.len() + tail.len();
+    if n != f.sig.params.len() {
+        return Err(CudaError(format!(
+            "kernel {} takes {} parameters; the launch passed {n}",
+            f.name(),
+            f.sig.params.len()
+        )));
+    }
+    if n > MAX_PARAMS {
+        return Err(CudaError(format!(
+            "kernel {} takes {n} parameters, more than the {MAX_PARAMS} a launch passes",
+            f.name()
+        )));
+    }
+    let mut kinds = [ArgKind::Pointer; MAX_PARAMS];
+    let mut ptrs = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
+    for (k, a) in head.iter().chain(tail).enumerate() {
+        kinds[k] = a.kind();
+        ptrs[k] = a.address();
+    }
+    f.sig.check(&kinds[..n])?;
+    unsafe { drv::launch_kernel(f.handle, grid, block, shared, gpu.stream, &mut ptrs[..n]) }?;
+    Ok(())
+}
+
+impl Gpu {
+    /// Launches `f` on the compute stream, after checking `args` against its parameters.
+    ///
+    /// # Safety
+    /// Every pointer among `args` must address device memory of the extent the kernel touches
+    /// for this grid.
+    pub unsafe fn launch(
+        &self,
+        f: Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        unsafe { self.launch_shared(f, grid, block, 0, args) }
+    }
+
+    /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
+    /// [`Gpu::allow_shared`] for that size).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; the kernel must not use more dynamic shared memory than `shared`.
+    pub unsafe fn launch_shared(
+        &self,
+        f: Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared: u32,
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        unsafe { enqueue(self, f, grid, block, shared, &args.0, &[]) }
+    }
+}
+
+impl Module {
+    /// Binds kernel `name` of the module to a grid, a block and its leading arguments
+    /// ([`Launch::new`]).
+    ///
+    /// # Safety
+    /// As [`Launch::new`].
+    pub unsafe fn bind(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: Args,
+    ) -> Result<Launch, CudaError> {
+        unsafe { Launch::new(self.function(name)?, grid, block, args) }
+    }
+
+    /// Launches kernel `name` of the module once ([`Gpu::launch`]).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub unsafe fn launch(
+        &self,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        unsafe { self.gpu.launch(self.function(name)?, grid, block, args) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{KernelSet, compile_ptx, module::Param};
+    use super::*;
+
+    /// The signatures of a real kernel set's PTX, as NVRTC wrote it (skipped without NVRTC).
+    #[test]
+    fn kernel_signatures_are_read_from_the_ptx() {
+        if !super::super::nvrtc_available() {
+            eprintln!("skipped: NVRTC cannot be loaded");
+            return;
+        }
+        let ptx = compile_ptx(KernelSet::Bench, "f32", (9, 0)).expect("bench.cu compiles");
+        let copy = ptx.entry("copy").expect("the copy kernel");
+        assert_eq!(copy.params, [Param::Word64, Param::Word64, Param::Word64]);
+        for precision in ["f32", "f64"] {
+            let ptx = compile_ptx(KernelSet::MusclHancock, precision, (9, 0)).expect("compiles");
+            let real = if precision == "f32" {
+                Param::F32
+            } else {
+                Param::F64
+            };
+            // mh_update(q, solid, fx, fy, len, stride, g0, g1, nx, ny, dim, dt/dx, dt/dy).
+            let update = ptx.entry("mh_update").expect("mh_update");
+            let mut want = vec![Param::Word64; 5];
+            want.extend(vec![Param::Word32; 6]);
+            want.extend([real.clone(), real]);
+            assert_eq!(update.params, want, "{precision}");
+        }
+    }
+
+    /// Arguments of the wrong kind or number are refused, naming the kernel, the parameter and
+    /// both kinds; the right list passes.
+    #[test]
+    fn a_mismatched_argument_list_is_refused() {
+        let sig = super::super::module::Ptx::parse(
+            ".visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1,\n\t.param .f64 k_param_2\n)\n{\n}\n"
+                .into(),
+        );
+        let sig = sig.entry("k").expect("entry k");
+        let kinds = |a: Args| a.as_slice().iter().map(Arg::kind).collect::<Vec<_>>();
+        assert!(sig.check(&kinds(Args::new().null().i(3).r(1.0f64))).is_ok());
+        let e = sig.check(&kinds(Args::new().null().i(3).r(1.0f32))).unwrap_err();
+        assert_eq!(
+            e.0,
+            "kernel k: parameter 2 is a double (.f64); the launch passed a float"
+        );
+        let e = sig.check(&kinds(Args::new().null().l(3).r(1.0f64))).unwrap_err();
+        assert_eq!(
+            e.0,
+            "kernel k: parameter 1 is an int (.u32); the launch passed a long long"
+        );
+        let e = sig.check(&kinds(Args::new().null().i(3))).unwrap_err();
+        assert_eq!(e.0, "kernel k takes 3 parameters; the launch passed 2");
+        // A bound prefix, with the rest supplied per launch.
+        assert!(sig.check_from(0, &kinds(Args::new().null().i(3))).is_ok());
+        assert!(sig.check_from(2, &[ArgKind::F64]).is_ok());
+        assert!(sig.check_from(2, &[ArgKind::F64, ArgKind::F64]).is_err());
+    }
+}

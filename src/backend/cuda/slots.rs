@@ -1,0 +1,155 @@
+//! The numbers the host and the kernels share, defined once: slots of the scalar (`sc`) and
+//! control (`ctrl`) blocks of the reductions and linear solvers, block sizes the host must
+//! launch with, the codes of limiters, Riemann solvers and boundary kinds, and marker values. [`defines`] writes them as `#define NAME value` lines that
+//! [`super::KernelSet::full_source`] puts at the top of every compilation unit, so no kernel
+//! file or header defines them again.
+//!
+//! (The projection family's `CK_*` and `CTRL_HALT` of `kernels/projection.cu` are not here
+//! yet.)
+
+/// Declares each constant and lists it in [`ALL`] under its own name.
+macro_rules! shared {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $value:expr;)*) => {
+        $($(#[$doc])* pub const $name: $ty = $value;)*
+        /// Every shared constant: (name, value).
+        pub const ALL: &[(&str, i64)] = &[$((stringify!($name), $name as i64)),*];
+    };
+}
+
+shared! {
+    // The scalar block `sc` of the reductions and Krylov solvers (`SC_LEN` reals).
+    /// `tol ||b||`, the stopping target of a linear solve.
+    SC_TARGET: usize = 0;
+    /// `||b||` (or `||r_0||`) of a linear solve.
+    SC_BNORM: usize = 1;
+    /// The latest residual norm of a linear solve.
+    SC_RNORM: usize = 2;
+    /// A mean removed from a vector.
+    SC_MEAN: usize = 3;
+    /// CG's `gamma = r . w`.
+    SC_GAMMA: usize = 4;
+    /// CG's step `alpha`.
+    SC_ALPHA: usize = 5;
+    /// CG's `beta`.
+    SC_BETA: usize = 6;
+    /// The largest |u| and |v| (projection family).
+    SC_UMAX: usize = 8;
+    SC_VMAX: usize = 9;
+    /// The steady-state change and its norm (projection family).
+    SC_CHANGE: usize = 10;
+    SC_NORM: usize = 11;
+    /// BiCGSTAB's `rho` and `omega` (`kernels/five_point.cu`).
+    SC_RHO: usize = 12;
+    SC_OMEGA: usize = 13;
+    /// Reals in the scalar block.
+    SC_LEN: usize = 16;
+
+    // The control block `ctrl` of the device-side stopping test (`CTRL_LEN` ints).
+    /// Set when the solve is done: the guarded kernels return at once.
+    CTRL_DONE: usize = 0;
+    /// The iteration at which the solve stopped.
+    CTRL_ITERS: usize = 1;
+    /// Set when `||b|| = 0` (the solution is zero).
+    CTRL_ZERO: usize = 2;
+    /// BiCGSTAB: the iteration at which the half-step residual converged.
+    CTRL_LAST: usize = 3;
+    /// Ints in the control block.
+    CTRL_LEN: usize = 4;
+
+    // The SIMPLE family's scalar block (`kernels/simple.cu`; the linear solvers' slots below 8
+    // are theirs).
+    /// Momentum residual sums `sum |r|` of u and v.
+    S_RES_U: usize = 8;
+    S_RES_V: usize = 9;
+    /// Momentum norms `sum |a_P q|` of u and v.
+    S_NORM_U: usize = 10;
+    S_NORM_V: usize = 11;
+    /// The mass imbalance `sum |b|` and the mass flux of the pressure system.
+    S_IMBALANCE: usize = 12;
+    S_FLUX: usize = 13;
+    /// The largest velocity magnitude.
+    S_VMAX: usize = 14;
+    /// The pressure sum before the mean is removed (finite or not: the health check).
+    S_PSUM: usize = 15;
+
+    // The line solver of `kernels/five_point.cu`.
+    /// Equations per thread of the parallel cyclic reduction.
+    PCR_K: usize = 8;
+    /// The largest block of the line kernel: lines of at most `PCR_K PCR_THREADS` cells.
+    PCR_THREADS: usize = 512;
+
+    // Codes of settings passed to the kernels as `int`s.
+    /// TVD limiters (`psi` of `kernels/common.cuh`; [`super::limiter_code`]).
+    LIM_NONE: i64 = 0;
+    LIM_MINMOD: i64 = 1;
+    LIM_SUPERBEE: i64 = 2;
+    LIM_VAN_LEER: i64 = 3;
+    LIM_MC: i64 = 4;
+    LIM_VAN_ALBADA: i64 = 5;
+    LIM_OSHER: i64 = 6;
+    LIM_DOWNWIND: i64 = 7;
+    LIM_CENTRAL: i64 = 8;
+    LIM_SOU: i64 = 9;
+    LIM_FROMM: i64 = 10;
+    LIM_QUICK: i64 = 11;
+    /// Riemann solvers of `kernels/muscl_hancock.cu`.
+    RS_EXACT: i64 = 0;
+    RS_HLLC: i64 = 1;
+    RS_ROE: i64 = 2;
+    RS_ROE_NO_FIX: i64 = 3;
+    RS_HLL: i64 = 4;
+    RS_RUSANOV: i64 = 5;
+    /// Compressible boundary kinds, two bits per side (left, right, bottom, top) in the `bcs`
+    /// argument of `kernels/euler.cuh`.
+    EBC_REFLECTIVE: i64 = 0;
+    EBC_TRANSMISSIVE: i64 = 1;
+    EBC_PERIODIC: i64 = 2;
+    EBC_INFLOW: i64 = 3;
+
+    /// The first-bad-cell marker of the compressible step reduction (`kernels/euler.cuh`): no
+    /// inadmissible cell.
+    NO_BAD_CELL: i32 = i32::MAX;
+}
+
+/// `#define NAME value` for every constant of [`ALL`], one a line.
+pub fn defines() -> String {
+    let mut s = String::from("// Shared with the host: src/backend/cuda/slots.rs.\n");
+    for (name, value) in ALL {
+        s += &format!("#define {name} {value}\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::KernelSet;
+    use super::*;
+
+    /// Every shared constant is defined exactly once in every compilation unit (by the
+    /// generated lines: no kernel file or header defines it again), and no name is listed
+    /// twice.
+    #[test]
+    fn every_shared_constant_is_defined_once() {
+        for (k, (name, _)) in ALL.iter().enumerate() {
+            assert!(ALL[..k].iter().all(|(n, _)| n != name), "{name} is listed twice");
+        }
+        for set in KernelSet::ALL {
+            let source = set.full_source();
+            for (name, value) in ALL {
+                let lines: Vec<&str> = source
+                    .lines()
+                    .filter(|l| {
+                        let mut t = l.split_whitespace();
+                        t.next() == Some("#define") && t.next() == Some(name)
+                    })
+                    .collect();
+                assert_eq!(
+                    lines,
+                    [format!("#define {name} {value}")],
+                    "{name} in {}",
+                    set.file_name()
+                );
+            }
+        }
+    }
+}
