@@ -103,7 +103,7 @@ fn run_writes_3d_fields_lines_and_planes() {
         "v",
         "w",
         "vorticity_x",
-        "vorticity",
+        "vorticity_magnitude",
         "q_criterion",
         "lambda2",
         "helicity",

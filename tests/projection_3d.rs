@@ -242,7 +242,7 @@ fn taylor_green_vorticity_matches_the_analytic_curl() {
                 let f = common::field(s.as_ref(), name);
                 (f.iter().map(|x| x * x).sum::<f64>() / f.len() as f64).sqrt()
             };
-            let helicity = rms("helicity") / (rms("speed") * rms("vorticity"));
+            let helicity = rms("helicity") / (rms("speed") * rms("vorticity_magnitude"));
             assert!(helicity < 1e-2, "{n}^3: helicity {helicity:e} of |u| |omega|");
             worst
         })

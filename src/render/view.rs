@@ -138,15 +138,26 @@ impl ViewSettings {
 /// velocity or density), the full data range otherwise.
 pub fn default_range(field: &str) -> Range {
     match field {
-        "vorticity" | "schlieren" | "divergence" => Range::Robust,
+        "vorticity"
+        | "vorticity_x"
+        | "vorticity_y"
+        | "vorticity_z"
+        | "vorticity_magnitude"
+        | "q_criterion"
+        | "lambda2"
+        | "helicity"
+        | "schlieren"
+        | "divergence" => Range::Robust,
         _ => Range::Auto,
     }
 }
 
-/// Diverging for signed fields centred on zero (vorticity), viridis otherwise.
+/// Diverging for signed fields centred on zero (vorticity and its components, the vortex
+/// criteria, helicity), viridis otherwise.
 pub fn default_colormap(field: &str) -> Colormap {
     match field {
-        "vorticity" => Colormap::Diverging,
+        "vorticity" | "vorticity_x" | "vorticity_y" | "vorticity_z" | "q_criterion" | "lambda2"
+        | "helicity" => Colormap::Diverging,
         _ => Colormap::Viridis,
     }
 }

@@ -108,8 +108,12 @@ impl AppState {
     /// Builds the solver of `case`.
     pub fn new(case: Case) -> Result<AppState, String> {
         let solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
-        let field = if solver.field_names().contains(&"vorticity") {
-            "vorticity"
+        // The signed vorticity normal to the view: 2D's, or 3D's z component on the mid-plane.
+        let field = if let Some(w) = ["vorticity_z", "vorticity"]
+            .into_iter()
+            .find(|f| solver.field_names().contains(f))
+        {
+            w
         } else if solver.field_names().contains(&"rho") {
             "rho"
         } else {

@@ -533,7 +533,11 @@ fn stats_section(ui: &mut Ui, state: &mut AppState) {
             "method",
             format!("{} ({}, {})", info.method, info.backend, info.precision),
         );
-        row("grid", format!("{} x {}", info.grid.n[0], info.grid.n[1]));
+        let cells: Vec<String> = info.grid.n[..info.grid.dim.max(2)]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        row("grid", cells.join(" x "));
         // A steady solver has no time (its steps are outer iterations).
         if state.case.spec.solver.method.is_some_and(Method::steady) {
             row("iteration", s.steps().to_string());

@@ -243,11 +243,11 @@ pub(super) fn settings_section(ui: &mut Ui, state: &mut AppState) {
         true,
     );
     let dim = spec.case.dim as usize;
-    for (axis, key) in ["grid.nx", "grid.ny"].iter().enumerate().take(dim) {
+    for (axis, key) in ["grid.nx", "grid.ny", "grid.nz"].iter().enumerate().take(dim) {
         let current: usize = state
             .pending_value(key)
             .and_then(|v| v.parse().ok())
-            .unwrap_or([spec.grid.nx, spec.grid.ny][axis]);
+            .unwrap_or([spec.grid.nx, spec.grid.ny, spec.grid.nz][axis]);
         count(ui, state, key, key, current, 4..=4096, true);
     }
     backend_choice(ui, state);

@@ -22,7 +22,8 @@ pub const FIELDS_2D: &[&str] = &[
 ];
 
 /// Fields of a 3D staggered state, at cell centres: the velocity, its magnitude, pressure, the
-/// vorticity vector and magnitude, the Q-criterion, lambda-2, helicity and the divergence.
+/// vorticity vector and its magnitude, the Q-criterion, lambda-2, helicity and the divergence.
+/// (In 2D `vorticity` is the signed scalar `dv/dx - du/dy`, 3D's `vorticity_z`.)
 pub const FIELDS_3D: &[&str] = &[
     "u",
     "v",
@@ -32,7 +33,7 @@ pub const FIELDS_3D: &[&str] = &[
     "vorticity_x",
     "vorticity_y",
     "vorticity_z",
-    "vorticity",
+    "vorticity_magnitude",
     "q_criterion",
     "lambda2",
     "helicity",

@@ -58,7 +58,7 @@ pub fn measure(name: &str, grad: &Gradient) -> Option<f64> {
         "vorticity_x" => w[0],
         "vorticity_y" => w[1],
         "vorticity_z" => w[2],
-        "vorticity" => w[0].hypot(w[1]).hypot(w[2]),
+        "vorticity_magnitude" => w[0].hypot(w[1]).hypot(w[2]),
         "helicity" => (0..3).map(|c| grad.velocity[c] * w[c]).sum(),
         "q_criterion" => {
             let (mut s2, mut o2) = (0.0, 0.0);
