@@ -83,6 +83,15 @@ fn solver_steps_do_not_allocate() {
             ],
         );
     }
+    for ps in ["jacobi", "sor", "pcg", "multigrid", "fft"] {
+        let set = format!("solver.pressure_solver={ps}");
+        assert_steps_do_not_allocate(
+            "cavity_3d_re100",
+            &["grid.nx=16", "grid.ny=12", "grid.nz=8", &set, "solver.convection=quick"],
+        );
+    }
+    assert_steps_do_not_allocate("taylor_green_3d", &["grid.nx=16", "grid.ny=16", "grid.nz=8"]);
+    assert_steps_do_not_allocate("ethier_steinman", &["grid.nx=8", "grid.ny=8", "grid.nz=8"]);
     assert_steps_do_not_allocate("sod", &[]);
     assert_steps_do_not_allocate("cese_sod", &[]);
     assert_steps_do_not_allocate("riemann_quadrant_config3", &["grid.nx=64", "grid.ny=64"]);
