@@ -12,8 +12,9 @@
 //! `include_str!` and compiled at first use for the device's compute capability
 //! (`--gpu-architecture=compute_XY`, PTX that the driver loads for `sm_XY`), once with
 //! `-DREAL=float` and once with `-DREAL=double`, always with `--fmad=false` so element-wise
-//! arithmetic rounds exactly like the CPU reference. The PTX is cached per
-//! (kernel set, precision, architecture) for the life of the process.
+//! arithmetic rounds exactly like the CPU reference. The staggered-grid sets
+//! ([`KernelSet::dimensions`]) are compiled per dimension too, `-DDIM=2` or `-DDIM=3`. The PTX
+//! is cached per (kernel set, precision, dimension, architecture) for the life of the process.
 //!
 //! Every driver call returns a [`CudaError`]; the solvers turn it into a
 //! [`crate::solver::SolverError`] (an out-of-memory or launch failure never panics).
@@ -74,6 +75,16 @@ impl KernelSet {
         KernelSet::FivePoint,
         KernelSet::Simple,
     ];
+
+    /// The dimensions the set is compiled for: 2 and 3 (`-DDIM=2`, `-DDIM=3`) for the
+    /// staggered-grid sets of the projection method and its display; 2 for the others, compiled
+    /// without `-DDIM` (the compressible kernels use the name for their own).
+    pub fn dimensions(self) -> &'static [usize] {
+        match self {
+            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display => &[2, 3],
+            _ => &[2],
+        }
+    }
 
     pub fn file_name(self) -> &'static str {
         match self {
@@ -229,13 +240,25 @@ pub fn probe() -> Result<&'static DeviceInfo, String> {
         .map_err(|e| e.clone())
 }
 
-/// Compiles a kernel set to PTX with NVRTC for `precision` ("f32" or "f64") and the compute
-/// capability `arch` (major, minor). Cached per (set, precision, arch). This is the code path
-/// the solvers use; the kernel-compilation test calls it without a device.
-pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<Arc<String>, CudaError> {
-    type Key = (KernelSet, String, (i32, i32));
+/// Compiles a kernel set to PTX with NVRTC for `precision` ("f32" or "f64"), dimension `dim`
+/// (one of [`KernelSet::dimensions`]) and the compute capability `arch` (major, minor). Cached
+/// per (set, precision, dim, arch). This is the code path the solvers use; the
+/// kernel-compilation test calls it without a device.
+pub fn compile_ptx(
+    set: KernelSet,
+    precision: &str,
+    dim: usize,
+    arch: (i32, i32),
+) -> Result<Arc<String>, CudaError> {
+    type Key = (KernelSet, String, usize, (i32, i32));
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<String>>>> = OnceLock::new();
-    let key = (set, precision.to_string(), arch);
+    if !set.dimensions().contains(&dim) {
+        return Err(CudaError(format!(
+            "{} has no {dim}D kernels",
+            set.file_name()
+        )));
+    }
+    let key = (set, precision.to_string(), dim, arch);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(p) = cache.lock().expect("cache lock").get(&key) {
         return Ok(p.clone());
@@ -250,14 +273,18 @@ pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<
         "f64" => "double",
         other => return Err(CudaError(format!("unknown precision {other}"))),
     };
+    let mut options = vec![
+        format!("-DREAL={real}"),
+        format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ];
+    if set.dimensions().contains(&3) {
+        options.push(format!("-DDIM={dim}"));
+    }
     let opts = cudarc::nvrtc::CompileOptions {
         fmad: Some(false),
-        options: vec![
-            format!("-DREAL={real}"),
-            format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
-            "--std=c++17".into(),
-            "-lineinfo".into(),
-        ],
+        options,
         name: Some(set.file_name().into()),
         ..Default::default()
     };
@@ -335,9 +362,14 @@ impl Gpu {
         Ok(())
     }
 
-    /// Loads the module of a kernel set in a precision (compiling it on first use).
+    /// Loads the module of a kernel set in a precision, for 2D grids (compiling it on first use).
     pub fn module(self: &Arc<Self>, set: KernelSet, precision: &str) -> Result<Module, CudaError> {
-        let ptx = compile_ptx(set, precision, self.info.compute_capability)?;
+        self.module_dim(set, precision, 2)
+    }
+
+    /// Loads the module of a kernel set in a precision and dimension (compiling it on first use).
+    pub fn module_dim(self: &Arc<Self>, set: KernelSet, precision: &str, dim: usize) -> Result<Module, CudaError> {
+        let ptx = compile_ptx(set, precision, dim, self.info.compute_capability)?;
         self.bind()?;
         let image = CString::new(ptx.as_str()).map_err(|_| CudaError("PTX contains a NUL byte".into()))?;
         let m = unsafe { drv::module::load_data(image.as_ptr() as *const c_void) }?;
@@ -824,6 +856,16 @@ impl Args {
     pub fn l(mut self, v: i64) -> Self {
         self.0.push(v as u64);
         self
+    }
+
+    /// One `int` per value (sizes and flags per axis).
+    pub fn is(self, v: &[i64]) -> Self {
+        v.iter().fold(self, |a, x| a.i(*x))
+    }
+
+    /// One `real` per value.
+    pub fn rs<T: bytemuck::Pod>(self, v: &[T]) -> Self {
+        v.iter().fold(self, |a, x| a.r(*x))
     }
 
     /// A `real` (the value's own precision).
