@@ -525,7 +525,7 @@ fn device_derived_fields_equal_the_host_derivation() {
 }
 
 fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
-    use flowlab::solver::incompressible::{CudaProjection, FIELDS};
+    use flowlab::solver::incompressible::{CudaProjection, FIELDS_2D};
     let case = cavity(&s(&[
         "grid.nx=96",
         "grid.ny=64",
@@ -534,8 +534,8 @@ fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
         &format!("solver.precision=\"{}\"", T::NAME),
     ]));
     let cfg = flowlab::solver::incompressible::Config::from_spec(&case.spec).expect("config");
-    let mut g = CudaProjection::<T>::new(cfg).expect("cuda solver");
-    common::device_fields_match(&mut g, FIELDS, CudaProjection::host_field, T::NAME, bound);
+    let mut g = CudaProjection::<T, 2>::new(cfg).expect("cuda solver");
+    common::device_fields_match(&mut g, FIELDS_2D, CudaProjection::host_field, T::NAME, bound);
     let mut out = Vec::new();
     assert!(g.field("no_such_field", &mut out).is_none());
 }

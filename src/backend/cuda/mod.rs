@@ -858,6 +858,18 @@ impl Args {
         self
     }
 
+    /// One device pointer per axis of a 3-axis argument list (`u, v, w`), null for the axes
+    /// beyond the pointers given.
+    pub fn axes(self, ptrs: impl IntoIterator<Item = u64>) -> Self {
+        let mut a = self;
+        let mut n = 0;
+        for p in ptrs {
+            a = a.l(p as i64);
+            n += 1;
+        }
+        (n..3).fold(a, |a, _| a.null())
+    }
+
     /// One `int` per value (sizes and flags per axis).
     pub fn is(self, v: &[i64]) -> Self {
         v.iter().fold(self, |a, x| a.i(*x))

@@ -1,8 +1,8 @@
-//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT): its
-//! workspace, the solve, its statistics, and the whole step it makes possible without a host
+//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D):
+//! its workspace, the solve, its statistics, and the whole step it makes possible without a host
 //! wait (as a CUDA graph when graphs are on).
 
-use super::{BX, BY, CudaProjection, Work, blocks_tile, grid2};
+use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2};
 use crate::backend::cuda::fft::RealFft2d;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
 use crate::solver::incompressible::pressure_poisson::Laplacian;
@@ -25,7 +25,11 @@ pub(super) struct SpectralWork<T> {
 }
 
 impl<T: Real> SpectralWork<T> {
-    pub(super) fn new(gpu: &Arc<Gpu>, op: &Laplacian<T, 2>) -> Result<Self, CudaError> {
+    /// The workspace of a 2D operator (`Err` in 3D, which [`super::unsupported`] refuses first).
+    pub(super) fn new<const D: usize>(gpu: &Arc<Gpu>, op: &Laplacian<T, D>) -> Result<Self, CudaError> {
+        if D != 2 {
+            return Err(CudaError("the transform solve on the GPU is 2D only".into()));
+        }
         let (nx, ny) = (op.n[0], op.n[1]);
         let axes = Axes::new(op).map_err(CudaError)?;
         let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
@@ -58,7 +62,7 @@ impl<T: Real> SpectralWork<T> {
     }
 }
 
-impl<T: Real> CudaProjection<T> {
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Enqueues one step with the transform pressure solve, with no host wait: the clock's
     /// `dt`, the predictor, `div(F)/dt` written straight into the transform's reordering, the
     /// transforms and the division by the eigenvalues (pressure_poisson/spectral.rs), the
@@ -87,7 +91,7 @@ impl<T: Real> CudaProjection<T> {
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
         self.kq(
             "dct_divide",
-            grid2(op.n[0] / 2 + 1, op.n[1] / 2 + 1),
+            grid2([op.n[0] / 2 + 1, op.n[1] / 2 + 1, 1]),
             (BX, BY, 1),
             Args::new()
                 .p(&w.spectrum)
@@ -112,7 +116,7 @@ impl<T: Real> CudaProjection<T> {
         self.rhs_norm()?;
         let op = self.op;
         self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
-        self.finalize_check_mode(blocks_tile(op.n[0], op.n[1]), 1, 1, true)
+        self.finalize_check_mode(blocks_tile(cells3(op.n)), 1, 1, true)
     }
 
     /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs

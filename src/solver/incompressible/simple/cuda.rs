@@ -174,7 +174,7 @@ impl CudaSimple {
             steps: 0,
             residuals: Vec::with_capacity(8),
             capped: None,
-            display: StaggeredDisplay::new(&gpu, "f64")?,
+            display: StaggeredDisplay::new(&gpu, "f64", 2)?,
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
             mirror: Mutex::new(Mirror { cpu, stale: false }),
             l,
@@ -437,8 +437,7 @@ impl CudaSimple {
             &self.gpu,
             &self.mp,
             &l,
-            &self.u,
-            &self.v,
+            [&self.u, &self.v],
             (&self.bck, &self.bcv),
             None,
         )?;
@@ -650,8 +649,7 @@ impl CudaSimple {
 
     fn derive(&self, name: &str, dst: &DevBuf<f64>) -> Result<(), CudaError> {
         let state = StaggeredState {
-            u: &self.u,
-            v: &self.v,
+            vel: &[&self.u, &self.v],
             p: &self.p,
             p_scale: 1.0,
             viscosity: Some(&self.mu_c),
