@@ -253,10 +253,7 @@ pub fn compile_ptx(
     type Key = (KernelSet, String, usize, (i32, i32));
     static CACHE: OnceLock<Mutex<HashMap<Key, Arc<String>>>> = OnceLock::new();
     if !set.dimensions().contains(&dim) {
-        return Err(CudaError(format!(
-            "{} has no {dim}D kernels",
-            set.file_name()
-        )));
+        return Err(CudaError(format!("{} has no {dim}D kernels", set.file_name())));
     }
     let key = (set, precision.to_string(), dim, arch);
     let cache = CACHE.get_or_init(Default::default);
@@ -368,7 +365,12 @@ impl Gpu {
     }
 
     /// Loads the module of a kernel set in a precision and dimension (compiling it on first use).
-    pub fn module_dim(self: &Arc<Self>, set: KernelSet, precision: &str, dim: usize) -> Result<Module, CudaError> {
+    pub fn module_dim(
+        self: &Arc<Self>,
+        set: KernelSet,
+        precision: &str,
+        dim: usize,
+    ) -> Result<Module, CudaError> {
         let ptx = compile_ptx(set, precision, dim, self.info.compute_capability)?;
         self.bind()?;
         let image = CString::new(ptx.as_str()).map_err(|_| CudaError("PTX contains a NUL byte".into()))?;

@@ -100,11 +100,7 @@ impl StaggeredDisplay {
             .r(dy)
             .r(dz)
             .r(s.p_scale);
-        let g = (
-            (nx as u32).div_ceil(BX),
-            (ny as u32).div_ceil(BY),
-            layers as u32,
-        );
+        let g = ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY), layers as u32);
         launch("staggered_display", g, (BX, BY, 1), a)
     }
 }

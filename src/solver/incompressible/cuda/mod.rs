@@ -44,11 +44,11 @@ mod timing;
 
 use self::multigrid::MgLevel;
 use self::spectral::SpectralWork;
+use super::Projection;
 use super::config::Config;
 use super::device_fields::StaggeredDisplay;
 use super::pressure_poisson::{FaceBc, Laplacian};
 use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
-use super::Projection;
 use crate::backend::cuda::{self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback};
 use crate::case::{Boundary, Invalid, PressureSolverKind, Side};
 use crate::solver::real::Real;
@@ -102,7 +102,11 @@ fn ints3<const D: usize>(n: [usize; D]) -> [i64; 3] {
 /// Grid of the kernels of one thread per cell of an `n` box (`pad3`): 2D blocks over the x-y
 /// planes, one block layer per z index.
 fn grid2(n: [usize; 3]) -> (u32, u32, u32) {
-    ((n[0] as u32).div_ceil(BX), (n[1] as u32).div_ceil(BY), n[2] as u32)
+    (
+        (n[0] as u32).div_ceil(BX),
+        (n[1] as u32).div_ceil(BY),
+        n[2] as u32,
+    )
 }
 
 /// Grid of the kernels of TILE_ROWS rows per thread over an `n` box (`pad3`; the Poisson stencils
@@ -351,7 +355,9 @@ fn pack_pbc<T, const D: usize>(op: &Laplacian<T, D>) -> i64 {
 
 /// `D` device buffers of `len` zeros.
 fn zeros<T: Copy, const D: usize>(gpu: &Arc<Gpu>, len: usize) -> Result<[DevBuf<T>; D], CudaError> {
-    let v = (0..D).map(|_| gpu.alloc_zeros(len)).collect::<Result<Vec<_>, _>>()?;
+    let v = (0..D)
+        .map(|_| gpu.alloc_zeros(len))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(v.try_into().unwrap_or_else(|_| unreachable!("D buffers")))
 }
 
@@ -399,7 +405,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             mirror: Mutex::new(Mirror {
                 cpu: None,
                 stale: true,
-                    staging: None,
+                staging: None,
             }),
             readback: Mutex::new(Readback::new(&gpu, cells)),
             display: StaggeredDisplay::new(&gpu, T::NAME, D)?,

@@ -341,12 +341,13 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         if it > max {
                             break 'outer;
                         }
-                        let a = Args::new()
-                            .l(d as i64)
-                            .l(q as i64)
-                            .p(&self.part_a)
-                            .l(ctrl as i64);
-                        self.kq("apply_dot", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, &op))?;
+                        let a = Args::new().l(d as i64).l(q as i64).p(&self.part_a).l(ctrl as i64);
+                        self.kq(
+                            "apply_dot",
+                            grid_tile(cells3(op.n)),
+                            (BX, BY, 1),
+                            box_args(a, &op),
+                        )?;
                         self.kq(
                             "finalize_alpha",
                             (1, 1, 1),

@@ -4,11 +4,11 @@
 use super::{CTRL_LEN, CudaProjection, Mirror, Work, unsupported};
 use crate::backend::cuda::{CudaError, DevBuf};
 use crate::case::{CaseSpec, Invalid, Kind};
+use crate::solver::incompressible::Projection;
 use crate::solver::incompressible::config::Config;
 use crate::solver::incompressible::derived::fields;
 use crate::solver::incompressible::device_fields::StaggeredState;
 use crate::solver::incompressible::projection::{HISTORY, VELOCITY};
-use crate::solver::incompressible::Projection;
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 

@@ -33,7 +33,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             ("predict", predict_arrays, Box::new(|s| s.predict_only())),
             // F in, rhs out; F, p and the velocity in, the velocity out.
             ("poisson_rhs", d + 1.0, Box::new(move |s| s.rhs(rhs, -1))),
-            ("correct", 3.0 * d + 1.0, Box::new(|s| s.correct_kernel(None, true))),
+            (
+                "correct",
+                3.0 * d + 1.0,
+                Box::new(|s| s.correct_kernel(None, true)),
+            ),
             (
                 "correct (no statistics)",
                 2.0 * d + 1.0,
