@@ -338,10 +338,24 @@ __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
     return b * psi(lim, a / b);
 }
 
-// The reordering of the fast cosine transform (Makhoul 1980; kernels/poisson.cu `dct_*`):
+// The reordering of the fast cosine transform (Makhoul 1980; kernels/poisson.cu `dct_divide`):
 // element s of an axis of n cells goes to position s / 2 if s is even, n - 1 - s / 2 if odd.
 __device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
 
-// Whether cell (i, j) changes sign on the way into and out of the transforms: an odd cell of a
-// Dirichlet axis (flip bit 0: x, bit 1: y), which turns the DCT-II into the DST-II.
-__device__ __forceinline__ bool flipped(int i, int j, int flip) { return ((flip & 1) && (i & 1)) != ((flip & 2) && (j & 1)); }
+#ifdef DIM
+// Flat index of cell idx in the transform solve's reordering (`makhoul_position` along every
+// axis), and in *neg whether its value changes sign on the way into and out of the transforms:
+// an odd number of odd indices along Dirichlet axes (flip bit a: axis a), which turns the
+// DCT-II of those axes into the DST-II.
+__device__ __forceinline__ int packed_index(const Cells& c, const int idx[DIM], int flip, bool* neg) {
+    int k = 0;
+    bool odd = false;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        k += makhoul_position(idx[a], c.n[a]) * c.st[a];
+        odd = odd != (((flip >> a) & 1) && (idx[a] & 1));
+    }
+    *neg = odd;
+    return k;
+}
+#endif

@@ -542,84 +542,149 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
     if (k < n) x[k] = 0;
 }
 
-#if DIM == 2
 // ---- Direct solve by cosine transforms (pressure_poisson/spectral.rs) through cuFFT ----------
-// (2D; the 3D transform solve is not on the GPU.) The 2D DCT-II of an nx x ny field is computed from the real-to-complex FFT of the field
-// reordered along both axes (Makhoul 1980, "A fast cosine transform in one and multiple
-// dimensions"): position q of the reordered axis holds element 2q for q < (n + 1) / 2 and
-// 2(n - 1 - q) + 1 after. With V the 2D DFT of the reordered field and w_n(k) = exp(-i pi k / 2n),
-//   X[a][b] = Re( w_ny(a) (w_nx(b) V[a][b] + conj(w_nx(b)) conj(V[-a][b])) ) / 2,
-// and conversely, writing Y[n][.] = Y[.][n] = 0,
-//   V[a][b] = conj(w_ny(a) w_nx(b)) ((Y[a][b] - Y[-a][-b]) - i (Y[-a][b] + Y[a][-b])),
-// where -a means ny - a in Y and (ny - a) mod ny in V. Rows are y (index a or j), columns x
-// (b or i). Odd cells of a Dirichlet axis change sign on the way in and out (DST-II via DCT-II).
-// The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n: tw[2k], tw[2k + 1].
-// The reordering and sign flips (`makhoul_position` and `flipped` in common.cuh) are applied by
+// The DCT-II of an nx x ny (x nz) field, X[k] = sum_i x_i prod_a cos(pi k_a (2 i_a + 1) / 2 n_a),
+// is computed from the real-to-complex DFT V of the field reordered along every axis (Makhoul
+// 1980, "A fast cosine transform in one and multiple dimensions"): position q of a reordered
+// axis holds element 2q for q < (n + 1) / 2 and 2(n - 1 - q) + 1 after. Along one axis, with
+// w(k) = exp(-i pi k / 2n) and V the DFT of the (possibly complex) reordered line,
+//   DCT(k) = (w(k) V(k) + conj(w(k)) V(-k)) / 2,  and conversely  V(k) = conj(w(k)) (X(k) - i X(n - k))
+// with X(n) = 0; applied axis by axis (x, then y, then the slowest axis, whose result is real):
+//   2D: X[b][a] = Re(w_y(b) Z_x) / 2, Z_x = w_x(a) V[b][a] + conj(w_x(a)) V[b][-a];
+//   3D: X[c][b][a] = Re(w_z(c) (w_y(b) Z_x(b) + conj(w_y(b)) Z_x(-b))) / 4,
+// and back V[k] = conj(prod_a w_a(k_a)) sum_e (-i)^|e| X[k ^ e], e over the subsets of axes whose
+// index k_a goes to n_a - k_a. Indices are (.., y, x) from slow to fast, -k means (n - k) mod n in
+// V and n - k in X. V[b][-a] is read as conj(V[-b][a]) (-c too in 3D), by Hermitian symmetry
+// from the stored half (x in 0..=nx/2). Odd cells of a Dirichlet axis change sign on the way in
+// and out (DST-II via DCT-II). The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n:
+// tw[2k], tw[2k + 1]. The reordering and sign flips (`packed_index` in common.cuh) are applied by
 // projection.cu `poisson_rhs` as it writes the right-hand side, and undone by `correct` as it
 // reads the solution.
 
-// V[a][b] of the full DFT from the stored half (columns 0..nx/2), by Hermitian symmetry.
-__device__ __forceinline__ void spectrum_at(const real* V, int a, int b, int nx, int ny, real* re, real* im) {
-    const int h = nx / 2 + 1;
-    if (b < h) {
-        const int k = a * h + b;
-        *re = V[2 * k];
-        *im = V[2 * k + 1];
-    } else {
-        const int k = (a == 0 ? 0 : ny - a) * h + (nx - b);
-        *re = V[2 * k];
-        *im = -V[2 * k + 1];
+struct cplx {
+    real re, im;
+};
+
+// V at DFT index (x, y, z) (each in 0..n) from the stored half (x in 0..=nx/2), by Hermitian
+// symmetry; z is 0 in 2D.
+__device__ __forceinline__ cplx spectrum_at(const real* V, int x, int y, int z, const Cells& c) {
+    const int nx = c.n[0], ny = c.n[1], nz = DIM == 3 ? c.n[DIM - 1] : 1, h = nx / 2 + 1;
+    if (x < h) {
+        const int k = (z * ny + y) * h + x;
+        return {V[2 * k], V[2 * k + 1]};
     }
+    const int k = (((nz - z) % nz) * ny + (ny - y) % ny) * h + (nx - x);
+    return {V[2 * k], -V[2 * k + 1]};
 }
 
-// X[a][b] times the solve's multiplier scale / (lambda_x[b] + lambda_y[a]) (computed in double
-// as spectral.rs `multiplier` does, zero for the constant mode); zero for a == ny or b == nx.
-__device__ __forceinline__ real solved_coefficient(const real* V, int a, int b, int nx, int ny, const real* twx,
-                                                   const real* twy, const double* lx, const double* ly,
-                                                   double scale) {
-    if (a == ny || b == nx) return 0;
-    real are, aim, bre, bim;
-    spectrum_at(V, a, b, nx, ny, &are, &aim);
-    spectrum_at(V, a == 0 ? 0 : ny - a, b, nx, ny, &bre, &bim);
-    bim = -bim;
-    const real c2 = twx[2 * b], s2 = twx[2 * b + 1];
-    const real c1 = twy[2 * a], s1 = twy[2 * a + 1];
-    const real re = c2 * (are + bre) + s2 * (aim - bim);
-    const real im = c2 * (aim + bim) - s2 * (are - bre);
-    const real x = (c1 * re + s1 * im) * (real)0.5;
-    const double lambda = lx[b] + ly[a];
-    return x * (real)(lambda == 0.0 ? 0.0 : scale / lambda);
+// conj(V) at (x, -y, -z): V at (-x, y, z) by Hermitian symmetry.
+__device__ __forceinline__ cplx mirrored(const real* V, int x, int y, int z, const Cells& c) {
+    const int nz = DIM == 3 ? c.n[DIM - 1] : 1;
+    const cplx m = spectrum_at(V, x, (c.n[1] - y) % c.n[1], (nz - z) % nz, c);
+    return {m.re, -m.im};
 }
 
-// V[a][b] from the four coefficients of its group (see above).
-__device__ __forceinline__ void spectrum_from(real y00, real y11, real y10, real y01, real c1, real s1, real c2,
-                                              real s2, real* out) {
-    const real wr = c1 * c2 - s1 * s2, wi = c1 * s2 + s1 * c2;
-    const real zr = y00 - y11, zi = -(y10 + y01);
-    out[0] = wr * zr - wi * zi;
-    out[1] = wr * zi + wi * zr;
+// w A + conj(w) B for w = cos - i sin.
+__device__ __forceinline__ cplx combine(real cs, real sn, cplx a, cplx b) {
+    return {cs * (a.re + b.re) + sn * (a.im - b.im), cs * (a.im + b.im) - sn * (a.re - b.re)};
 }
 
-// In place on the R2C spectrum V (ny x (nx/2 + 1) complex): forward DCT coefficients, divided by
-// the eigenvalues, back to the spectrum of the reordered solution. Thread (k2, k1) for
-// k1 in 0..=ny/2, k2 in 0..=nx/2 owns the stored entries [k1][k2] and [ny - k1][k2]: their four
-// coefficients X[+-k1][+-k2] need no other entry, so threads never share data.
-extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restrict__ ctrl, int nx, int ny,
+// The tables of one transform solve: twiddles and eigenvalues per axis, the normalisation.
+struct Transform {
+    const real* tw[3];
+    const double* lambda[3];
+    double scale;
+};
+
+// X at j (each j_a in 0..=n_a) times the solve's multiplier scale / sum_a lambda_a[j_a] (the
+// eigenvalues summed in axis order, in double as spectral.rs `multiplier`, zero for the constant
+// mode); zero where some j_a = n_a.
+__device__ __forceinline__ real solved_coefficient(const real* V, const int j[DIM], const Cells& c,
+                                                   const Transform& t) {
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+        if (j[a] == c.n[a]) return 0;
+    const int x = j[0], s = DIM - 1;
+    const real cx = t.tw[0][2 * x], sx = t.tw[0][2 * x + 1];
+#if DIM == 2
+    const cplx zx = combine(cx, sx, spectrum_at(V, x, j[1], 0, c), mirrored(V, x, j[1], 0, c));
+    const real half = (real)0.5;
+#else
+    const int z = j[DIM - 1];
+    cplx zy[2];
+    for (int m = 0; m < 2; ++m) {
+        const int y = m ? (c.n[1] - j[1]) % c.n[1] : j[1];
+        zy[m] = combine(cx, sx, spectrum_at(V, x, y, z, c), mirrored(V, x, y, z, c));
+    }
+    const cplx zx = combine(t.tw[1][2 * j[1]], t.tw[1][2 * j[1] + 1], zy[0], zy[1]);
+    const real half = (real)0.25;
+#endif
+    const real X = (t.tw[s][2 * j[s]] * zx.re + t.tw[s][2 * j[s] + 1] * zx.im) * half;
+    double lambda = t.lambda[0][x];
+#pragma unroll
+    for (int a = 1; a < DIM; ++a) lambda = lambda + t.lambda[a][j[a]];
+    return X * (real)(lambda == 0.0 ? 0.0 : t.scale / lambda);
+}
+
+// In place on the R2C spectrum V ((nz x) ny x (nx/2 + 1) complex): forward DCT coefficients,
+// divided by the eigenvalues, back to the spectrum of the reordered solution. Thread k (k_a in
+// 0..=n_a/2; x from the threads, y and z from the grid) owns the stored entries with index
+// k_a or n_a - k_a along y (and z) and k_x along x: their 2^DIM coefficients X[+-k] need no
+// other entry, so threads never share data.
+extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restrict__ ctrl, int nx, int ny, int nz,
                                       const real* __restrict__ twx, const real* __restrict__ twy,
-                                      const double* __restrict__ lx, const double* __restrict__ ly,
+                                      const real* __restrict__ twz, const double* __restrict__ lx,
+                                      const double* __restrict__ ly, const double* __restrict__ lz,
                                       double scale) {
     GUARD(ctrl)
-    const int k2 = blockIdx.x * blockDim.x + threadIdx.x;
-    const int k1 = blockIdx.y * blockDim.y + threadIdx.y;
-    if (k2 > nx / 2 || k1 > ny / 2) return;
-    const int m1 = ny - k1, m2 = nx - k2;
-    const real y00 = solved_coefficient(V, k1, k2, nx, ny, twx, twy, lx, ly, scale);
-    const real y11 = solved_coefficient(V, m1, m2, nx, ny, twx, twy, lx, ly, scale);
-    const real y10 = solved_coefficient(V, m1, k2, nx, ny, twx, twy, lx, ly, scale);
-    const real y01 = solved_coefficient(V, k1, m2, nx, ny, twx, twy, lx, ly, scale);
+    const Cells c = make_cells(nx, ny, nz, 0, 0, 0, 0);
+    const Transform t = {{twx, twy, twz}, {lx, ly, lz}, scale};
+    const int k3[3] = {(int)(blockIdx.x * blockDim.x + threadIdx.x), (int)(blockIdx.y * blockDim.y + threadIdx.y),
+                       (int)blockIdx.z};
+    int k[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        k[a] = k3[a];
+        if (k[a] > c.n[a] / 2) return;
+    }
+    // y[e]: the coefficient at k with the axes of bit set e (bit a: axis a) at n_a - k_a.
+    real y[1 << DIM];
+#pragma unroll
+    for (int e = 0; e < (1 << DIM); ++e) {
+        int j[DIM];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) j[a] = ((e >> a) & 1) ? c.n[a] - k[a] : k[a];
+        y[e] = solved_coefficient(V, j, c, t);
+    }
     const int h = nx / 2 + 1;
-    const real c2 = twx[2 * k2], s2 = twx[2 * k2 + 1];
-    spectrum_from(y00, y11, y10, y01, twy[2 * k1], twy[2 * k1 + 1], c2, s2, V + 2 * (k1 * h + k2));
-    if (k1 != 0 && m1 != k1) spectrum_from(y10, y01, y00, y11, twy[2 * m1], twy[2 * m1 + 1], c2, s2, V + 2 * (m1 * h + k2));
-}
+#pragma unroll
+    for (int own = 0; own < (1 << DIM); own += 2) {
+        int r[DIM];
+        bool dup = false;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const bool up = (own >> a) & 1;
+            r[a] = up ? c.n[a] - k[a] : k[a];
+            dup = dup || (up && (k[a] == 0 || r[a] == k[a]));
+        }
+        if (dup) continue;
+        // conj of the twiddles' product, slowest axis first.
+        real wr = t.tw[DIM - 1][2 * r[DIM - 1]], wi = t.tw[DIM - 1][2 * r[DIM - 1] + 1];
+#pragma unroll
+        for (int a = DIM - 2; a >= 0; --a) {
+            const real cs = t.tw[a][2 * r[a]], sn = t.tw[a][2 * r[a] + 1];
+            const real nr = wr * cs - wi * sn;
+            wi = wr * sn + wi * cs;
+            wr = nr;
+        }
+#if DIM == 2
+        const real zr = y[own] - y[own ^ 3], zi = -(y[own ^ 1] + y[own ^ 2]);
+#else
+        const real zr = y[own] - (y[own ^ 3] + y[own ^ 5] + y[own ^ 6]);
+        const real zi = y[own ^ 7] - (y[own ^ 1] + y[own ^ 2] + y[own ^ 4]);
 #endif
+        const int at = DIM == 3 ? (r[DIM - 1] * ny + r[1]) * h + r[0] : r[1] * h + r[0];
+        V[2 * at] = wr * zr - wi * zi;
+        V[2 * at + 1] = wr * zi + wi * zr;
+    }
+}

@@ -262,11 +262,11 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
 }
 
 // rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
-// centres, 1/dt rounded from the clock's dt as the host rounds it. 2D: in natural order
-// (pack < 0), or reordered and sign-flipped for the cosine-transform solve (`makhoul_position`,
-// `flipped` with flip bits `pack`), which removes its mean by zeroing the constant mode; 3D:
-// natural order. A null ctrl skips the halt check (the statistics of a halted batch's last
-// completed step). Threads as in `predict`, over the cells.
+// centres, 1/dt rounded from the clock's dt as the host rounds it: in natural order (pack < 0),
+// or reordered and sign-flipped for the cosine-transform solve (`packed_index` with flip bits
+// `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
+// (the statistics of a halted batch's last completed step). Threads as in `predict`, over the
+// cells.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     poisson_rhs(CVEC(f), real* __restrict__ rhs, int nx, int ny, int nz, real idx, real idy, real idz,
                 const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
@@ -288,14 +288,13 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
             val = a == 0 ? d : val + d;
         }
         val = val * idt;
-#if DIM == 2
         if (pack >= 0) {
-            rhs[makhoul_position(cell[1], ny) * nx + makhoul_position(cell[0], nx)] =
-                flipped(cell[0], cell[1], pack) ? -val : val;
-            continue;
+            bool neg;
+            const int at = packed_index(c, cell, pack, &neg);
+            rhs[at] = neg ? -val : val;
+        } else {
+            rhs[cell_index(c, cell)] = val;
         }
-#endif
-        rhs[cell_index(c, cell)] = val;
     }
 }
 
@@ -306,9 +305,9 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // partial sums of the squared change (partial[block]) and of sum_c u_c^2 over the cells' upper
 // faces (partial[nblocks + block]): the steady-change residual, which the host reads for the
 // last step of a batch only, so the other steps skip reading the old velocity. pack < 0: the
-// pressure is read from p. pack >= 0 (2D): it is read from the transform solve's reordered
-// solution `packed` (flip bits `pack`, undone as kernels/poisson.cu describes) and written to p in
-// natural order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
+// pressure is read from p. pack >= 0: it is read from the transform solve's reordered solution
+// `packed` (flip bits `pack`, undone as kernels/poisson.cu describes) and written to p in natural
+// order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     correct(VEC(u), CVEC(f), real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
             real* __restrict__ partial, real* __restrict__ pmax, STAG_PARAMS, int lo0, int hi0, int lo1, int hi1,
@@ -330,12 +329,11 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         int cell[DIM];
 #pragma unroll
         for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
-#if DIM == 2
         if (pack >= 0) {
-            const real x = packed[makhoul_position(cell[1], ny) * nx + makhoul_position(cell[0], nx)];
-            return flipped(cell[0], cell[1], pack) ? -x : x;
+            bool neg;
+            const real x = packed[packed_index(cells, cell, pack, &neg)];
+            return neg ? -x : x;
         }
-#endif
         return p[cell_index(cells, cell)];
     };
     real d2 = 0, n2 = 0, um[DIM];
@@ -386,9 +384,12 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
                 for (int c = 1; c < DIM; ++c) sq = sq + vel[c][k] * vel[c][k];
                 n2 = n2 + sq;
             }
-#if DIM == 2
-            if (pack >= 0) p[(idx[1] - 1) * nx + (idx[0] - 1)] = pc(idx);
-#endif
+            if (pack >= 0) {
+                int cell[DIM];
+#pragma unroll
+                for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
+                p[cell_index(cells, cell)] = pc(idx);
+            }
         }
 #pragma unroll
         for (int c = 0; c < DIM; ++c) um[c] = fmax(um[c], speed_face(g, c, idx) ? fabs(vel[c][k]) : (real)0);

@@ -4,10 +4,12 @@
 //! stepped 200 times by both backends for every convection scheme (TVD with two limiters), both
 //! time integrators and every iterative pressure solver, in f64 and f32 (the matrix and its
 //! bounds: `common::parity::run_matrix`, relative L2 of u, v, w, p at most 1e-10 in f64, 1e-4 in
-//! f32 or twice the CPU's own f32-to-f64 distance); the device-derived 3D fields against the
-//! host's derivation; snapshot and restore across backends. The transform (fft) solve is 2D only
-//! on the GPU: a 3D case asking for it is refused, naming `solver.pressure_solver`. Skipped
-//! (with the reason printed) where no CUDA device, driver or NVRTC is usable.
+//! f32 or twice the CPU's own f32-to-f64 distance), the transform (fft) solve where the sides pair
+//! up (the cavity; with Dirichlet front and back), batched transform steps against single ones;
+//! the device-derived 3D fields against the host's derivation; snapshot and restore across
+//! backends. The Hartley transform of a periodic axis runs on the CPU only: the channel with fft
+//! is refused on the GPU, naming `solver.pressure_solver`. Skipped (with the reason printed)
+//! where no CUDA device, driver or NVRTC is usable.
 
 mod common;
 
@@ -133,14 +135,29 @@ fn channel(sets: &[String]) -> Case {
     case(CHANNEL, sets)
 }
 
+/// The cavity's sides with front and back of type `kind` (an assignment).
+fn z_sides(kind: &str) -> String {
+    format!(
+        "boundary={{left={{type=\"wall\"}}, right={{type=\"wall\"}}, bottom={{type=\"wall\"}}, \
+         top={{type=\"wall\", velocity=[1.0, 0.0, 0.5]}}, front={{type=\"{kind}\"}}, back={{type=\"{kind}\"}}}}"
+    )
+}
+
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
-/// The test's cases are valid 3D cases and step on the CPU (no GPU needed).
+/// The test's cases are valid 3D cases and step on the CPU (no GPU needed), the transform solve
+/// too (the CPU's Hartley transform on the periodic z axis).
 #[test]
 fn cases_build_and_step_on_the_cpu() {
-    for c in [cavity(&[]), channel(&[])] {
+    let fft = "solver.pressure_solver=\"fft\"".to_string();
+    for c in [
+        cavity(&[]),
+        channel(&[]),
+        cavity(&[fft.clone(), z_sides("outflow")]),
+        cavity(&[fft, z_sides("periodic")]),
+    ] {
         let mut cpu = solver::build(&c.spec).expect("cpu solver");
         assert_eq!(cpu.info().grid.dim, 3);
         for _ in 0..3 {
@@ -203,16 +220,60 @@ fn parity_3d_pressure_solvers() {
     parity::run_matrix("3d channel pressure", &channel, &FIELDS, &variants);
 }
 
-/// The transform solve runs on the CPU only in 3D: on the CUDA backend the case is refused,
-/// naming the setting.
+/// The transform solve (3D R2C cuFFT with the multidimensional Makhoul reordering,
+/// `dct_divide`): the cavity (Neumann on every axis) and the cavity with outflow front and back
+/// (the Dirichlet z axis: the DST through sign flips). A periodic axis (the Hartley transform,
+/// here the cavity periodic along z) is refused on the GPU, naming the setting.
 #[test]
-fn fft_in_3d_is_refused_on_cuda() {
+fn parity_3d_fft() {
+    let fft = "solver.pressure_solver=\"fft\"";
+    let open_z = vec![fft.to_string(), z_sides("outflow")];
+    parity::run_matrix("3d fft", &cavity, &FIELDS, &[s(&[fft]), open_z]);
     if !gpu() {
         return;
     }
-    let c = cavity(&s(&["solver.backend=\"cuda\"", "solver.pressure_solver=\"fft\""]));
+    let c = cavity(&[
+        "solver.backend=\"cuda\"".to_string(),
+        fft.to_string(),
+        z_sides("periodic"),
+    ]);
     let e = solver::build(&c.spec).err().expect("refused");
     assert_eq!(e.key, "solver.pressure_solver", "{}", e.message);
+    assert!(e.message.contains("periodic"), "{}", e.message);
+}
+
+/// Transform-solve steps in batches ([`Solver::advance`]: one graph replay per step, the health
+/// check and dt on the device) equal the same steps one by one, bit for bit, in 3D.
+#[test]
+fn batched_3d_fft_steps_equal_single_steps() {
+    if !gpu() {
+        return;
+    }
+    for precision in ["f64", "f32"] {
+        let c = cavity(&s(&[
+            "solver.backend=\"cuda\"",
+            "solver.pressure_solver=\"fft\"",
+            "solver.tolerance=1e-4",
+            "solver.time_integrator=\"ab2\"",
+            &format!("solver.precision=\"{precision}\""),
+        ]));
+        let mut one = solver::build(&c.spec).expect("cuda solver");
+        let mut many = solver::build(&c.spec).expect("cuda solver");
+        for _ in 0..40 {
+            one.step().expect("step");
+        }
+        many.advance(15).expect("batch");
+        many.advance(25).expect("batch");
+        assert_eq!(one.time().to_bits(), many.time().to_bits(), "{precision}: time");
+        assert_eq!(one.residuals(), many.residuals(), "{precision}: residuals");
+        for f in FIELDS {
+            let (a, b) = (common::field(one.as_ref(), f), common::field(many.as_ref(), f));
+            assert!(
+                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{precision}: {f} differs"
+            );
+        }
+    }
 }
 
 /// The fields derived on the device (`kernels/display.cu` with `-DDIM=3`: the velocity, speed,

@@ -13,8 +13,7 @@
 //! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for
 //! the convergence flag; iterations enqueued after convergence exit at once (device-side flag),
 //! so the iterates and iteration counts are those of the CPU solver. With the transform solve
-//! nothing in a step waits (2D only: the 3D transform solve runs on the CPU backend): the
-//! right-hand side is written straight into the transform's
+//! nothing in a step waits: the right-hand side is written straight into the transform's
 //! reordering, `correct` reads the reordered solution, and [`Solver::advance`] replays the step
 //! as one CUDA graph per step and reads the scalars once per batch; a failed health check halts
 //! the rest of the batch on the device, leaving the state of the last healthy step.
@@ -235,13 +234,6 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
             "the CUDA backend needs at least 2 cells along every axis",
         ));
     }
-    if cfg.poisson.kind == PressureSolverKind::Fft && dim == 3 {
-        return Some(Invalid::new(
-            "solver.pressure_solver",
-            "fft in 3D (the transform solve) runs on the CPU only; choose multigrid on the CUDA backend, \
-             or backend = \"cpu\"",
-        ));
-    }
     if cfg.poisson.kind == PressureSolverKind::Fft
         && cfg.bc.iter().flatten().any(|b| *b == Boundary::Periodic {})
     {
@@ -278,7 +270,7 @@ enum Work<T, const D: usize> {
         /// Coarsest-level CG vectors: rhs, r, w, d, q.
         cg: [DevBuf<T>; 5],
     },
-    /// The cosine-transform solve (`dct_*` in kernels/poisson.cu).
+    /// The cosine-transform solve (`dct_divide` in kernels/poisson.cu).
     Spectral(Box<SpectralWork<T>>),
 }
 

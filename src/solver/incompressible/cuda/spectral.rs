@@ -1,36 +1,31 @@
-//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D):
-//! its workspace, the solve, its statistics, and the whole step it makes possible without a host
-//! wait (as a CUDA graph when graphs are on).
+//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D
+//! and 3D, axes whose sides pair up as both Neumann or both Dirichlet): its workspace, the solve,
+//! its statistics, and the whole step it makes possible without a host wait (as a CUDA graph
+//! when graphs are on).
 
-use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2};
-use crate::backend::cuda::fft::RealFft2d;
+use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2, ints3};
+use crate::backend::cuda::fft::RealFft;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
 use crate::solver::incompressible::pressure_poisson::Laplacian;
 use crate::solver::incompressible::pressure_poisson::spectral::Axes;
 use crate::solver::real::Real;
 use std::sync::Arc;
 
-/// Device workspace of the transform solve: the reordered field, its half spectrum, the
-/// twiddles `cos, sin (pi k / 2n)` per axis, and the eigenvalues of `spectral::Axes`.
+/// Device workspace of the transform solve: the reordered field, its half spectrum, and per axis
+/// the twiddles `cos, sin (pi k / 2n)` and the eigenvalues of `spectral::Axes`.
 pub(super) struct SpectralWork<T> {
-    pub(super) fft: RealFft2d,
+    pub(super) fft: RealFft,
     pub(super) v: DevBuf<T>,
     pub(super) spectrum: DevBuf<T>,
-    pub(super) twiddle_x: DevBuf<T>,
-    pub(super) twiddle_y: DevBuf<T>,
-    pub(super) lambda_x: DevBuf<f64>,
-    pub(super) lambda_y: DevBuf<f64>,
-    /// Bit 0: Dirichlet x axis, bit 1: Dirichlet y axis.
+    pub(super) twiddles: Vec<DevBuf<T>>,
+    pub(super) lambdas: Vec<DevBuf<f64>>,
+    /// Bit a: a Dirichlet axis a (its odd cells change sign).
     pub(super) flip: i64,
 }
 
 impl<T: Real> SpectralWork<T> {
-    /// The workspace of a 2D operator (`Err` in 3D, which [`super::unsupported`] refuses first).
     pub(super) fn new<const D: usize>(gpu: &Arc<Gpu>, op: &Laplacian<T, D>) -> Result<Self, CudaError> {
-        if D != 2 {
-            return Err(CudaError("the transform solve on the GPU is 2D only".into()));
-        }
-        let (nx, ny) = (op.n[0], op.n[1]);
+        let n = op.n;
         let axes = Axes::new(op).map_err(CudaError)?;
         let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
             let t: Vec<T> = (0..n)
@@ -49,15 +44,15 @@ impl<T: Real> SpectralWork<T> {
             Ok(b)
         };
         let double = std::mem::size_of::<T>() == 8;
+        let shape: Vec<usize> = n.iter().rev().copied().collect();
+        let cells = op.len();
         Ok(Self {
-            fft: RealFft2d::new(gpu, ny, nx, double)?,
-            v: gpu.alloc_zeros(nx * ny)?,
-            spectrum: gpu.alloc_zeros(2 * ny * (nx / 2 + 1))?,
-            twiddle_x: twiddles(nx)?,
-            twiddle_y: twiddles(ny)?,
-            lambda_x: table(&axes.lambda[0])?,
-            lambda_y: table(&axes.lambda[1])?,
-            flip: axes.flip(0) as i64 | (axes.flip(1) as i64) << 1,
+            fft: RealFft::new(gpu, &shape, double)?,
+            v: gpu.alloc_zeros(cells)?,
+            spectrum: gpu.alloc_zeros(2 * cells / n[0] * (n[0] / 2 + 1))?,
+            twiddles: n.iter().map(|n| twiddles(*n)).collect::<Result<_, _>>()?,
+            lambdas: axes.lambda.iter().map(|l| table(l)).collect::<Result<_, _>>()?,
+            flip: (0..D).fold(0, |f, a| f | (axes.flip(a) as i64) << a),
         })
     }
 }
@@ -85,24 +80,22 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// control block's done flag); `correct` reads it.
     pub(super) fn spectral_solve(&self, w: &SpectralWork<T>) -> Result<(), CudaError> {
         let op = self.op;
-        let (nx, ny) = (op.n[0] as i64, op.n[1] as i64);
-        // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T, the sizes
-        // the plan was made for.
+        // SAFETY: v holds one real per cell and spectrum the half spectrum's complex values of
+        // T, the sizes the plan was made for.
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+        // One thread per group of coefficients: k_a in 0..=n_a/2.
+        let groups = cells3(op.n.map(|n| n / 2 + 1));
         self.kq(
             "dct_divide",
-            grid2([op.n[0] / 2 + 1, op.n[1] / 2 + 1, 1]),
+            grid2(groups),
             (BX, BY, 1),
             Args::new()
                 .p(&w.spectrum)
                 .p(&self.ctrl)
-                .i(nx)
-                .i(ny)
-                .p(&w.twiddle_x)
-                .p(&w.twiddle_y)
-                .p(&w.lambda_x)
-                .p(&w.lambda_y)
-                .r(1.0 / (op.n[0] * op.n[1]) as f64),
+                .is(&ints3(op.n))
+                .axes(w.twiddles.iter().map(|b| b.ptr))
+                .axes(w.lambdas.iter().map(|b| b.ptr))
+                .r(1.0 / op.len() as f64),
         )?;
         // SAFETY: as for the forward transform.
         unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }

@@ -108,11 +108,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     s.spectral_solve(w)
                 }),
             ));
-            // The whole step of a batch (one graph when graphs are on): predict (4n Euler, 8n
-            // AB2), rhs (3n), the solve (6n), correct without the statistics, unpacking p (6n).
+            // The whole step of a batch (one graph when graphs are on): predict (2Dn Euler, 4Dn
+            // AB2), rhs ((D + 1)n), the solve (6n), correct without the statistics, unpacking p
+            // ((2D + 2)n).
             kernels.push((
                 "step (fft)",
-                predict_arrays + 15.0,
+                predict_arrays + 3.0 * d + 9.0,
                 Box::new(|s| s.launch_spectral_step(false)),
             ));
         }
