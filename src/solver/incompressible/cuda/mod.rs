@@ -185,14 +185,11 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     Ok(())
 }
 
-/// The velocity conditions as `ghosts` of `kernels/projection.cu` reads them, in device memory:
-/// a kind per side (`BC_*` of `kernels/common.cuh`, side `2 axis + s`) and the velocity vector
-/// each side prescribes (`staggered::side_velocity`: a wall's or an inflow's; zero elsewhere),
-/// three values per side.
-pub(crate) fn boundary_codes<T: Real>(
-    gpu: &Arc<Gpu>,
-    bc: &[[Boundary; 2]],
-) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
+/// The velocity conditions as `ghosts` of `kernels/projection.cu` reads them: a kind per side
+/// (`BC_*` of `kernels/common.cuh`, side `2 axis + s`) and the velocity vector each side
+/// prescribes (`staggered::side_velocity`: a wall's or an inflow's; zero elsewhere), three values
+/// per side.
+fn side_codes<T: Real>(bc: &[[Boundary; 2]]) -> ([i32; 6], [T; 18]) {
     let mut bck = [0i32; 6];
     let mut bcv = [T::zero(); 18];
     for (side, b) in bc.iter().flatten().enumerate() {
@@ -209,6 +206,15 @@ pub(crate) fn boundary_codes<T: Real>(
             }
         }
     }
+    (bck, bcv)
+}
+
+/// [`side_codes`] in device memory.
+pub(crate) fn boundary_codes<T: Real>(
+    gpu: &Arc<Gpu>,
+    bc: &[[Boundary; 2]],
+) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
+    let (bck, bcv) = side_codes::<T>(bc);
     let bck_d = gpu.alloc::<i32>(bck.len())?;
     gpu.upload(&bck_d, &bck)?;
     let bcv_d = gpu.alloc::<T>(bcv.len())?;
