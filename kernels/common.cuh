@@ -1,9 +1,9 @@
 // Shared definitions of the flowlab CUDA kernels. Every kernel file is compiled twice by NVRTC,
 // with -DREAL=float and -DREAL=double, and --fmad=false so that element-wise arithmetic rounds
 // exactly like the CPU reference (no fused multiply-add contraction). The staggered-grid sets
-// (projection.cu, poisson.cu, display.cu) are compiled once more per dimension, -DDIM=2 or 3;
-// the definitions that depend on DIM are compiled only for them (staggered.cuh sets DIM = 2 for
-// SIMPLE's 2D kernels; the compressible sets do not define it).
+// (projection.cu, poisson.cu, display.cu) are compiled once more per dimension, -DDIM=2 or 3, and
+// SIMPLE's (simple.cu) with -DDIM=2; the definitions that depend on DIM are compiled only for
+// them (the compressible sets do not define it).
 //
 // Index conventions (as on the CPU): staggered velocity arrays are (nx + 2) x (ny + 2)
 // (x (nz + 2)) with one ghost layer, index i + (nx + 2) (j + (ny + 2) k); cell-centred pressure
@@ -133,18 +133,25 @@ struct Cells {
     int pbc;
 };
 
-__device__ __forceinline__ Cells make_cells(int nx, int ny, int nz, int pbc, real ih2x, real ih2y, real ih2z) {
+// The first DIM of (nx, ny, nz) into n, and the index steps of an array with `ghosts` extra
+// values per axis (0: cell-centred, 2: the staggered arrays' ghost layers), x fastest, into st.
+__device__ __forceinline__ void box_axes(int nx, int ny, int nz, int ghosts, int n[DIM], int st[DIM]) {
     const int n3[3] = {nx, ny, nz};
-    const real h3[3] = {ih2x, ih2y, ih2z};
-    Cells c;
     int s = 1;
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
-        c.n[a] = n3[a];
-        c.ih2[a] = h3[a];
-        c.st[a] = s;
-        s *= n3[a];
+        n[a] = n3[a];
+        st[a] = s;
+        s *= n3[a] + ghosts;
     }
+}
+
+__device__ __forceinline__ Cells make_cells(int nx, int ny, int nz, int pbc, real ih2x, real ih2y, real ih2z) {
+    const real h3[3] = {ih2x, ih2y, ih2z};
+    Cells c;
+    box_axes(nx, ny, nz, 0, c.n, c.st);
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) c.ih2[a] = h3[a];
     c.pbc = pbc;
     return c;
 }

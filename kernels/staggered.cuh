@@ -1,12 +1,9 @@
-// Staggered-grid helpers shared by the projection (projection.cu) and SIMPLE (simple.cu) kernels:
-// face values of the convection schemes (src/solver/incompressible/convection.rs) and the stored
-// u, v values at possibly out-of-range indices (staggered.rs `Layout::u_at`, `v_at`).
+// Staggered-grid helpers shared by the projection (projection.cu), display (display.cu) and
+// SIMPLE (simple.cu) kernels: face values of the convection schemes
+// (src/solver/incompressible/convection.rs), the ghosted layout in DIM dimensions (staggered.rs
+// `Layout`), the stored components at possibly out-of-range indices (`Layout::component_at`;
+// SIMPLE's 2D `u_at`, `v_at`) and the faces of the speed maxima.
 #pragma once
-
-// SIMPLE's kernels (simple.cu) are 2D and compiled without -DDIM.
-#ifndef DIM
-#define DIM 2
-#endif
 
 // Convection schemes (numbering fixed by src/solver/incompressible/cuda/step.rs); the limiters
 // are in common.cuh.
@@ -86,16 +83,11 @@ struct Stag {
 };
 
 __device__ __forceinline__ Stag make_stag(int nx, int ny, int nz, int px, int py, int pz) {
-    const int n3[3] = {nx, ny, nz}, p3[3] = {px, py, pz};
+    const int p3[3] = {px, py, pz};
     Stag g;
-    int s = 1;
+    box_axes(nx, ny, nz, 2, g.n, g.st);
 #pragma unroll
-    for (int a = 0; a < DIM; ++a) {
-        g.n[a] = n3[a];
-        g.per[a] = p3[a];
-        g.st[a] = s;
-        s *= n3[a] + 2;
-    }
+    for (int a = 0; a < DIM; ++a) g.per[a] = p3[a];
     return g;
 }
 

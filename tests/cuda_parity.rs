@@ -30,18 +30,8 @@ fn s(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn parity_convection_schemes_and_limiters() {
-    let mut variants = vec![
-        s(&["solver.convection=\"central\""]),
-        s(&["solver.convection=\"upwind\""]),
-        s(&["solver.convection=\"quick\""]),
-    ];
-    for lim in ["none", "minmod", "superbee", "van_leer", "mc", "van_albada"] {
-        variants.push(vec![
-            "solver.convection=\"tvd\"".into(),
-            format!("solver.limiter=\"{lim}\""),
-        ]);
-    }
-    run_matrix("convection", &variants);
+    let limiters = ["none", "minmod", "superbee", "van_leer", "mc", "van_albada"];
+    run_matrix("convection", &parity::convection_variants(&limiters));
 }
 
 #[test]
@@ -103,26 +93,12 @@ fn batched_steps_equal_single_steps() {
                 &format!("solver.precision=\"{precision}\""),
                 &format!("solver.time_integrator=\"{integrator}\""),
             ]));
-            let mut one = solver::build(&case.spec).expect("cuda solver");
-            let mut many = solver::build(&case.spec).expect("cuda solver");
-            for _ in 0..60 {
-                one.step().expect("step");
-            }
-            many.advance(25).expect("batch");
-            many.advance(35).expect("batch");
-            let what = format!("{precision} {integrator}");
-            assert_eq!((one.steps(), many.steps()), (60, 60), "{what}");
-            assert_eq!(one.time().to_bits(), many.time().to_bits(), "{what}: time");
-            assert_eq!(one.dt().to_bits(), many.dt().to_bits(), "{what}: dt");
-            assert_eq!(one.residuals(), many.residuals(), "{what}: residuals");
-            for f in ["u", "v", "p"] {
-                let (a, b) = (common::field(one.as_ref(), f), common::field(many.as_ref(), f));
-                assert!(
-                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{what}: {f} differs"
-                );
-            }
-            eprintln!("{what}: 60 steps one by one and in batches of 25 + 35 bit for bit equal");
+            parity::batches_equal_single_steps(
+                &case,
+                &["u", "v", "p"],
+                [25, 35],
+                &format!("{precision} {integrator}"),
+            );
         }
     }
     let diverging = s(&[

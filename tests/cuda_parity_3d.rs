@@ -35,24 +35,13 @@ extents = [1.0, 0.75, 0.625]
 [physics]
 re = 100.0
 
-[boundary.left]
-type = "wall"
-
-[boundary.right]
-type = "wall"
-
-[boundary.bottom]
-type = "wall"
-
-[boundary.top]
-type = "wall"
-velocity = [1.0, 0.0, 0.5]
-
-[boundary.front]
-type = "wall"
-
-[boundary.back]
-type = "wall"
+[boundary]
+left = { type = "wall" }
+right = { type = "wall" }
+bottom = { type = "wall" }
+top = { type = "wall", velocity = [1.0, 0.0, 0.5] }
+front = { type = "wall" }
+back = { type = "wall" }
 
 [initial]
 type = "rest"
@@ -66,60 +55,23 @@ pressure_solver = "multigrid"
 tolerance = 1e-9
 "#;
 
-/// A channel periodic along z: inflow on the left, outflow on the right (Dirichlet pressure),
-/// symmetry below, a sliding wall above.
-const CHANNEL: &str = r#"
-[case]
-name = "3D periodic channel"
-kind = "incompressible"
-dim = 3
+/// The cavity made a channel periodic along z: inflow on the left, outflow on the right
+/// (Dirichlet pressure), symmetry below, a sliding wall above (assignments on [`CAVITY`]).
+const CHANNEL: [&str; 7] = [
+    "grid.nz=8",
+    "grid.extents=[2.0, 1.0, 0.75]",
+    "physics.re=200.0",
+    "boundary={left={type=\"inflow\", velocity=[1.0, 0.0, 0.25]}, right={type=\"outflow\"}, \
+     bottom={type=\"symmetry\"}, top={type=\"wall\", velocity=[0.5, 0.0, -0.25]}, \
+     front={type=\"periodic\"}, back={type=\"periodic\"}}",
+    "initial={type=\"uniform\", velocity=[0.5, 0.0, 0.1]}",
+    "solver.convection=\"tvd\"",
+    "solver.limiter=\"van_leer\"",
+];
 
-[grid]
-nx = 16
-ny = 12
-nz = 8
-extents = [2.0, 1.0, 0.75]
-
-[physics]
-re = 200.0
-
-[boundary.left]
-type = "inflow"
-velocity = [1.0, 0.0, 0.25]
-
-[boundary.right]
-type = "outflow"
-
-[boundary.bottom]
-type = "symmetry"
-
-[boundary.top]
-type = "wall"
-velocity = [0.5, 0.0, -0.25]
-
-[boundary.front]
-type = "periodic"
-
-[boundary.back]
-type = "periodic"
-
-[initial]
-type = "uniform"
-velocity = [0.5, 0.0, 0.1]
-
-[solver]
-method = "projection"
-precision = "f64"
-cfl = 0.5
-convection = "tvd"
-limiter = "van_leer"
-pressure_solver = "multigrid"
-tolerance = 1e-9
-"#;
-
-/// The case `text` on the CPU (unless the sets name a backend) with `--set`-style assignments.
-fn case(text: &str, sets: &[String]) -> Case {
-    let mut case = Case::parse(text, "test").unwrap_or_else(|e| panic!("{e:?}"));
+/// The cavity on the CPU (unless the sets name a backend) with `--set`-style assignments.
+fn cavity(sets: &[String]) -> Case {
+    let mut case = Case::parse(CAVITY, "test").unwrap_or_else(|e| panic!("{e:?}"));
     common::on_cpu_unless_named(&mut case);
     for s in sets {
         case.set_assignment(s).expect("override applies");
@@ -127,12 +79,14 @@ fn case(text: &str, sets: &[String]) -> Case {
     case
 }
 
-fn cavity(sets: &[String]) -> Case {
-    case(CAVITY, sets)
-}
-
+/// The channel ([`CHANNEL`]) with further assignments.
 fn channel(sets: &[String]) -> Case {
-    case(CHANNEL, sets)
+    let all: Vec<String> = CHANNEL
+        .iter()
+        .map(|x| x.to_string())
+        .chain(sets.iter().cloned())
+        .collect();
+    cavity(&all)
 }
 
 /// The cavity's sides with front and back of type `kind` (an assignment).
@@ -169,17 +123,7 @@ fn cases_build_and_step_on_the_cpu() {
 
 #[test]
 fn parity_3d_convection_schemes() {
-    let mut variants = vec![
-        s(&["solver.convection=\"central\""]),
-        s(&["solver.convection=\"upwind\""]),
-        s(&["solver.convection=\"quick\""]),
-    ];
-    for lim in ["van_leer", "superbee"] {
-        variants.push(vec![
-            "solver.convection=\"tvd\"".into(),
-            format!("solver.limiter=\"{lim}\""),
-        ]);
-    }
+    let variants = parity::convection_variants(&["van_leer", "superbee"]);
     parity::run_matrix("3d convection", &cavity, &FIELDS, &variants);
     parity::run_matrix(
         "3d channel convection",
@@ -257,22 +201,7 @@ fn batched_3d_fft_steps_equal_single_steps() {
             "solver.time_integrator=\"ab2\"",
             &format!("solver.precision=\"{precision}\""),
         ]));
-        let mut one = solver::build(&c.spec).expect("cuda solver");
-        let mut many = solver::build(&c.spec).expect("cuda solver");
-        for _ in 0..40 {
-            one.step().expect("step");
-        }
-        many.advance(15).expect("batch");
-        many.advance(25).expect("batch");
-        assert_eq!(one.time().to_bits(), many.time().to_bits(), "{precision}: time");
-        assert_eq!(one.residuals(), many.residuals(), "{precision}: residuals");
-        for f in FIELDS {
-            let (a, b) = (common::field(one.as_ref(), f), common::field(many.as_ref(), f));
-            assert!(
-                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "{precision}: {f} differs"
-            );
-        }
+        parity::batches_equal_single_steps(&c, &FIELDS, [15, 25], precision);
     }
 }
 
@@ -286,27 +215,26 @@ fn device_derived_3d_fields_equal_the_host_derivation() {
     if !gpu() {
         return;
     }
-    fields_match::<f64>(1e-12);
-    fields_match::<f32>(1e-6);
+    for base in [cavity(&[]), channel(&[])] {
+        fields_match::<f64>(base.clone(), 1e-12);
+        fields_match::<f32>(base, 1e-6);
+    }
 }
 
-fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
+fn fields_match<T: flowlab::solver::real::Real>(mut c: Case, bound: f64) {
     use flowlab::solver::incompressible::{CudaProjection, FIELDS_3D};
-    for text in [CAVITY, CHANNEL] {
-        let c = case(
-            text,
-            &s(&[
-                "physics.density=1.25",
-                "solver.tolerance=1e-5",
-                &format!("solver.precision=\"{}\"", T::NAME),
-            ]),
-        );
-        let cfg = flowlab::solver::incompressible::Config::from_spec(&c.spec).expect("config");
-        let mut g = CudaProjection::<T, 3>::new(cfg).expect("cuda solver");
-        common::device_fields_match(&mut g, FIELDS_3D, CudaProjection::host_field, T::NAME, bound);
-        let mut out = Vec::new();
-        assert!(g.field("stream_function", &mut out).is_none(), "a 2D field");
+    for set in [
+        "physics.density=1.25",
+        "solver.tolerance=1e-5",
+        &format!("solver.precision=\"{}\"", T::NAME),
+    ] {
+        c.set_assignment(set).expect("override applies");
     }
+    let cfg = flowlab::solver::incompressible::Config::from_spec(&c.spec).expect("config");
+    let mut g = CudaProjection::<T, 3>::new(cfg).expect("cuda solver");
+    common::device_fields_match(&mut g, FIELDS_3D, CudaProjection::host_field, T::NAME, bound);
+    let mut out = Vec::new();
+    assert!(g.field("stream_function", &mut out).is_none(), "a 2D field");
 }
 
 /// A snapshot of the CUDA run (u, v, w, p and the AB2 histories hu, hv, hw, as the CPU solver

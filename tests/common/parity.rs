@@ -89,6 +89,19 @@ fn f32_sensitivity(base: &dyn Fn(&[String]) -> Case, sets: &[String], fields: &[
     a.iter().zip(&b).map(|(x, y)| rel_l2(x, y)).fold(0.0, f64::max)
 }
 
+/// The settings of every convection scheme: central, upwind, QUICK, and TVD with each of
+/// `limiters`.
+pub fn convection_variants(limiters: &[&str]) -> Vec<Vec<String>> {
+    let scheme = |c: &str| format!("solver.convection=\"{c}\"");
+    let mut v: Vec<Vec<String>> = ["central", "upwind", "quick"].map(|c| vec![scheme(c)]).into();
+    v.extend(
+        limiters
+            .iter()
+            .map(|l| vec![scheme("tvd"), format!("solver.limiter=\"{l}\"")]),
+    );
+    v
+}
+
 /// Runs every variant (`--set` assignments on the case `base` makes) on both backends in f64 and
 /// f32 and asserts parity of the `fields` (see the bounds below); prints one PARITY line each.
 pub fn run_matrix(name: &str, base: &dyn Fn(&[String]) -> Case, fields: &[&str], variants: &[Vec<String>]) {
@@ -143,4 +156,31 @@ pub fn run_matrix(name: &str, base: &dyn Fn(&[String]) -> Case, fields: &[&str],
         }
     }
     assert!(failures.is_empty(), "parity failures: {failures:#?}");
+}
+
+/// Steps two CUDA solvers of `case`: one step at a time, and in batches of `batches`
+/// ([`Solver::advance`]); asserts that steps, time, dt, residuals and the `fields` agree bit for
+/// bit (`what` names the run in the messages).
+pub fn batches_equal_single_steps(case: &Case, fields: &[&str], batches: [u64; 2], what: &str) {
+    let mut one = solver::build(&case.spec).expect("cuda solver");
+    let mut many = solver::build(&case.spec).expect("cuda solver");
+    let steps = batches[0] + batches[1];
+    for _ in 0..steps {
+        one.step().expect("step");
+    }
+    for n in batches {
+        many.advance(n).expect("batch");
+    }
+    assert_eq!((one.steps(), many.steps()), (steps, steps), "{what}");
+    assert_eq!(one.time().to_bits(), many.time().to_bits(), "{what}: time");
+    assert_eq!(one.dt().to_bits(), many.dt().to_bits(), "{what}: dt");
+    assert_eq!(one.residuals(), many.residuals(), "{what}: residuals");
+    for f in fields {
+        let (a, b) = (field(one.as_ref(), f), field(many.as_ref(), f));
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "{what}: {f} differs"
+        );
+    }
+    eprintln!("{what}: {steps} steps one by one and in batches of {batches:?} bit for bit equal");
 }

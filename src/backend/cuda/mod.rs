@@ -12,8 +12,8 @@
 //! `include_str!` and compiled at first use for the device's compute capability
 //! (`--gpu-architecture=compute_XY`, PTX that the driver loads for `sm_XY`), once with
 //! `-DREAL=float` and once with `-DREAL=double`, always with `--fmad=false` so element-wise
-//! arithmetic rounds exactly like the CPU reference. The staggered-grid sets
-//! ([`KernelSet::dimensions`]) are compiled per dimension too, `-DDIM=2` or `-DDIM=3`. The PTX
+//! arithmetic rounds exactly like the CPU reference. The staggered-grid sets are compiled with
+//! `-DDIM=2` or `-DDIM=3` too, per dimension ([`KernelSet::dimensions`]). The PTX
 //! is cached per (kernel set, precision, dimension, architecture) for the life of the process.
 //!
 //! Every driver call returns a [`CudaError`]; the solvers turn it into a
@@ -76,14 +76,22 @@ impl KernelSet {
         KernelSet::Simple,
     ];
 
-    /// The dimensions the set is compiled for: 2 and 3 (`-DDIM=2`, `-DDIM=3`) for the
-    /// staggered-grid sets of the projection method and its display; 2 for the others, compiled
-    /// without `-DDIM` (the compressible kernels use the name for their own).
+    /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
+    /// projection method and its display, 2 for the others.
     pub fn dimensions(self) -> &'static [usize] {
         match self {
             KernelSet::Projection | KernelSet::Poisson | KernelSet::Display => &[2, 3],
             _ => &[2],
         }
+    }
+
+    /// Whether the set is compiled with `-DDIM` (the staggered-grid sets, SIMPLE's too, which
+    /// share `staggered.cuh`); the compressible sets use the name for their own.
+    fn uses_dim(self) -> bool {
+        matches!(
+            self,
+            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display | KernelSet::Simple
+        )
     }
 
     pub fn file_name(self) -> &'static str {
@@ -276,7 +284,7 @@ pub fn compile_ptx(
         "--std=c++17".into(),
         "-lineinfo".into(),
     ];
-    if set.dimensions().contains(&3) {
+    if set.uses_dim() {
         options.push(format!("-DDIM={dim}"));
     }
     let opts = cudarc::nvrtc::CompileOptions {
