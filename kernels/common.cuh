@@ -350,17 +350,21 @@ __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
 __device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
 
 #ifdef DIM
+// The transform solve's packing code `pack`: bit a (a < 3) a Dirichlet axis a, whose odd cells
+// change sign on the way into and out of the transforms (the DCT-II of that axis becomes the
+// DST-II); bit 3 + a a periodic axis a, transformed by the plain DFT (no reordering).
+#define PACK_PERIODIC(pack, a) (((pack) >> (3 + (a))) & 1)
+
 // Flat index of cell idx in the transform solve's reordering (`makhoul_position` along every
-// axis), and in *neg whether its value changes sign on the way into and out of the transforms:
-// an odd number of odd indices along Dirichlet axes (flip bit a: axis a), which turns the
-// DCT-II of those axes into the DST-II.
-__device__ __forceinline__ int packed_index(const Cells& c, const int idx[DIM], int flip, bool* neg) {
+// cosine axis, the natural order along periodic ones), and in *neg whether its value changes
+// sign (an odd number of odd indices along Dirichlet axes).
+__device__ __forceinline__ int packed_index(const Cells& c, const int idx[DIM], int pack, bool* neg) {
     int k = 0;
     bool odd = false;
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
-        k += makhoul_position(idx[a], c.n[a]) * c.st[a];
-        odd = odd != (((flip >> a) & 1) && (idx[a] & 1));
+        k += (PACK_PERIODIC(pack, a) ? idx[a] : makhoul_position(idx[a], c.n[a])) * c.st[a];
+        odd = odd != (((pack >> a) & 1) && (idx[a] & 1));
     }
     *neg = odd;
     return k;

@@ -556,10 +556,13 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
 // index k_a goes to n_a - k_a. Indices are (.., y, x) from slow to fast, -k means (n - k) mod n in
 // V and n - k in X. V[b][-a] is read as conj(V[-b][a]) (-c too in 3D), by Hermitian symmetry
 // from the stored half (x in 0..=nx/2). Odd cells of a Dirichlet axis change sign on the way in
-// and out (DST-II via DCT-II). The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n:
-// tw[2k], tw[2k + 1]. The reordering and sign flips (`packed_index` in common.cuh) are applied by
-// projection.cu `poisson_rhs` as it writes the right-hand side, and undone by `correct` as it
-// reads the solution.
+// and out (DST-II via DCT-II). A periodic axis (the CPU's Hartley transform, which mixes the same
+// two Fourier modes k and n - k) is not reordered and keeps its DFT coefficients: with any
+// periodic axis the same steps run on complex values, each cosine axis in turn, without the last
+// axis' real-part shortcut (`mixed_coefficients`). The twiddle tables hold cos and sin of
+// pi k / (2n) for k in 0..n: tw[2k], tw[2k + 1]. The reordering and sign flips (`packed_index` in
+// common.cuh) are applied by projection.cu `poisson_rhs` as it writes the right-hand side, and
+// undone by `correct` as it reads the solution.
 
 struct cplx {
     real re, im;
@@ -596,9 +599,17 @@ struct Transform {
     double scale;
 };
 
-// X at j (each j_a in 0..=n_a) times the solve's multiplier scale / sum_a lambda_a[j_a] (the
-// eigenvalues summed in axis order, in double as spectral.rs `multiplier`, zero for the constant
-// mode); zero where some j_a = n_a.
+// The solve's multiplier scale / sum_a lambda_a[j_a] of the eigenvalues at j (summed in axis
+// order, in double as spectral.rs `multiplier`, zero for the constant mode), in REAL.
+__device__ __forceinline__ real multiplier(const int j[DIM], const Transform& t) {
+    double lambda = t.lambda[0][j[0]];
+#pragma unroll
+    for (int a = 1; a < DIM; ++a) lambda = lambda + t.lambda[a][j[a]];
+    return (real)(lambda == 0.0 ? 0.0 : t.scale / lambda);
+}
+
+// X at j (each j_a in 0..=n_a) times its `multiplier`, every axis a cosine axis; zero where some
+// j_a = n_a.
 __device__ __forceinline__ real solved_coefficient(const real* V, const int j[DIM], const Cells& c,
                                                    const Transform& t) {
 #pragma unroll
@@ -620,10 +631,94 @@ __device__ __forceinline__ real solved_coefficient(const real* V, const int j[DI
     const real half = (real)0.25;
 #endif
     const real X = (t.tw[s][2 * j[s]] * zx.re + t.tw[s][2 * j[s] + 1] * zx.im) * half;
-    double lambda = t.lambda[0][x];
+    return X * multiplier(j, t);
+}
+
+// The index along axis a of the group of k in pattern e (bit a: n_a - k_a).
+__device__ __forceinline__ int pattern_index(int k, int n, int e, int a) { return ((e >> a) & 1) ? n - k : k; }
+
+// With periodic axes (`pack`'s periodic bits): the stored entries of the group of k, owned as in
+// dct_divide, from the DFT V to the spectrum of the solution, in place. The group's 2^DIM values
+// (V at the index patterns, by Hermitian symmetry) go through the cosine axes in order,
+// z(k) = w(k) z(k) + conj(w(k)) z(-k) (zero at index n), are scaled by the `multiplier` of their
+// wavenumbers (DCT index along cosine axes, DFT index mod n along periodic ones) and by 1/2 per
+// cosine axis, and come back through the cosine axes, z(k) = conj(w(k)) (z(k) - i z(n - k)).
+__device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], const Cells& c, const Transform& t,
+                                                   int pack) {
+    constexpr int G = 1 << DIM;
+    cplx z[G];
 #pragma unroll
-    for (int a = 1; a < DIM; ++a) lambda = lambda + t.lambda[a][j[a]];
-    return X * (real)(lambda == 0.0 ? 0.0 : t.scale / lambda);
+    for (int e = 0; e < G; ++e) {
+        int j[3] = {0, 0, 0};
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) j[a] = pattern_index(k[a], c.n[a], e, a) % c.n[a];
+        z[e] = spectrum_at(V, j[0], j[1], j[2], c);
+    }
+    real half = 1;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        if (PACK_PERIODIC(pack, a)) continue;
+        half = half * (real)0.5;
+        cplx y[G];
+#pragma unroll
+        for (int e = 0; e < G; ++e) {
+            const int i = pattern_index(k[a], c.n[a], e, a);
+            y[e] = i == c.n[a] ? cplx{0, 0} : combine(t.tw[a][2 * i], t.tw[a][2 * i + 1], z[e], z[e ^ (1 << a)]);
+        }
+#pragma unroll
+        for (int e = 0; e < G; ++e) z[e] = y[e];
+    }
+#pragma unroll
+    for (int e = 0; e < G; ++e) {
+        int j[DIM];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const int i = pattern_index(k[a], c.n[a], e, a);
+            j[a] = PACK_PERIODIC(pack, a) ? i % c.n[a] : i;
+        }
+        bool zero = false;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) zero = zero || j[a] == c.n[a];
+        const real m = zero ? (real)0 : multiplier(j, t) * half;
+        z[e] = {z[e].re * m, z[e].im * m};
+    }
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        if (PACK_PERIODIC(pack, a)) continue;
+        cplx y[G];
+#pragma unroll
+        for (int e = 0; e < G; ++e) {
+            const int i = pattern_index(k[a], c.n[a], e, a);
+            if (i == c.n[a]) {
+                y[e] = {0, 0};
+                continue;
+            }
+            // conj(w) (z - i z'), z' the value at n - i (zero at index n).
+            const bool far_zero = pattern_index(k[a], c.n[a], e ^ (1 << a), a) == c.n[a];
+            const cplx o = far_zero ? cplx{0, 0} : z[e ^ (1 << a)];
+            const real cs = t.tw[a][2 * i], sn = t.tw[a][2 * i + 1];
+            const real ur = z[e].re + o.im, ui = z[e].im - o.re;
+            y[e] = {cs * ur - sn * ui, cs * ui + sn * ur};
+        }
+#pragma unroll
+        for (int e = 0; e < G; ++e) z[e] = y[e];
+    }
+    const int h = c.n[0] / 2 + 1;
+#pragma unroll
+    for (int own = 0; own < G; own += 2) {
+        int r[DIM];
+        bool dup = false;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const bool up = (own >> a) & 1;
+            r[a] = up ? c.n[a] - k[a] : k[a];
+            dup = dup || (up && (k[a] == 0 || r[a] == k[a]));
+        }
+        if (dup) continue;
+        const int at = DIM == 3 ? (r[DIM - 1] * c.n[1] + r[1]) * h + r[0] : r[1] * h + r[0];
+        V[2 * at] = z[own].re;
+        V[2 * at + 1] = z[own].im;
+    }
 }
 
 // In place on the R2C spectrum V ((nz x) ny x (nx/2 + 1) complex): forward DCT coefficients,
@@ -635,7 +730,7 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
                                       const real* __restrict__ twx, const real* __restrict__ twy,
                                       const real* __restrict__ twz, const double* __restrict__ lx,
                                       const double* __restrict__ ly, const double* __restrict__ lz,
-                                      double scale) {
+                                      double scale, int pack) {
     GUARD(ctrl)
     const Cells c = make_cells(nx, ny, nz, 0, 0, 0, 0);
     const Transform t = {{twx, twy, twz}, {lx, ly, lz}, scale};
@@ -646,6 +741,10 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
     for (int a = 0; a < DIM; ++a) {
         k[a] = k3[a];
         if (k[a] > c.n[a] / 2) return;
+    }
+    if (pack >> 3) {
+        mixed_coefficients(V, k, c, t, pack);
+        return;
     }
     // y[e]: the coefficient at k with the axes of bit set e (bit a: axis a) at n_a - k_a.
     real y[1 << DIM];

@@ -263,7 +263,7 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
 
 // rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
 // centres, 1/dt rounded from the clock's dt as the host rounds it: in natural order (pack < 0),
-// or reordered and sign-flipped for the cosine-transform solve (`packed_index` with flip bits
+// or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
 // `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
 // (the statistics of a halted batch's last completed step). Threads as in `predict`, over the
 // cells.
@@ -306,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // faces (partial[nblocks + block]): the steady-change residual, which the host reads for the
 // last step of a batch only, so the other steps skip reading the old velocity. pack < 0: the
 // pressure is read from p. pack >= 0: it is read from the transform solve's reordered solution
-// `packed` (flip bits `pack`, undone as kernels/poisson.cu describes) and written to p in natural
+// `packed` (packing code `pack`, undone as kernels/poisson.cu describes) and written to p in natural
 // order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     correct(VEC(u), CVEC(f), real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,

@@ -177,8 +177,9 @@ fn parity_integrator_switch() {
 }
 
 /// Inflow/outflow channel (Dirichlet pressure) and a periodic channel with symmetry sides (odd
-/// periodic size: the serial seam cells), each with every pressure solver; the periodic channel
-/// at an even size with multigrid too (the fused two-colour smoother across the periodic sides).
+/// periodic size: the serial seam cells), each with every iterative pressure solver, the periodic
+/// channel with the transform solve too (the DFT along x); the periodic channel at an even size
+/// with multigrid too (the fused two-colour smoother across the periodic sides).
 #[test]
 fn parity_boundaries() {
     let inflow = [
@@ -201,6 +202,13 @@ fn parity_boundaries() {
             variants.push(v);
         }
     }
+    // The transform solve with a periodic axis (the DFT along x; odd size).
+    let mut fft = s(&periodic);
+    fft.extend(s(&[
+        "solver.pressure_solver=\"fft\"",
+        "solver.convection=\"tvd\"",
+    ]));
+    variants.push(fft);
     let mut even = s(&periodic[..2]);
     even.extend(s(&[
         "grid.nx=128",

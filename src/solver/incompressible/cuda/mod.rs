@@ -240,15 +240,6 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
             "the CUDA backend needs at least 2 cells along every axis",
         ));
     }
-    if cfg.poisson.kind == PressureSolverKind::Fft
-        && cfg.bc.iter().flatten().any(|b| *b == Boundary::Periodic {})
-    {
-        return Some(Invalid::new(
-            "solver.pressure_solver",
-            "fft with a periodic axis (the Hartley transform) runs on the CPU only; choose multigrid on the \
-             CUDA backend, or backend = \"cpu\"",
-        ));
-    }
     if cfg.poisson.kind == PressureSolverKind::Fft && !cuda::fft::available() {
         return Some(Invalid::new(
             "solver.pressure_solver",

@@ -1,13 +1,13 @@
-//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D
-//! and 3D, axes whose sides pair up as both Neumann or both Dirichlet): its workspace, the solve,
-//! its statistics, and the whole step it makes possible without a host wait (as a CUDA graph
-//! when graphs are on).
+//! The transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D and 3D,
+//! axes whose sides pair up: cosine transforms for both Neumann or both Dirichlet, the DFT for
+//! periodic axes): its workspace, the solve, its statistics, and the whole step it makes possible
+//! without a host wait (as a CUDA graph when graphs are on).
 
 use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2, ints3};
 use crate::backend::cuda::fft::RealFft;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
 use crate::solver::incompressible::pressure_poisson::Laplacian;
-use crate::solver::incompressible::pressure_poisson::spectral::Axes;
+use crate::solver::incompressible::pressure_poisson::spectral::{Axes, AxisTransform};
 use crate::solver::real::Real;
 use std::sync::Arc;
 
@@ -19,8 +19,9 @@ pub(super) struct SpectralWork<T> {
     pub(super) spectrum: DevBuf<T>,
     pub(super) twiddles: Vec<DevBuf<T>>,
     pub(super) lambdas: Vec<DevBuf<f64>>,
-    /// Bit a: a Dirichlet axis a (its odd cells change sign).
-    pub(super) flip: i64,
+    /// The packing code of kernels/common.cuh `packed_index`: bit a a Dirichlet axis a (its odd
+    /// cells change sign), bit 3 + a a periodic axis a (not reordered).
+    pub(super) pack: i64,
 }
 
 impl<T: Real> SpectralWork<T> {
@@ -52,7 +53,10 @@ impl<T: Real> SpectralWork<T> {
             spectrum: gpu.alloc_zeros(2 * cells / n[0] * (n[0] / 2 + 1))?,
             twiddles: n.iter().map(|n| twiddles(*n)).collect::<Result<_, _>>()?,
             lambdas: axes.lambda.iter().map(|l| table(l)).collect::<Result<_, _>>()?,
-            flip: (0..D).fold(0, |f, a| f | (axes.flip(a) as i64) << a),
+            pack: (0..D).fold(0, |f, a| {
+                let periodic = axes.transform[a] == AxisTransform::Hartley;
+                f | (axes.flip(a) as i64) << a | (periodic as i64) << (3 + a)
+            }),
         })
     }
 }
@@ -71,9 +75,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         };
         self.step_dt()?;
         self.predict_only()?;
-        self.rhs(w.v.ptr, w.flip)?;
+        self.rhs(w.v.ptr, w.pack)?;
         self.spectral_solve(w)?;
-        self.correct(Some((w.v.ptr, w.flip)), stats)
+        self.correct(Some((w.v.ptr, w.pack)), stats)
     }
 
     /// `L p = b` from the reordered `b` in `w.v`, leaving the reordered `p` there (guarded by the
@@ -95,7 +99,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .is(&ints3(op.n))
                 .axes(w.twiddles.iter().map(|b| b.ptr))
                 .axes(w.lambdas.iter().map(|b| b.ptr))
-                .r(1.0 / op.len() as f64),
+                .r(1.0 / op.len() as f64)
+                .i(w.pack),
         )?;
         // SAFETY: as for the forward transform.
         unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }

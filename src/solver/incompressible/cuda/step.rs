@@ -114,8 +114,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    /// `div(F) / dt` into `out`: in natural order (`pack` < 0), or reordered for the (2D) transform
-    /// solve with its flip bits `pack` (`poisson_rhs`). Only the
+    /// `div(F) / dt` into `out`: in natural order (`pack` < 0), or reordered for the transform
+    /// solve with its packing code `pack` (`poisson_rhs`). Only the
     /// reordered one, a part of the batched step, obeys the halt flag: the natural one serves
     /// the iterative solvers (whose steps the host checks first) and the statistics of the last
     /// completed step of a batch.
@@ -139,7 +139,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    /// Correction (from `p`, or from the transform solve's reordered solution `(v, flip bits)`,
+    /// Correction (from `p`, or from the transform solve's reordered solution `(v, packing code)`,
     /// which it also unpacks into `p`) and ghosts. The speed maxima stay in `part_b` for the
     /// next `step_dt`; with `stats` (a step whose scalars the host reads) the steady-change sums
     /// and the maxima are combined into `sc` too.

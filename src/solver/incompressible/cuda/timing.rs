@@ -93,8 +93,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     }
                 }),
             ));
-            let flip = w.flip;
-            kernels.push(("poisson_rhs (fft order)", 3.0, Box::new(move |s| s.rhs(v, flip))));
+            let pack = w.pack;
+            kernels.push((
+                "poisson_rhs (fft order)",
+                d + 1.0,
+                Box::new(move |s| s.rhs(v, pack)),
+            ));
             // The solve of a step: the transforms (4n) and the spectral division (2n); the
             // right-hand side is written reordered by `poisson_rhs`, the solution unpacked by
             // `correct`.
