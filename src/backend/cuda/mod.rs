@@ -39,6 +39,8 @@ pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
 pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
 /// Convection face values and staggered index helpers of the projection and SIMPLE kernels.
 pub const STAGGERED_HEADER: &str = include_str!("../../../kernels/staggered.cuh");
+/// The transform pressure solve's kernel, included by `kernels/poisson.cu`.
+pub const TRANSFORM_HEADER: &str = include_str!("../../../kernels/transform.cuh");
 
 /// A kernel file (one NVRTC compilation unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -121,12 +123,14 @@ impl KernelSet {
     }
 
     /// The compilation unit: the file with each `#include "<header>"` line of `kernels/`
-    /// (`common.cuh`, `euler.cuh`, `staggered.cuh`) replaced by the header's text.
+    /// (`common.cuh`, `euler.cuh`, `staggered.cuh`, `transform.cuh`) replaced by the header's
+    /// text.
     pub fn full_source(self) -> String {
         self.source()
             .replace("#include \"common.cuh\"", COMMON_HEADER)
             .replace("#include \"euler.cuh\"", EULER_HEADER)
             .replace("#include \"staggered.cuh\"", STAGGERED_HEADER)
+            .replace("#include \"transform.cuh\"", TRANSFORM_HEADER)
     }
 }
 
