@@ -345,7 +345,7 @@ __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
     return b * psi(lim, a / b);
 }
 
-// The reordering of the fast cosine transform (Makhoul 1980; kernels/poisson.cu `dct_divide`):
+// The reordering of the fast cosine transform (Makhoul 1980; kernels/transform.cuh `dct_divide`):
 // element s of an axis of n cells goes to position s / 2 if s is even, n - 1 - s / 2 if odd.
 __device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
 

@@ -2,9 +2,9 @@
 // seven-point (DIM = 3) Laplacian: damped Jacobi, red-black SOR / Gauss-Seidel colour sweeps,
 // residuals, multigrid transfers, the single-block coarse-grid CG, PCG vector updates, the
 // scalar finalize kernels that keep the convergence logic on the device, and (transform.cuh) the
-// transform solve's spectral kernel. `ctrl` (int) and `sc` (REAL) are the control and scalar blocks (common.cuh); a kernel
-// given a non-null `ctrl` returns at once once ctrl[CTRL_DONE] is set, so the host can enqueue
-// several iterations and read the flag only every few.
+// transform solve's spectral kernel. `ctrl` (int) and `sc` (REAL) are the control and scalar
+// blocks (common.cuh); a kernel given a non-null `ctrl` returns at once once ctrl[CTRL_DONE] is
+// set, so the host can enqueue several iterations and read the flag only every few.
 #include "common.cuh"
 
 #define JACOBI_WEIGHT ((real)0.9)

@@ -306,8 +306,8 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // faces (partial[nblocks + block]): the steady-change residual, which the host reads for the
 // last step of a batch only, so the other steps skip reading the old velocity. pack < 0: the
 // pressure is read from p. pack >= 0: it is read from the transform solve's reordered solution
-// `packed` (packing code `pack`, undone as kernels/poisson.cu describes) and written to p in natural
-// order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
+// `packed` (packing code `pack`, undone as kernels/transform.cuh describes) and written to p in
+// natural order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     correct(VEC(u), CVEC(f), real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
             real* __restrict__ partial, real* __restrict__ pmax, STAG_PARAMS, int lo0, int hi0, int lo1, int hi1,
