@@ -267,7 +267,7 @@ enum Work<T, const D: usize> {
         /// Coarsest-level CG vectors: rhs, r, w, d, q.
         cg: [DevBuf<T>; 5],
     },
-    /// The cosine-transform solve (`dct_divide` in kernels/poisson.cu).
+    /// The transform solve (`dct_divide` in kernels/transform.cuh).
     Spectral(Box<SpectralWork<T>>),
 }
 
