@@ -1,11 +1,16 @@
 // Shared definitions of the flowlab CUDA kernels. Every kernel file is compiled twice by NVRTC,
 // with -DREAL=float and -DREAL=double, and --fmad=false so that element-wise arithmetic rounds
-// exactly like the CPU reference (no fused multiply-add contraction).
+// exactly like the CPU reference (no fused multiply-add contraction). The staggered-grid sets
+// (projection.cu, poisson.cu, display.cu) are compiled once more per dimension, -DDIM=2 or 3, and
+// SIMPLE's (simple.cu) with -DDIM=2; the definitions that depend on DIM are compiled only for
+// them (the compressible sets do not define it).
 //
-// Index conventions (as on the CPU): staggered velocity arrays are (nx + 2) x (ny + 2) with one
-// ghost layer, index j * (nx + 2) + i; cell-centred pressure arrays are nx x ny, index
-// j * nx + i (0-based). Reductions are deterministic: every block writes one partial result
-// (block index order) and a single-block finalize kernel combines the partials in a fixed order.
+// Index conventions (as on the CPU): staggered velocity arrays are (nx + 2) x (ny + 2)
+// (x (nz + 2)) with one ghost layer, index i + (nx + 2) (j + (ny + 2) k); cell-centred pressure
+// arrays are nx x ny (x nz), index (k ny + j) nx + i (0-based), x fastest in both. Kernels take
+// three sizes (nx, ny, nz) in either dimension and read nz only in 3D; 2D grids have one block
+// layer in z. Reductions are deterministic: every block writes one partial result (block index
+// order) and a single-block finalize kernel combines the partials in a fixed order.
 #pragma once
 
 #ifndef REAL
@@ -27,7 +32,11 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 #define GUARD(ctrl) \
     if ((ctrl) != 0 && (ctrl)[CTRL_DONE] != 0) return;
 
-__device__ __forceinline__ int block_linear() { return blockIdx.y * gridDim.x + blockIdx.x; }
+// Slot of the largest speed of velocity component c.
+__device__ __forceinline__ int speed_slot(int c) { return c == 0 ? SC_UMAX : c == 1 ? SC_VMAX : SC_WMAX; }
+
+__device__ __forceinline__ int block_linear() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
+__device__ __forceinline__ int block_count() { return gridDim.x * gridDim.y * gridDim.z; }
 __device__ __forceinline__ int thread_linear() { return threadIdx.y * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
 
@@ -80,67 +89,162 @@ __device__ __forceinline__ real max_partials(const real* partial, int n) {
     return block_max(s);
 }
 
-// Boundary kinds of the velocity conditions (bck[side], sides left, right, bottom, top).
+// Boundary kinds of the velocity conditions (bck[side], sides left, right, bottom, top, front,
+// back: side 2 a + s of axis a).
 #define BC_WALL 0
 #define BC_INFLOW 1
 #define BC_OUTFLOW 2
 #define BC_SYMMETRY 3
 #define BC_PERIODIC 4
 
-// Pressure face conditions, packed two bits per side in `pbc` (left, right, bottom, top).
+// Pressure face conditions, packed two bits per side in `pbc` (side 2 a + s of axis a).
 #define P_NEUMANN 0
 #define P_DIRICHLET 1
 #define P_PERIODIC 2
 __device__ __forceinline__ int pside(int pbc, int side) { return (pbc >> (2 * side)) & 3; }
 
-// Five-point Laplacian row (i, j) from the neighbour values west, east, south, north as the
-// operator reads them (the periodic image across a periodic side; any value across another side,
-// which is not read): L p = s - d * p_ij (see laplacian.rs; same operation order).
-__device__ __forceinline__ void stencil_nb(real w, real e, real so, real no, int i, int j, int nx, int ny,
-                                           int pbc, real idx2, real idy2, real* s_out, real* d_out) {
-    if (i > 0 && i + 1 < nx && j > 0 && j + 1 < ny) {
-        *s_out = (w + e) * idx2 + (so + no) * idy2;
-        *d_out = (idx2 + idy2) * (real)2.0;
+#ifdef DIM
+#if DIM != 2 && DIM != 3
+#error "compile with -DDIM=2 or -DDIM=3"
+#endif
+// The cell-centred box of the pressure operator (laplacian.rs `Laplacian<T, DIM>`): cells per
+// axis, index steps (1, nx, nx ny), 1/h^2 per axis, and the packed face conditions.
+struct Cells {
+    int n[DIM];
+    int st[DIM];
+    real ih2[DIM];
+    int pbc;
+};
+
+// The first DIM of (nx, ny, nz) into n, and the index steps of an array with `ghosts` extra
+// values per axis (0: cell-centred, 2: the staggered arrays' ghost layers), x fastest, into st.
+__device__ __forceinline__ void box_axes(int nx, int ny, int nz, int ghosts, int n[DIM], int st[DIM]) {
+    const int n3[3] = {nx, ny, nz};
+    int s = 1;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        n[a] = n3[a];
+        st[a] = s;
+        s *= n3[a] + ghosts;
+    }
+}
+
+__device__ __forceinline__ Cells make_cells(int nx, int ny, int nz, int pbc, real ih2x, real ih2y, real ih2z) {
+    const real h3[3] = {ih2x, ih2y, ih2z};
+    Cells c;
+    box_axes(nx, ny, nz, 0, c.n, c.st);
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) c.ih2[a] = h3[a];
+    c.pbc = pbc;
+    return c;
+}
+
+__device__ __forceinline__ int cell_count(const Cells& c) {
+    int m = 1;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) m *= c.n[a];
+    return m;
+}
+
+// idx of cell (i, j, k) (k read in 3D only); false outside the box.
+__device__ __forceinline__ bool cell_at(const Cells& c, int i, int j, int k, int idx[DIM]) {
+    const int i3[3] = {i, j, k};
+    bool in = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        idx[a] = i3[a];
+        in = in && i3[a] < c.n[a];
+    }
+    return in;
+}
+
+// Flat index of idx (x fastest).
+__device__ __forceinline__ int cell_index(const Cells& c, const int idx[DIM]) {
+    int k = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) k += idx[a] * c.st[a];
+    return k;
+}
+
+// idx of flat cell index k.
+__device__ __forceinline__ void cell_of(const Cells& c, int k, int idx[DIM]) {
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        idx[a] = k % c.n[a];
+        k /= c.n[a];
+    }
+}
+
+// Laplacian row of cell idx from its neighbour values nb[2 a] (lower) and nb[2 a + 1] (upper)
+// along each axis a as the operator reads them (the periodic image across a periodic side; any
+// value across another side, which is not read): L p = s - d * p_idx (laplacian.rs
+// `stencil_with`, the same operation order: axes in order, lower face before upper).
+__device__ __forceinline__ void stencil_nb(const real nb[2 * DIM], const int idx[DIM], const Cells& c, real* s_out,
+                                           real* d_out) {
+    bool interior = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) interior = interior && idx[a] > 0 && idx[a] + 1 < c.n[a];
+    if (interior) {
+        real s = (nb[0] + nb[1]) * c.ih2[0];
+        real d = c.ih2[0];
+#pragma unroll
+        for (int a = 1; a < DIM; ++a) {
+            s = s + (nb[2 * a] + nb[2 * a + 1]) * c.ih2[a];
+            d = d + c.ih2[a];
+        }
+        *s_out = s;
+        *d_out = d * (real)2.0;
         return;
     }
     real s = 0, d = 0;
-#define FACE(inside, nb, bc, c)                \
-    if (inside) {                              \
-        s = s + (c) * (nb);                    \
-        d = d + (c);                           \
-    } else if ((bc) == P_DIRICHLET) {          \
-        d = d + (c) * (real)2.0;               \
-    } else if ((bc) == P_PERIODIC) {           \
-        s = s + (c) * (nb);                    \
-        d = d + (c);                           \
+#pragma unroll
+    for (int f = 0; f < 2 * DIM; ++f) {
+        const int a = f >> 1;
+        const real w = c.ih2[a];
+        const bool inside = (f & 1) ? idx[a] + 1 < c.n[a] : idx[a] > 0;
+        const int bc = pside(c.pbc, f);
+        if (inside || bc == P_PERIODIC) {
+            s = s + w * nb[f];
+            d = d + w;
+        } else if (bc == P_DIRICHLET) {
+            d = d + w * (real)2.0;
+        }
     }
-    FACE(i > 0, w, pside(pbc, 0), idx2)
-    FACE(i + 1 < nx, e, pside(pbc, 1), idx2)
-    FACE(j > 0, so, pside(pbc, 2), idy2)
-    FACE(j + 1 < ny, no, pside(pbc, 3), idy2)
-#undef FACE
     *s_out = s;
     *d_out = d;
 }
 
-// The same row with the neighbours read from p (row-major nx x ny).
-__device__ __forceinline__ void stencil(const real* p, int i, int j, int nx, int ny, int pbc, real idx2,
-                                        real idy2, real* s_out, real* d_out) {
-    const int row = j * nx, here = row + i;
-    const real w = i > 0 ? p[here - 1] : pside(pbc, 0) == P_PERIODIC ? p[row + nx - 1] : (real)0;
-    const real e = i + 1 < nx ? p[here + 1] : pside(pbc, 1) == P_PERIODIC ? p[row] : (real)0;
-    const real so = j > 0 ? p[here - nx] : pside(pbc, 2) == P_PERIODIC ? p[(ny - 1) * nx + i] : (real)0;
-    const real no = j + 1 < ny ? p[here + nx] : pside(pbc, 3) == P_PERIODIC ? p[i] : (real)0;
-    stencil_nb(w, e, so, no, i, j, nx, ny, pbc, idx2, idy2, s_out, d_out);
+// The same row with the neighbours read from p (flat index `here` of cell idx).
+__device__ __forceinline__ void stencil(const real* p, const int idx[DIM], int here, const Cells& c, real* s_out,
+                                        real* d_out) {
+    real nb[2 * DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        const int st = c.st[a], wrap = (c.n[a] - 1) * st;
+        nb[2 * a] = idx[a] > 0 ? p[here - st] : pside(c.pbc, 2 * a) == P_PERIODIC ? p[here + wrap] : (real)0;
+        nb[2 * a + 1] =
+            idx[a] + 1 < c.n[a] ? p[here + st] : pside(c.pbc, 2 * a + 1) == P_PERIODIC ? p[here - wrap] : (real)0;
+    }
+    stencil_nb(nb, idx, c, s_out, d_out);
 }
 
-// Blocks of the Poisson stencil kernels (jacobi_sweep, rb_sweep, residual, apply_dot): TBX x TBY
-// threads cover TBX x TILE_H cells, TROWS rows per thread (the launch sites use the same shape).
+// Blocks of the Poisson stencil kernels (jacobi_sweep, rb_sweep, residual, apply_dot) and of the
+// projection's face and cell kernels: TBX x TBY threads cover TBX x TILE_H cells of one x-y
+// plane (blockIdx.z: the plane in 3D), TROWS rows per thread (the launch sites use the same
+// shape).
 #define TBX 32
 #define TBY 8
 #define TROWS 4
 #define TILE_H (TBY * TROWS)
 #define TILE_THREADS (TBX * TBY)
+
+// Cell of row q of this thread in the stencil kernels' tiles (common.cuh TBX x TBY threads, TROWS
+// rows each, TBY apart; blockIdx.z the x-y plane in 3D); false outside the box.
+__device__ __forceinline__ bool tile_cell(const Cells& c, int q, int idx[DIM]) {
+    return cell_at(c, blockIdx.x * TBX + threadIdx.x, blockIdx.y * TILE_H + threadIdx.y + q * TBY, blockIdx.z, idx);
+}
+
+#endif
 
 // Index of the periodic image of k in 0..n.
 __device__ __forceinline__ int wrap_index(int k, int n) {
@@ -149,9 +253,11 @@ __device__ __forceinline__ int wrap_index(int k, int n) {
     return k < 0 ? k + n : k;
 }
 
+#if defined(DIM) && DIM == 2
 // tile[ty][tx] = x at (i0 + tx - H, j0 + ty - H) for the TBX x TILE_H cells from (i0, j0) and a
 // halo of H cells: the periodic image across periodic sides, 0 outside the grid elsewhere.
 // Every thread of the block must call it; a __syncthreads() must follow before the tile is read.
+// (2D: the fused red-black sweep.)
 template <int H>
 __device__ __forceinline__ void load_tile(const real* __restrict__ x, real (*tile)[TBX + 2 * H], int i0, int j0,
                                           int nx, int ny, int pbc) {
@@ -174,11 +280,13 @@ __device__ __forceinline__ void load_tile(const real* __restrict__ x, real (*til
 
 // The five-point row of cell (i, j) at tile position (tx, ty).
 template <int H>
-__device__ __forceinline__ void stencil_tile(const real (*tile)[TBX + 2 * H], int tx, int ty, int i, int j, int nx,
-                                             int ny, int pbc, real idx2, real idy2, real* s_out, real* d_out) {
-    stencil_nb(tile[ty][tx - 1], tile[ty][tx + 1], tile[ty - 1][tx], tile[ty + 1][tx], i, j, nx, ny, pbc, idx2,
-               idy2, s_out, d_out);
+__device__ __forceinline__ void stencil_tile(const real (*tile)[TBX + 2 * H], int tx, int ty, int i, int j,
+                                             const Cells& c, real* s_out, real* d_out) {
+    const real nb[4] = {tile[ty][tx - 1], tile[ty][tx + 1], tile[ty - 1][tx], tile[ty + 1][tx]};
+    const int idx[2] = {i, j};
+    stencil_nb(nb, idx, c, s_out, d_out);
 }
+#endif
 
 // TVD limiters (src/solver/limiter.rs; LIM_* of src/backend/cuda/slots.rs, as limiter_code
 // numbers them): Sweby's psi(r) and the MUSCL slope from backward and forward differences.
@@ -208,10 +316,28 @@ __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
     return b * psi(lim, a / b);
 }
 
-// The reordering of the fast cosine transform (Makhoul 1980; kernels/poisson.cu `dct_*`):
+// The reordering of the fast cosine transform (Makhoul 1980; kernels/transform.cuh `dct_divide`):
 // element s of an axis of n cells goes to position s / 2 if s is even, n - 1 - s / 2 if odd.
 __device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ? n - 1 - (s >> 1) : s >> 1; }
 
-// Whether cell (i, j) changes sign on the way into and out of the transforms: an odd cell of a
-// Dirichlet axis (flip bit 0: x, bit 1: y), which turns the DCT-II into the DST-II.
-__device__ __forceinline__ bool flipped(int i, int j, int flip) { return ((flip & 1) && (i & 1)) != ((flip & 2) && (j & 1)); }
+#ifdef DIM
+// The transform solve's packing code `pack`: bit a (a < 3) a Dirichlet axis a, whose odd cells
+// change sign on the way into and out of the transforms (the DCT-II of that axis becomes the
+// DST-II); bit 3 + a a periodic axis a, transformed by the plain DFT (no reordering).
+#define PACK_PERIODIC(pack, a) (((pack) >> (3 + (a))) & 1)
+
+// Flat index of cell idx in the transform solve's reordering (`makhoul_position` along every
+// cosine axis, the natural order along periodic ones), and in *neg whether its value changes
+// sign (an odd number of odd indices along Dirichlet axes).
+__device__ __forceinline__ int packed_index(const Cells& c, const int idx[DIM], int pack, bool* neg) {
+    int k = 0;
+    bool odd = false;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        k += (PACK_PERIODIC(pack, a) ? idx[a] : makhoul_position(idx[a], c.n[a])) * c.st[a];
+        odd = odd != (((pack >> a) & 1) && (idx[a] & 1));
+    }
+    *neg = odd;
+    return k;
+}
+#endif

@@ -1,12 +1,18 @@
-// Pressure Poisson kernels (pressure_poisson/*.rs on the GPU): damped Jacobi, red-black SOR /
-// Gauss-Seidel colour sweeps, residuals, multigrid transfers, the single-block coarse-grid CG,
-// PCG vector updates, and the scalar finalize kernels that keep the convergence logic on the
-// device. `ctrl` (int) and `sc` (REAL) are the control and scalar blocks (common.cuh); a kernel
-// given a non-null `ctrl` returns at once once ctrl[CTRL_DONE] is set, so the host can enqueue
-// several iterations and read the flag only every few.
+// Pressure Poisson kernels (pressure_poisson/*.rs on the GPU), for the five-point (DIM = 2) or
+// seven-point (DIM = 3) Laplacian: damped Jacobi, red-black SOR / Gauss-Seidel colour sweeps,
+// residuals, multigrid transfers, the single-block coarse-grid CG, PCG vector updates, the
+// scalar finalize kernels that keep the convergence logic on the device, and (transform.cuh) the
+// transform solve's spectral kernel. `ctrl` (int) and `sc` (REAL) are the control and scalar
+// blocks (common.cuh); a kernel given a non-null `ctrl` returns at once once ctrl[CTRL_DONE] is
+// set, so the host can enqueue several iterations and read the flag only every few.
 #include "common.cuh"
 
 #define JACOBI_WEIGHT ((real)0.9)
+
+// The sizes and coefficients every stencil kernel takes: (nx, ny, nz, pbc, 1/dx^2, 1/dy^2,
+// 1/dz^2); nz and 1/dz^2 are read in 3D only.
+#define BOX_PARAMS int nx, int ny, int nz, int pbc, real idx2, real idy2, real idz2
+#define BOX make_cells(nx, ny, nz, pbc, idx2, idy2, idz2)
 
 // Damped Jacobi sweep src -> dst; partial[block] = block sum of (b - L src)^2. A block of
 // TBX x TBY threads covers TBX x TILE_H cells, TROWS rows per thread (TBY apart), so each thread
@@ -15,18 +21,17 @@
 // H100: BENCHMARKS.md).
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     jacobi_sweep(const real* __restrict__ src, real* __restrict__ dst, const real* __restrict__ b,
-                 real* __restrict__ partial, const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
-                 real idy2) {
+                 real* __restrict__ partial, const int* __restrict__ ctrl, BOX_PARAMS) {
     GUARD(ctrl)
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
+    const Cells c = BOX;
     real r2 = 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
-        const int j = j0 + q * TBY;
-        if (i < nx && j < ny) {
-            const int k = j * nx + i;
+        int idx[DIM];
+        if (tile_cell(c, q, idx)) {
+            const int k = cell_index(c, idx);
             real s, d;
-            stencil(src, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+            stencil(src, idx, k, c, &s, &d);
             const real x = src[k];
             const real r = b[k] - (s - d * x);
             r2 = r2 + r * r;
@@ -37,47 +42,59 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     if (thread_linear() == 0) partial[block_linear()] = t;
 }
 
-// Whether cell (i, j) touches a periodic seam across which cells of one colour meet (odd
-// periodic sizes); those cells are updated by colour_seam in order, as on the CPU.
-__device__ __forceinline__ bool seam(int i, int j, int nx, int ny, int pbc) {
-    return ((nx & 1) && pside(pbc, 0) == P_PERIODIC && (i == 0 || i + 1 == nx)) ||
-           ((ny & 1) && pside(pbc, 2) == P_PERIODIC && (j == 0 || j + 1 == ny));
+// Whether cell idx touches a periodic seam across which cells of one colour meet (odd periodic
+// sizes); those cells are updated by colour_seam in order, as on the CPU.
+__device__ __forceinline__ bool seam(const int idx[DIM], const Cells& c) {
+    bool on = false;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+        on = on || ((c.n[a] & 1) && pside(c.pbc, 2 * a) == P_PERIODIC && (idx[a] == 0 || idx[a] + 1 == c.n[a]));
+    return on;
 }
 
-// Red-black colour sweep: cells with (i + j) % 2 == colour get
-// x <- x + omega ((sum_f c_f x_nb - b) / sum_f c_f - x). The grid covers (nx/2 + 1) x ny threads.
+// Red-black colour sweep: cells with (i + j + k) % 2 == colour get
+// x <- x + omega ((sum_f c_f x_nb - b) / sum_f c_f - x). The grid covers (nx/2 + 1) x ny (x nz)
+// threads.
 extern "C" __global__ void colour_sweep(real* __restrict__ x, const real* __restrict__ b,
-                                        const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
-                                        real idy2, int colour, real omega) {
+                                        const int* __restrict__ ctrl, BOX_PARAMS, int colour, real omega) {
     GUARD(ctrl)
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const int i = 2 * (blockIdx.x * blockDim.x + threadIdx.x) + ((colour + j) & 1);
-    if (i >= nx || j >= ny || seam(i, j, nx, ny, pbc)) return;
-    const int k = j * nx + i;
+    const Cells c = BOX;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z;
+    const int i = 2 * (blockIdx.x * blockDim.x + threadIdx.x) + ((colour + j + k) & 1);
+    int idx[DIM];
+    if (!cell_at(c, i, j, k, idx) || seam(idx, c)) return;
+    const int here = cell_index(c, idx);
     real s, d;
-    stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
-    const real old = x[k];
-    x[k] = old + omega * ((s - b[k]) / d - old);
+    stencil(x, idx, here, c, &s, &d);
+    const real old = x[here];
+    x[here] = old + omega * ((s - b[here]) / d - old);
 }
 
 // The seam cells of one colour, in row order, by one thread (odd periodic sizes only).
 extern "C" __global__ void colour_seam(real* __restrict__ x, const real* __restrict__ b,
-                                       const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
-                                       real idy2, int colour, real omega) {
+                                       const int* __restrict__ ctrl, BOX_PARAMS, int colour, real omega) {
     GUARD(ctrl)
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    for (int j = 0; j < ny; ++j) {
-        for (int i = (colour + j) % 2; i < nx; i += 2) {
-            if (!seam(i, j, nx, ny, pbc)) continue;
-            const int k = j * nx + i;
+    const Cells c = BOX;
+    const int rows = cell_count(c) / nx;
+    for (int r = 0; r < rows; ++r) {
+        int idx[DIM];
+        cell_of(c, r * nx, idx);
+        int par = colour;
+#pragma unroll
+        for (int a = 1; a < DIM; ++a) par += idx[a];
+        for (idx[0] = par % 2; idx[0] < nx; idx[0] += 2) {
+            if (!seam(idx, c)) continue;
+            const int k = cell_index(c, idx);
             real s, d;
-            stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+            stencil(x, idx, k, c, &s, &d);
             x[k] = x[k] + omega * ((s - b[k]) / d - x[k]);
         }
     }
 }
 
-// Two colour sweeps in one launch, out of place: dst = src after the colour sweep of `first`
+#if DIM == 2
+// Two colour sweeps in one launch, out of place (2D): dst = src after the colour sweep of `first`
 // and then of the other colour (the same operations as two colour_sweep launches, omega and all).
 // The block loads its TBX x TILE_H cells of src with a halo of two into shared memory, updates
 // the first colour on its cells and on the ring of one cell around them (the values its second
@@ -89,8 +106,9 @@ extern "C" __global__ void colour_seam(real* __restrict__ x, const real* __restr
 // colour_sweep and colour_seam).
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     rb_sweep(const real* __restrict__ src, real* __restrict__ dst, const real* __restrict__ b,
-             const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2, real idy2, int first, real omega) {
+             const int* __restrict__ ctrl, BOX_PARAMS, int first, real omega) {
     GUARD(ctrl)
+    const Cells c = BOX;
     __shared__ real tile[TILE_H + 4][TBX + 4];
     // Tile position (tx, ty) holds cell (i0 + tx - 2, j0 + ty - 2); i0 and j0 are even, so its
     // colour is (tx + ty) & 1. Ring: rows 1..=TILE_H + 2, RH cells of one colour per row, the
@@ -132,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
             if (px) gi = wrap_index(gi, nx);
             if (py) gj = wrap_index(gj, ny);
             real s, d;
-            stencil_tile<2>(tile, tx, ty, gi, gj, nx, ny, pbc, idx2, idy2, &s, &d);
+            stencil_tile<2>(tile, tx, ty, gi, gj, c, &s, &d);
             const real old = tile[ty][tx];
             tile[ty][tx] = old + omega * ((s - rb[q]) / d - old);
         }
@@ -145,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         const int i = i0 + tx - 2, j = j0 + ty - 2;
         if (i < nx && j < ny) {
             real s, d;
-            stencil_tile<2>(tile, tx, ty, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+            stencil_tile<2>(tile, tx, ty, i, j, c, &s, &d);
             const real old = tile[ty][tx];
             tile[ty][tx] = old + omega * ((s - bv[q]) / d - old);
         }
@@ -158,23 +176,23 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         if (i < nx && j < ny) dst[j * nx + i] = tile[ty][threadIdx.x + 2];
     }
 }
+#endif
 
 // r = b - L x (r may be null: norm only); partial[block] = block sum of r^2 when partial != null.
 // Blocks and rows as jacobi_sweep.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     residual(const real* __restrict__ x, const real* __restrict__ b, real* __restrict__ r,
-             real* __restrict__ partial, const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2,
-             real idy2) {
+             real* __restrict__ partial, const int* __restrict__ ctrl, BOX_PARAMS) {
     GUARD(ctrl)
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
+    const Cells c = BOX;
     real r2 = 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
-        const int j = j0 + q * TBY;
-        if (i < nx && j < ny) {
-            const int k = j * nx + i;
+        int idx[DIM];
+        if (tile_cell(c, q, idx)) {
+            const int k = cell_index(c, idx);
             real s, d;
-            stencil(x, i, j, nx, ny, pbc, idx2, idy2, &s, &d);
+            stencil(x, idx, k, c, &s, &d);
             const real rr = b[k] - (s - d * x[k]);
             if (r) r[k] = rr;
             r2 = r2 + rr * rr;
@@ -189,18 +207,18 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // q = L d; partial[block] = block sum of d . q (PCG). Blocks and rows as jacobi_sweep.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     apply_dot(const real* __restrict__ d, real* __restrict__ q, real* __restrict__ partial,
-              const int* __restrict__ ctrl, int nx, int ny, int pbc, real idx2, real idy2) {
+              const int* __restrict__ ctrl, BOX_PARAMS) {
     GUARD(ctrl)
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
+    const Cells c = BOX;
     real dq = 0;
 #pragma unroll
     for (int m = 0; m < TROWS; ++m) {
-        const int j = j0 + m * TBY;
-        if (i < nx && j < ny) {
-            const int k = j * nx + i;
-            real s, c;
-            stencil(d, i, j, nx, ny, pbc, idx2, idy2, &s, &c);
-            const real qq = s - c * d[k];
+        int idx[DIM];
+        if (tile_cell(c, m, idx)) {
+            const int k = cell_index(c, idx);
+            real s, w;
+            stencil(d, idx, k, c, &s, &w);
+            const real qq = s - w * d[k];
             q[k] = qq;
             dq = dq + d[k] * qq;
         }
@@ -338,66 +356,86 @@ extern "C" __global__ void zero_if_flag(real* __restrict__ x, const int* __restr
     if (k < n) x[k] = 0;
 }
 
-// Multigrid restriction: coarse b = mean of the four children of the fine residual.
-extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int cnx,
-                                         int cny) {
-    const int ic = blockIdx.x * blockDim.x + threadIdx.x;
-    const int jc = blockIdx.y * blockDim.y + threadIdx.y;
-    if (ic >= cnx || jc >= cny) return;
-    const int k = 2 * jc * fnx + 2 * ic;
-    b[jc * cnx + ic] = (r[k] + r[k + 1] + r[k + fnx] + r[k + fnx + 1]) * (real)0.25;
+// Multigrid restriction (multigrid.rs `restrict`): coarse b = mean of the 2^DIM children of the
+// fine residual, summed in child order (bit a of the child: the upper half along axis a).
+// Thread (ic, jc) of plane blockIdx.z.
+extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int fny,
+                                         int cnx, int cny, int cnz) {
+    const Cells cc = make_cells(cnx, cny, cnz, 0, 0, 0, 0), fc = make_cells(fnx, fny, 2 * cnz, 0, 0, 0, 0);
+    int idx[DIM];
+    if (!cell_at(cc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, idx))
+        return;
+    int first = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) first += 2 * idx[a] * fc.st[a];
+    real sum = r[first];
+#pragma unroll
+    for (int child = 1; child < (1 << DIM); ++child) {
+        int off = 0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a)
+            if ((child >> a) & 1) off += fc.st[a];
+        sum = sum + r[first + off];
+    }
+    b[cell_index(cc, idx)] = sum * (real)(DIM == 2 ? 0.25 : 0.125);
 }
 
-// Coarse value with one ghost cell from the homogeneous conditions (laplacian.rs ghosted).
-__device__ __forceinline__ real ghosted(const real* e, int i, int j, int nx, int ny, int pbc) {
+// Coarse value at idx with one ghost cell from the homogeneous conditions (laplacian.rs ghosted).
+__device__ __forceinline__ real ghosted(const real* e, const int idx[DIM], const Cells& c) {
     real sign = 1;
-    int ii = i, jj = j;
-    if (i < 0) {
-        const int c = pside(pbc, 0);
-        if (c == P_PERIODIC) ii = nx - 1;
-        else {
-            if (c == P_DIRICHLET) sign = -sign;
-            ii = 0;
+    int k = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        int i = idx[a];
+        if (i < 0 || i >= c.n[a]) {
+            const int bc = pside(c.pbc, 2 * a + (i < 0 ? 0 : 1));
+            if (bc == P_PERIODIC) i = i < 0 ? c.n[a] - 1 : 0;
+            else {
+                if (bc == P_DIRICHLET) sign = -sign;
+                i = i < 0 ? 0 : c.n[a] - 1;
+            }
         }
-    } else if (i >= nx) {
-        const int c = pside(pbc, 1);
-        if (c == P_PERIODIC) ii = 0;
-        else {
-            if (c == P_DIRICHLET) sign = -sign;
-            ii = nx - 1;
-        }
+        k += i * c.st[a];
     }
-    if (j < 0) {
-        const int c = pside(pbc, 2);
-        if (c == P_PERIODIC) jj = ny - 1;
-        else {
-            if (c == P_DIRICHLET) sign = -sign;
-            jj = 0;
-        }
-    } else if (j >= ny) {
-        const int c = pside(pbc, 3);
-        if (c == P_PERIODIC) jj = 0;
-        else {
-            if (c == P_DIRICHLET) sign = -sign;
-            jj = ny - 1;
-        }
-    }
-    return sign * e[jj * nx + ii];
+    return sign * e[k];
 }
 
-// Multigrid prolongation: x += bilinear (9-3-3-1) interpolation of the coarse correction e.
-extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restrict__ x, int cnx, int cny,
-                                       int fnx, int fny, int pbc) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= fnx || j >= fny) return;
-    const int ic = i / 2, jc = j / 2;
-    const int si = (i % 2 == 0) ? -1 : 1, sj = (j % 2 == 0) ? -1 : 1;
-    const real w9 = (real)(9.0 / 16.0), w3 = (real)(3.0 / 16.0), w1 = (real)(1.0 / 16.0);
-    const real v = w9 * ghosted(e, ic, jc, cnx, cny, pbc) +
-                   w3 * (ghosted(e, ic + si, jc, cnx, cny, pbc) + ghosted(e, ic, jc + sj, cnx, cny, pbc)) +
-                   w1 * ghosted(e, ic + si, jc + sj, cnx, cny, pbc);
-    const int k = j * fnx + i;
+// Multigrid prolongation (multigrid.rs `prolong_add`): x += multilinear interpolation of the
+// coarse correction e, weight (3/4)^(DIM - m) (1/4)^m for the coarse cells m axes away towards
+// the fine cell's side, each group summed in corner order (2D: 9/16, 3/16 (e10 + e01), 1/16).
+// `pbc` is the coarse operator's; thread (i, j) of plane blockIdx.z.
+extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restrict__ x, int cnx, int cny, int cnz,
+                                       int fnx, int fny, int fnz, int pbc) {
+    const Cells cc = make_cells(cnx, cny, cnz, pbc, 0, 0, 0), fc = make_cells(fnx, fny, fnz, 0, 0, 0, 0);
+    int fidx[DIM];
+    if (!cell_at(fc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, fidx))
+        return;
+    int centre[DIM], towards[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        centre[a] = fidx[a] / 2;
+        towards[a] = (fidx[a] % 2 == 0) ? -1 : 1;
+    }
+    const real w[4] = {(real)(DIM == 2 ? 9.0 / 16.0 : 27.0 / 64.0), (real)(DIM == 2 ? 3.0 / 16.0 : 9.0 / 64.0),
+                       (real)(DIM == 2 ? 1.0 / 16.0 : 3.0 / 64.0), (real)(1.0 / 64.0)};
+    real v = w[0] * ghosted(e, centre, cc);
+#pragma unroll
+    for (int m = 1; m <= DIM; ++m) {
+        real group = 0;
+        bool any = false;
+#pragma unroll
+        for (int corner = 1; corner < (1 << DIM); ++corner) {
+            if (__popc(corner) != m) continue;
+            int at[DIM];
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) at[a] = centre[a] + (((corner >> a) & 1) ? towards[a] : 0);
+            const real g = ghosted(e, at, cc);
+            group = any ? group + g : g;
+            any = true;
+        }
+        v = v + w[m] * group;
+    }
+    const int k = cell_index(fc, fidx);
     x[k] = x[k] + v;
 }
 
@@ -406,10 +444,10 @@ extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restr
 // (multigrid.rs coarse_solve + conjugate_gradient.rs with the identity preconditioner).
 extern "C" __global__ void coarse_cg(real* __restrict__ x, const real* __restrict__ b, real* __restrict__ rhs,
                                      real* __restrict__ r, real* __restrict__ w, real* __restrict__ d,
-                                     real* __restrict__ q, int nx, int ny, int pbc, real idx2, real idy2,
-                                     int singular, real tol) {
+                                     real* __restrict__ q, BOX_PARAMS, int singular, real tol) {
     __shared__ real bc_val;
-    const int n = nx * ny;
+    const Cells c = BOX;
+    const int n = cell_count(c);
     const int t0 = thread_linear(), nt = block_threads();
     for (int k = t0; k < n; k += nt) rhs[k] = b[k];
     __syncthreads();
@@ -432,9 +470,11 @@ extern "C" __global__ void coarse_cg(real* __restrict__ x, const real* __restric
     // r = rhs - L x
     acc = 0;
     for (int k = t0; k < n; k += nt) {
-        real s, c;
-        stencil(x, k % nx, k / nx, nx, ny, pbc, idx2, idy2, &s, &c);
-        const real rr = rhs[k] - (s - c * x[k]);
+        int idx[DIM];
+        cell_of(c, k, idx);
+        real s, dg;
+        stencil(x, idx, k, c, &s, &dg);
+        const real rr = rhs[k] - (s - dg * x[k]);
         r[k] = rr;
         acc += rr * rr;
     }
@@ -457,9 +497,11 @@ extern "C" __global__ void coarse_cg(real* __restrict__ x, const real* __restric
         __syncthreads();
         acc = 0;
         for (int k = t0; k < n; k += nt) {
-            real s, c;
-            stencil(d, k % nx, k / nx, nx, ny, pbc, idx2, idy2, &s, &c);
-            const real qq = s - c * d[k];
+            int idx[DIM];
+            cell_of(c, k, idx);
+            real s, dg;
+            stencil(d, idx, k, c, &s, &dg);
+            const real qq = s - dg * d[k];
             q[k] = qq;
             acc += d[k] * qq;
         }
@@ -501,82 +543,4 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
     if (k < n) x[k] = 0;
 }
 
-// ---- Direct solve by cosine transforms (pressure_poisson/spectral.rs) through cuFFT ----------
-// The 2D DCT-II of an nx x ny field is computed from the real-to-complex FFT of the field
-// reordered along both axes (Makhoul 1980, "A fast cosine transform in one and multiple
-// dimensions"): position q of the reordered axis holds element 2q for q < (n + 1) / 2 and
-// 2(n - 1 - q) + 1 after. With V the 2D DFT of the reordered field and w_n(k) = exp(-i pi k / 2n),
-//   X[a][b] = Re( w_ny(a) (w_nx(b) V[a][b] + conj(w_nx(b)) conj(V[-a][b])) ) / 2,
-// and conversely, writing Y[n][.] = Y[.][n] = 0,
-//   V[a][b] = conj(w_ny(a) w_nx(b)) ((Y[a][b] - Y[-a][-b]) - i (Y[-a][b] + Y[a][-b])),
-// where -a means ny - a in Y and (ny - a) mod ny in V. Rows are y (index a or j), columns x
-// (b or i). Odd cells of a Dirichlet axis change sign on the way in and out (DST-II via DCT-II).
-// The twiddle tables hold cos and sin of pi k / (2n) for k in 0..n: tw[2k], tw[2k + 1].
-// The reordering and sign flips (`makhoul_position` and `flipped` in common.cuh) are applied by
-// projection.cu `poisson_rhs` as it writes the right-hand side, and undone by `correct` as it
-// reads the solution.
-
-// V[a][b] of the full DFT from the stored half (columns 0..nx/2), by Hermitian symmetry.
-__device__ __forceinline__ void spectrum_at(const real* V, int a, int b, int nx, int ny, real* re, real* im) {
-    const int h = nx / 2 + 1;
-    if (b < h) {
-        const int k = a * h + b;
-        *re = V[2 * k];
-        *im = V[2 * k + 1];
-    } else {
-        const int k = (a == 0 ? 0 : ny - a) * h + (nx - b);
-        *re = V[2 * k];
-        *im = -V[2 * k + 1];
-    }
-}
-
-// X[a][b] times the solve's multiplier scale / (lambda_x[b] + lambda_y[a]) (computed in double
-// as spectral.rs `multiplier` does, zero for the constant mode); zero for a == ny or b == nx.
-__device__ __forceinline__ real solved_coefficient(const real* V, int a, int b, int nx, int ny, const real* twx,
-                                                   const real* twy, const double* lx, const double* ly,
-                                                   double scale) {
-    if (a == ny || b == nx) return 0;
-    real are, aim, bre, bim;
-    spectrum_at(V, a, b, nx, ny, &are, &aim);
-    spectrum_at(V, a == 0 ? 0 : ny - a, b, nx, ny, &bre, &bim);
-    bim = -bim;
-    const real c2 = twx[2 * b], s2 = twx[2 * b + 1];
-    const real c1 = twy[2 * a], s1 = twy[2 * a + 1];
-    const real re = c2 * (are + bre) + s2 * (aim - bim);
-    const real im = c2 * (aim + bim) - s2 * (are - bre);
-    const real x = (c1 * re + s1 * im) * (real)0.5;
-    const double lambda = lx[b] + ly[a];
-    return x * (real)(lambda == 0.0 ? 0.0 : scale / lambda);
-}
-
-// V[a][b] from the four coefficients of its group (see above).
-__device__ __forceinline__ void spectrum_from(real y00, real y11, real y10, real y01, real c1, real s1, real c2,
-                                              real s2, real* out) {
-    const real wr = c1 * c2 - s1 * s2, wi = c1 * s2 + s1 * c2;
-    const real zr = y00 - y11, zi = -(y10 + y01);
-    out[0] = wr * zr - wi * zi;
-    out[1] = wr * zi + wi * zr;
-}
-
-// In place on the R2C spectrum V (ny x (nx/2 + 1) complex): forward DCT coefficients, divided by
-// the eigenvalues, back to the spectrum of the reordered solution. Thread (k2, k1) for
-// k1 in 0..=ny/2, k2 in 0..=nx/2 owns the stored entries [k1][k2] and [ny - k1][k2]: their four
-// coefficients X[+-k1][+-k2] need no other entry, so threads never share data.
-extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restrict__ ctrl, int nx, int ny,
-                                      const real* __restrict__ twx, const real* __restrict__ twy,
-                                      const double* __restrict__ lx, const double* __restrict__ ly,
-                                      double scale) {
-    GUARD(ctrl)
-    const int k2 = blockIdx.x * blockDim.x + threadIdx.x;
-    const int k1 = blockIdx.y * blockDim.y + threadIdx.y;
-    if (k2 > nx / 2 || k1 > ny / 2) return;
-    const int m1 = ny - k1, m2 = nx - k2;
-    const real y00 = solved_coefficient(V, k1, k2, nx, ny, twx, twy, lx, ly, scale);
-    const real y11 = solved_coefficient(V, m1, m2, nx, ny, twx, twy, lx, ly, scale);
-    const real y10 = solved_coefficient(V, m1, k2, nx, ny, twx, twy, lx, ly, scale);
-    const real y01 = solved_coefficient(V, k1, m2, nx, ny, twx, twy, lx, ly, scale);
-    const int h = nx / 2 + 1;
-    const real c2 = twx[2 * k2], s2 = twx[2 * k2 + 1];
-    spectrum_from(y00, y11, y10, y01, twy[2 * k1], twy[2 * k1 + 1], c2, s2, V + 2 * (k1 * h + k2));
-    if (k1 != 0 && m1 != k1) spectrum_from(y10, y01, y00, y11, twy[2 * m1], twy[2 * m1 + 1], c2, s2, V + 2 * (m1 * h + k2));
-}
+#include "transform.cuh"

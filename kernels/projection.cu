@@ -1,6 +1,12 @@
-// Projection-method kernels on the staggered grid: the step's time step, predictor, predictor
-// boundary faces, Poisson right-hand side, correction, velocity ghosts, max-speed and step
-// reductions. They reproduce src/solver/incompressible/projection.rs operation by operation.
+// Projection-method kernels on the staggered grid, in DIM = 2 or 3 dimensions: the step's time
+// step, predictor, predictor boundary faces, Poisson right-hand side, correction, velocity
+// ghosts, max-speed and step reductions. They reproduce src/solver/incompressible/projection.rs
+// (`Projection<T, DIM>`) operation by operation: sums over the axes in axis order x, y, z.
+//
+// Velocity components, their predictions F and AB2 histories come as three pointers each (u, v,
+// w; the third null in 2D); sizes, periodic flags and spacings as three values, the third read
+// in 3D only. The face and cell kernels run TBX x TBY blocks over x-y tiles (common.cuh), one
+// block layer per z index in 3D (faces: nz + 1 layers, index 0..=nz; cells: nz).
 //
 // A step's scalars live on the device, in the clock (double): `step_dt` computes dt from the
 // previous step's max speeds there, so that steps follow one another with no host round trip
@@ -25,32 +31,60 @@
 #define CK_STEPS 5
 #define CK_DT_CAP 6
 
-// One block: the largest speeds of the state from the block maxima `pm` (nm blocks each of |u|
-// and |v|, written by `correct` or `max_speed`) into sc[SC_UMAX], sc[SC_VMAX]; then, in thread
-// 0, the health check and dt of the next step (config.rs `check_health` and `time_step`, in the
-// same order of operations): with the largest speeds m = max(umax, vmax),
-// the step halts unless m is finite and m <= `limit`; else dt = min(cfl min(dt_visc, dx / um,
-// dy / vm, re_num / (um^2 + vm^2) for central schemes), dt_cap) with um, vm the speeds raised to
-// the walls' `wall`, and AB2's weights 1 + r/2, -r/2 for r = dt / dt_old.
+// The three pointers of a per-component argument.
+#define VEC(name) real* __restrict__ name##0, real* __restrict__ name##1, real* __restrict__ name##2
+#define CVEC(name) const real* __restrict__ name##0, const real* __restrict__ name##1, const real* __restrict__ name##2
+#define STAG_PARAMS int nx, int ny, int nz, int px, int py, int pz
+#define STAG make_stag(nx, ny, nz, px, py, pz)
+
+// The face (i, j, k) of row q of this thread in the face kernels' tiles (k = blockIdx.z), its
+// idx and flat index.
+__device__ __forceinline__ int tile_face(const Stag& g, int q, int idx[DIM]) {
+    return stag_at(g, blockIdx.x * TBX + threadIdx.x, blockIdx.y * TILE_H + threadIdx.y + q * TBY, blockIdx.z, idx);
+}
+
+// One block: the largest speeds of the state from the block maxima `pm` (nm blocks of each
+// component's |q|, written by `correct` or `max_speed`) into sc[speed_slot(c)]; then, in thread
+// 0, the health check and dt of the next step (config.rs `check_health` and
+// `StepLimits::time_step`, in the same order of operations): with the largest speed m over the
+// components, the step halts unless m is finite and m <= `limit`; else, with um_a the speed of
+// component a raised to the walls' `wall`, dt = min(cfl min(dt_visc, h_a / um_a over the axes,
+// re_num / sum_a um_a^2 for central schemes), dt_cap), and AB2's weights 1 + r/2, -r/2 for
+// r = dt / dt_old.
 extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__ ctrl, const real* __restrict__ pm,
-                                   int nm, real* __restrict__ sc, double dt_visc, double dx, double dy, double wall,
-                                   double re_num, int central, double cfl, double limit, int ab2) {
-    const real bu = max_partials(pm, nm);
-    const real bv = max_partials(pm + nm, nm);
+                                   int nm, real* __restrict__ sc, double dt_visc, double dx, double dy, double dz,
+                                   double wall, double re_num, int central, double cfl, double limit, int ab2) {
+    real b[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) b[a] = max_partials(pm + a * nm, nm);
     if (thread_linear() != 0) return;
-    sc[SC_UMAX] = bu;
-    sc[SC_VMAX] = bv;
-    const double umax = (double)bu, vmax = (double)bv;
-    const double m = fmax(umax, vmax);
+    const double h[3] = {dx, dy, dz};
+    double um[DIM];
+    double m = (double)b[0];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        sc[speed_slot(a)] = b[a];
+        if (a > 0) m = fmax(m, (double)b[a]);
+    }
     const int halt = !(isfinite(m) && m <= limit);
     ctrl[CTRL_HALT] = halt;
     ctrl[CTRL_DONE] = halt;
     if (halt) return;
-    const double um = fmax(umax, wall), vm = fmax(vmax, wall);
     double dt = dt_visc;
-    if (um > 0.0) dt = fmin(dt, dx / um);
-    if (vm > 0.0) dt = fmin(dt, dy / vm);
-    if (central && um + vm > 0.0) dt = fmin(dt, re_num / (um * um + vm * vm));
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        um[a] = fmax((double)b[a], wall);
+        if (um[a] > 0.0) dt = fmin(dt, h[a] / um[a]);
+    }
+    if (central) {
+        double sum = um[0], sq = um[0] * um[0];
+#pragma unroll
+        for (int a = 1; a < DIM; ++a) {
+            sum = sum + um[a];
+            sq = sq + um[a] * um[a];
+        }
+        if (sum > 0.0) dt = fmin(dt, re_num / sq);
+    }
     dt = fmin(cfl * dt, clock[CK_DT_CAP]);
     double w_new = 1.0, w_old = 0.0;
     if (ab2 && clock[CK_HISTORY] != 0.0) {
@@ -66,101 +100,105 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
     clock[CK_STEPS] = clock[CK_STEPS] + 1.0;
 }
 
-// Predictor F = u + dt (w_new H + w_old H_old), H = nu lap(u) - div(u u), for the u faces
-// (i in 1..=iu_hi, j in 1..=ny) and v faces (i in 1..=nx, j in 1..=jv_hi); with `ab2` H is
-// stored as the next step's H_old, else F = u + dt H (forward Euler, no history traffic).
-// One instance per convection scheme, so that central and upwind differencing neither read the
-// second neighbours nor evaluate their periodic wrap (the predictor is issue-bound, not
-// bandwidth-bound). Faces (i, j), i.e. u face i of row j and v face j of column i.
-template <int SCHEME>
-__device__ __forceinline__ void predict_faces(int i, int j, const real* __restrict__ u, const real* __restrict__ v,
-                                              real* __restrict__ f, real* __restrict__ g, real* __restrict__ hu,
-                                              real* __restrict__ hv, int nx, int ny, int px, int py, int iu_hi,
-                                              int jv_hi, int lim, real dx, real dy, real idx2, real idy2, real nu,
-                                              int ab2, real dt, real w_new, real w_old) {
+// Predictor of component c at face idx (flat index f; momentum.rs `Momentum::rhs` and
+// projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) / h_a^2 - sum_a (a+_a q+_f - a-_a q-_f)
+// / h_a, the face values q_f of `face_value`, the advecting velocities a_a averaged to the
+// control volume's faces (q itself along a = c, component a along the others); then
+// F = q + dt (w_new H + w_old H_old) with `ab2` (H stored as the next step's H_old), else
+// F = q + dt H (forward Euler, no history traffic). One instance per convection scheme, so that
+// central and upwind differencing neither read the second neighbours nor evaluate their periodic
+// wrap (the predictor is issue-bound, not bandwidth-bound).
+template <int SCHEME, int C>
+__device__ __forceinline__ void predict_face(const Stag& g, const int idx[DIM], int f, const real* const vel[3],
+                                             real* __restrict__ fc, real* __restrict__ hc, int lim, const real h[3],
+                                             const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
     constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
-    const int s = nx + 2;
     const real half = (real)0.5;
-    if (i < 1 || j < 1) return;
-    const int k = j * s + i;
-    real a2 = 0, b2 = 0;
-    bool h2 = false, h3 = false;
-#define FAR_U(ia, ja, ib, jb)                                   \
-    if (FAR) {                                                  \
-        h2 = u_at(u, ia, ja, nx, ny, px, py, &a2);              \
-        h3 = u_at(u, ib, jb, nx, ny, px, py, &b2);              \
-    }
-#define FAR_V(ia, ja, ib, jb)                                   \
-    if (FAR) {                                                  \
-        h2 = v_at(v, ia, ja, nx, ny, px, py, &a2);              \
-        h3 = v_at(v, ib, jb, nx, ny, px, py, &b2);              \
-    }
-    if (i <= iu_hi && j <= ny) {
-        const real uc = u[k], ue = u[k + 1], uw = u[k - 1], un = u[k + s], us = u[k - s];
-        const real a_e = half * (uc + ue);
-        const real a_w = half * (uw + uc);
-        FAR_U(i - 1, j, i + 2, j)
-        const real q_e = face_value<SCHEME>(lim, a_e, h2, a2, uc, ue, h3, b2);
-        FAR_U(i - 2, j, i + 1, j)
-        const real q_w = face_value<SCHEME>(lim, a_w, h2, a2, uw, uc, h3, b2);
-        const real a_n = half * (v[k] + v[k + 1]);
-        const real a_s = half * (v[k - s] + v[k - s + 1]);
-        FAR_U(i, j - 1, i, j + 2)
-        const real q_n = face_value<SCHEME>(lim, a_n, h2, a2, uc, un, h3, b2);
-        FAR_U(i, j - 2, i, j + 1)
-        const real q_s = face_value<SCHEME>(lim, a_s, h2, a2, us, uc, h3, b2);
-        const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
-        const real diff = nu * ((ue - uc - uc + uw) * idx2 + (un - uc - uc + us) * idy2);
-        const real h = diff - conv;
-        if (ab2) {
-            f[k] = uc + dt * (w_new * h + w_old * hu[k]);
-            hu[k] = h;
+    const real* __restrict__ q = vel[C];
+    const real qc = q[f];
+    real conv = 0, lap = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        const int st = g.st[a];
+        const real qp = q[f + st], qm = q[f - st];
+        real ap, am;
+        if (a == C) {
+            ap = half * (qc + qp);
+            am = half * (qm + qc);
         } else {
-            f[k] = uc + dt * h;
+            ap = half * (vel[a][f] + vel[a][f + g.st[C]]);
+            am = half * (vel[a][f - st] + vel[a][f - st + g.st[C]]);
         }
-    }
-    if (j <= jv_hi && i <= nx) {
-        const real vc = v[k], ve = v[k + 1], vw = v[k - 1], vn = v[k + s], vs = v[k - s];
-        const real a_n = half * (vc + vn);
-        const real a_s = half * (vs + vc);
-        FAR_V(i, j - 1, i, j + 2)
-        const real q_n = face_value<SCHEME>(lim, a_n, h2, a2, vc, vn, h3, b2);
-        FAR_V(i, j - 2, i, j + 1)
-        const real q_s = face_value<SCHEME>(lim, a_s, h2, a2, vs, vc, h3, b2);
-        const real a_e = half * (u[k] + u[k + s]);
-        const real a_w = half * (u[k - 1] + u[k - 1 + s]);
-        FAR_V(i - 1, j, i + 2, j)
-        const real q_e = face_value<SCHEME>(lim, a_e, h2, a2, vc, ve, h3, b2);
-        FAR_V(i - 2, j, i + 1, j)
-        const real q_w = face_value<SCHEME>(lim, a_w, h2, a2, vw, vc, h3, b2);
-        const real conv = (a_e * q_e - a_w * q_w) / dx + (a_n * q_n - a_s * q_s) / dy;
-        const real diff = nu * ((ve - vc - vc + vw) * idx2 + (vn - vc - vc + vs) * idy2);
-        const real h = diff - conv;
-        if (ab2) {
-            g[k] = vc + dt * (w_new * h + w_old * hv[k]);
-            hv[k] = h;
-        } else {
-            g[k] = vc + dt * h;
+        real x1 = 0, x2 = 0;
+        bool h1 = false, h2 = false;
+        if (FAR) {
+            h1 = far_value(q, g, C, a, idx, f, -1, &x1);
+            h2 = far_value(q, g, C, a, idx, f, 2, &x2);
         }
+        const real q_p = face_value<SCHEME>(lim, ap, h1, x1, qc, qp, h2, x2);
+        if (FAR) {
+            h1 = far_value(q, g, C, a, idx, f, -2, &x1);
+            h2 = far_value(q, g, C, a, idx, f, 1, &x2);
+        }
+        const real q_m = face_value<SCHEME>(lim, am, h1, x1, qm, qc, h2, x2);
+        const real flux = (ap * q_p - am * q_m) / h[a];
+        const real visc = (qp - qc - qc + qm) * ih2[a];
+        conv = a == 0 ? flux : conv + flux;
+        lap = a == 0 ? visc : lap + visc;
     }
-#undef FAR_U
-#undef FAR_V
+    const real hh = nu * lap - conv;
+    if (ab2) {
+        fc[f] = qc + dt * (w_new * hh + w_old * hc[f]);
+        hc[f] = hh;
+    } else {
+        fc[f] = qc + dt * hh;
+    }
 }
 
-// Threads as in the Poisson stencil kernels (common.cuh TBX x TBY, TROWS rows each, TBY apart):
-// more independent loads in flight per thread.
-extern "C" __global__ void __launch_bounds__(TILE_THREADS) predict(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ f,
-                                   real* __restrict__ g, real* __restrict__ hu, real* __restrict__ hv, int nx,
-                                   int ny, int px, int py, int iu_hi, int jv_hi, int scheme, int lim, real dx,
-                                   real dy, real idx2, real idy2, real nu, int ab2,
-                                   const double* __restrict__ clock, const int* __restrict__ ctrl) {
+// Whether face idx of component c is advanced by the momentum equation: 1..=hi[c] along axis c
+// (Layout::unknowns), 1..=n along the others.
+__device__ __forceinline__ bool advanced(const Stag& g, int c, const int idx[DIM], const int hi[3]) {
+    bool in = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) in = in && idx[a] >= 1 && idx[a] <= (a == c ? hi[c] : g.n[a]);
+    return in;
+}
+
+template <int SCHEME>
+__device__ __forceinline__ void predict_all(const Stag& g, const real* const vel[3], real* const pred[3],
+                                            real* const hist[3], const int hi[3], int lim, const real h[3],
+                                            const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
+#pragma unroll
+    for (int q = 0; q < TROWS; ++q) {
+        int idx[DIM];
+        const int f = tile_face(g, q, idx);
+        if (advanced(g, 0, idx, hi))
+            predict_face<SCHEME, 0>(g, idx, f, vel, pred[0], hist[0], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+        if (advanced(g, 1, idx, hi))
+            predict_face<SCHEME, 1>(g, idx, f, vel, pred[1], hist[1], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+#if DIM == 3
+        if (advanced(g, 2, idx, hi))
+            predict_face<SCHEME, 2>(g, idx, f, vel, pred[2], hist[2], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+#endif
+    }
+}
+
+// The predictor of every component on its advanced faces (upper index hi_c along axis c), dt and
+// the AB2 weights from the clock. Threads as in the Poisson stencil kernels (common.cuh TBX x TBY,
+// TROWS rows each, TBY apart): more independent loads in flight per thread.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS)
+    predict(CVEC(u), VEC(f), VEC(hq), STAG_PARAMS, int hi0, int hi1, int hi2, int scheme, int lim, real dx, real dy,
+            real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock,
+            const int* __restrict__ ctrl) {
     HALTED(ctrl)
     const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
-#define PREDICT(S)                                                                                             \
-    _Pragma("unroll") for (int q = 0; q < TROWS; ++q) predict_faces<S>(i, j0 + q * TBY, u, v, f, g, hu, hv, nx, ny, \
-                                                                       px, py, iu_hi, jv_hi, lim, dx, dy, idx2,   \
-                                                                       idy2, nu, ab2, dt, w_new, w_old)
+    const Stag g = STAG;
+    const real* const vel[3] = {u0, u1, u2};
+    real* const pred[3] = {f0, f1, f2};
+    real* const hist[3] = {hq0, hq1, hq2};
+    const int hi[3] = {hi0, hi1, hi2};
+    const real h[3] = {dx, dy, dz}, ih2[3] = {idx2, idy2, idz2};
+#define PREDICT(S) predict_all<S>(g, vel, pred, hist, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old)
     switch (scheme) {
         case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
         case CONV_UPWIND: PREDICT(CONV_UPWIND); break;
@@ -170,134 +208,193 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS) predict(const real* _
 #undef PREDICT
 }
 
-// F, G on faces the momentum equation does not advance (projection.rs predictor_boundaries):
-// thread t handles row j = t of F (sides left, right) and column i = t of G (bottom, top).
-extern "C" __global__ void predictor_boundaries(const real* __restrict__ u, const real* __restrict__ v,
-                                                real* __restrict__ f, real* __restrict__ g,
-                                                const int* __restrict__ bck, int nx, int ny,
+// The ghosted index of this thread's point on the plane normal to axis a: the other axes in
+// order take (blockIdx.x blockDim.x + threadIdx.x, blockIdx.y) plus `lo` of each (lo[b] = 0 for
+// the axes before a, 1 after, in the ghost kernels; 1 in predictor_boundaries); idx[a] = 0.
+// False outside 0..=n + 1 (lo 0) or 1..=n (lo 1).
+__device__ __forceinline__ bool plane_point(const Stag& g, int a, const int lo[DIM], int idx[DIM], int* f) {
+    const int t[2] = {(int)(blockIdx.x * blockDim.x + threadIdx.x), (int)blockIdx.y};
+    int m = 0;
+    bool in = true;
+    *f = 0;
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) {
+        if (b == a) {
+            idx[b] = 0;
+            continue;
+        }
+        idx[b] = t[m++] + lo[b];
+        in = in && idx[b] <= g.n[b] + 1 - lo[b];
+        *f += idx[b] * g.st[b];
+    }
+    return in;
+}
+
+// F on faces the momentum equation does not advance (projection.rs predictor_boundaries): for
+// each component c, its two boundary faces normal to axis c at every point of the plane of the
+// other axes (interior indices; `plane_point`): the prescribed normal velocity, the inner F on
+// outflow faces, the periodic image on seams.
+extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __restrict__ bck, STAG_PARAMS,
                                                 const int* __restrict__ ctrl) {
     HALTED(ctrl)
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const int s = nx + 2;
-    if (t >= 1 && t <= ny) {
-        const int j = t;
-        for (int side = 0; side < 2; ++side) {
-            const int face = side == 0 ? 0 : nx, inner = side == 0 ? 1 : nx - 1;
-            const int kind = bck[side];
+    const Stag g = STAG;
+    const real* const vel[3] = {u0, u1, u2};
+    real* const pred[3] = {f0, f1, f2};
+    int lo[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1;
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) {
+        int idx[DIM], base;
+        if (!plane_point(g, c, lo, idx, &base)) continue;
+        const int n = g.n[c], st = g.st[c];
+        real* __restrict__ fc = pred[c];
+        for (int s = 0; s < 2; ++s) {
+            const int face = s == 0 ? 0 : n, inner = s == 0 ? 1 : n - 1;
+            const int kind = bck[2 * c + s];
             real val;
-            if (kind == BC_OUTFLOW) val = f[j * s + inner];
-            else if (kind == BC_PERIODIC) val = f[j * s + (side == 0 ? nx : face)];
-            else val = u[j * s + face];
-            f[j * s + face] = val;
-        }
-    }
-    if (t >= 1 && t <= nx) {
-        const int i = t;
-        for (int side = 2; side < 4; ++side) {
-            const int face = side == 2 ? 0 : ny, inner = side == 2 ? 1 : ny - 1;
-            const int kind = bck[side];
-            real val;
-            if (kind == BC_OUTFLOW) val = g[inner * s + i];
-            else if (kind == BC_PERIODIC) val = g[(side == 2 ? ny : face) * s + i];
-            else val = v[face * s + i];
-            g[face * s + i] = val;
+            if (kind == BC_OUTFLOW) val = fc[base + inner * st];
+            else if (kind == BC_PERIODIC) val = fc[base + (s == 0 ? n : face) * st];
+            else val = vel[c][base + face * st];
+            fc[base + face * st] = val;
         }
     }
 }
 
-// rhs = div(F, G) / dt at cell centres, 1/dt rounded from the clock's dt as the host rounds it:
-// in natural order (pack < 0), or reordered and sign-flipped for the cosine-transform solve
-// (`makhoul_position`, `flipped` with flip bits `pack`), which removes its mean by zeroing the
-// constant mode. A null ctrl skips the halt check (the statistics of a halted batch's last
-// completed step). Threads as in `predict`.
+// rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
+// centres, 1/dt rounded from the clock's dt as the host rounds it: in natural order (pack < 0),
+// or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
+// `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
+// (the statistics of a halted batch's last completed step). Threads as in `predict`, over the
+// cells.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    poisson_rhs(const real* __restrict__ f, const real* __restrict__ g, real* __restrict__ rhs, int nx, int ny,
-                real idx, real idy, const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
+    poisson_rhs(CVEC(f), real* __restrict__ rhs, int nx, int ny, int nz, real idx, real idy, real idz,
+                const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
     HALTED(ctrl)
     const real idt = (real)(1.0 / clock[CK_DT]);
-    const int i0 = blockIdx.x * TBX + threadIdx.x, r0 = blockIdx.y * TILE_H + threadIdx.y;
-    const int s = nx + 2;
-    if (i0 >= nx) return;
-    const int ip = pack < 0 ? i0 : makhoul_position(i0, nx);
+    const Stag g = make_stag(nx, ny, nz, 0, 0, 0);
+    const Cells c = make_cells(nx, ny, nz, 0, 0, 0, 0);
+    const real* const pred[3] = {f0, f1, f2};
+    const real ih[3] = {idx, idy, idz};
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
-        const int j0 = r0 + q * TBY;
-        if (j0 >= ny) break;
-        const int k = (j0 + 1) * s + i0 + 1;
-        const real val = ((f[k] - f[k - 1]) * idx + (g[k] - g[k - s]) * idy) * idt;
-        if (pack < 0) rhs[j0 * nx + i0] = val;
-        else rhs[makhoul_position(j0, ny) * nx + ip] = flipped(i0, j0, pack) ? -val : val;
+        int cell[DIM], idx[DIM];
+        if (!tile_cell(c, q, cell)) continue;
+        const int k = stag_at(g, cell[0] + 1, cell[1] + 1, DIM == 3 ? cell[DIM - 1] + 1 : 0, idx);
+        real val = 0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const real d = (pred[a][k] - pred[a][k - g.st[a]]) * ih[a];
+            val = a == 0 ? d : val + d;
+        }
+        val = val * idt;
+        if (pack >= 0) {
+            bool neg;
+            const int at = packed_index(c, cell, pack, &neg);
+            rhs[at] = neg ? -val : val;
+        } else {
+            rhs[cell_index(c, cell)] = val;
+        }
     }
 }
 
-// u = F - dt dp/dx, v = G - dt dp/dy on the faces the projection moves; block maxima of the new
-// |u|, |v| (`face_speeds`) into pmax[block], pmax[nblocks + block] (the next step's dt). With
-// `stats`, also partial sums of the squared change (partial[block]) and of u^2 + v^2 over the
-// cells' right and top faces (partial[nblocks + block]): the steady-change residual, which the
-// host reads for the last step of a batch only, so the other steps skip reading the old u, v.
-// pack < 0: the pressure is read from p. pack >= 0: it is read from the transform solve's
-// reordered solution `packed` (flip bits `pack`, undone as kernels/poisson.cu describes) and
-// written to p in natural order, cell (i - 1, j - 1) with faces (i, j). Threads as in `predict`, so the four block reductions are paid once per TROWS
-// rows.
-extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restrict__ u, real* __restrict__ v, const real* __restrict__ f,
-                                   const real* __restrict__ g, real* __restrict__ p,
-                                   const real* __restrict__ packed, int pack, int stats, real* __restrict__ partial,
-                                   real* __restrict__ pmax, int nx, int ny, int px, int py, int i_lo, int i_hi,
-                                   int j_lo, int j_hi, double dx, double dy, const double* __restrict__ clock,
-                                   const int* __restrict__ ctrl) {
+// u_c = F_c - dt dp/dx_c on the faces the projection moves (range lo_c..=hi_c along axis c,
+// 1..=n along the others; projection.rs `correct`): the pressure difference across the face, or
+// on a boundary face twice the difference to the face's p = 0 (outflow); block maxima of each new
+// |u_c| (`speed_face`) into pmax[c nblocks + block] (the next step's dt). With `stats`, also
+// partial sums of the squared change (partial[block]) and of sum_c u_c^2 over the cells' upper
+// faces (partial[nblocks + block]): the steady-change residual, which the host reads for the
+// last step of a batch only, so the other steps skip reading the old velocity. pack < 0: the
+// pressure is read from p. pack >= 0: it is read from the transform solve's reordered solution
+// `packed` (packing code `pack`, undone as kernels/transform.cuh describes) and written to p in
+// natural order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS)
+    correct(VEC(u), CVEC(f), real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
+            real* __restrict__ partial, real* __restrict__ pmax, STAG_PARAMS, int lo0, int hi0, int lo1, int hi1,
+            int lo2, int hi2, double dx, double dy, double dz, const double* __restrict__ clock,
+            const int* __restrict__ ctrl) {
     HALTED(ctrl)
-    const real dtdx = (real)(clock[CK_DT] / dx), dtdy = (real)(clock[CK_DT] / dy);
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
-    const int s = nx + 2;
+    const Stag g = STAG;
+    const Cells cells = make_cells(nx, ny, nz, 0, 0, 0, 0);
+    real* const vel[3] = {u0, u1, u2};
+    const real* const pred[3] = {f0, f1, f2};
+    const int lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
+    const double h[3] = {dx, dy, dz};
     const real two = (real)2.0;
-    real d2 = 0, n2 = 0, um = 0, vm = 0;
-    auto pc = [&](int a, int b) -> real {
-        if (pack < 0) return p[(b - 1) * nx + (a - 1)];
-        const real x = packed[makhoul_position(b - 1, ny) * nx + makhoul_position(a - 1, nx)];
-        return flipped(a - 1, b - 1, pack) ? -x : x;
+    real dtdh[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) dtdh[a] = (real)(clock[CK_DT] / h[a]);
+    // The pressure of cell idx (1-based).
+    auto pc = [&](const int idx[DIM]) -> real {
+        int cell[DIM];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
+        if (pack >= 0) {
+            bool neg;
+            const real x = packed[packed_index(cells, cell, pack, &neg)];
+            return neg ? -x : x;
+        }
+        return p[cell_index(cells, cell)];
     };
+    real d2 = 0, n2 = 0, um[DIM];
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) um[c] = 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
-        const int j = j0 + q * TBY;
-        if (i > nx || j > ny) continue;
-        const int k = j * s + i;
-        if (j >= 1 && i >= i_lo && i <= i_hi) {
+        int idx[DIM];
+        const int k = tile_face(g, q, idx);
+        bool face = true, interior = true;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            face = face && idx[a] <= g.n[a];
+            interior = interior && idx[a] >= 1;
+        }
+        if (!face) continue;
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) {
+            bool moved = true;
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) moved = moved && (a == c ? idx[a] >= lo[c] && idx[a] <= hi[c] : idx[a] >= 1);
+            if (!moved) continue;
+            const int at = idx[c], n = g.n[c];
+            int nb[DIM];
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) nb[a] = idx[a];
             real grad;
-            if (i == 0) grad = pc(1, j) * two;
-            else if (i == nx && !px) grad = -pc(nx, j) * two;
-            else grad = pc(i == nx ? 1 : i + 1, j) - pc(i, j);
-            const real nw = f[k] - dtdx * grad;
+            if (at == 0) {
+                nb[c] = 1;
+                grad = pc(nb) * two;
+            } else if (at == n && !g.per[c]) {
+                grad = -pc(idx) * two;
+            } else {
+                nb[c] = at == n ? 1 : at + 1;
+                grad = pc(nb) - pc(idx);
+            }
+            const real nw = pred[c][k] - dtdh[c] * grad;
             if (stats) {
-                const real old = u[k];
+                const real old = vel[c][k];
                 d2 = d2 + (nw - old) * (nw - old);
             }
-            u[k] = nw;
+            vel[c][k] = nw;
         }
-        if (j >= j_lo && j <= j_hi && i >= 1) {
-            real grad;
-            if (j == 0) grad = pc(i, 1) * two;
-            else if (j == ny && !py) grad = -pc(i, ny) * two;
-            else grad = pc(i, j == ny ? 1 : j + 1) - pc(i, j);
-            const real nw = g[k] - dtdy * grad;
+        if (interior) {
             if (stats) {
-                const real old = v[k];
-                d2 = d2 + (nw - old) * (nw - old);
+                real sq = vel[0][k] * vel[0][k];
+#pragma unroll
+                for (int c = 1; c < DIM; ++c) sq = sq + vel[c][k] * vel[c][k];
+                n2 = n2 + sq;
             }
-            v[k] = nw;
-        }
-        if (i >= 1 && j >= 1) {
-            if (stats) {
-                const real a = u[k], b = v[k];
-                n2 = n2 + (a * a + b * b);
+            if (pack >= 0) {
+                int cell[DIM];
+#pragma unroll
+                for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
+                p[cell_index(cells, cell)] = pc(idx);
             }
-            if (pack >= 0) p[(j - 1) * nx + (i - 1)] = pc(i, j);
         }
-        real a, b;
-        face_speeds(u, v, k, i, j, nx, ny, px, py, &a, &b);
-        um = fmax(um, a);
-        vm = fmax(vm, b);
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) um[c] = fmax(um[c], speed_face(g, c, idx) ? fabs(vel[c][k]) : (real)0);
     }
-    const int nb = gridDim.x * gridDim.y;
+    const int nb = block_count();
     if (stats) {
         const real sd = block_sum(d2);
         const real sn = block_sum(n2);
@@ -306,128 +403,99 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS) correct(real* __restr
             partial[nb + block_linear()] = sn;
         }
     }
-    const real bu = block_max(um);
-    const real bv = block_max(vm);
-    if (thread_linear() == 0) {
-        pmax[block_linear()] = bu;
-        pmax[nb + block_linear()] = bv;
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) {
+        const real bm = block_max(um[c]);
+        if (thread_linear() == 0) pmax[c * nb + block_linear()] = bm;
     }
 }
 
-// Ghost values on the left and right sides, rows 1..=ny (staggered.rs fill_velocity_ghosts).
-extern "C" __global__ void ghosts_x(real* __restrict__ u, real* __restrict__ v, const int* __restrict__ bck,
-                                    const real* __restrict__ bcv, int nx, int ny, const int* __restrict__ ctrl) {
+// Ghost values of every component on the two sides of `axis` (staggered.rs
+// fill_velocity_ghosts; launched for the axes in order): one thread per point of the plane of the
+// other axes, over the ghost layers of the axes before `axis` and the interior of those after
+// (`plane_point`). Per side (kinds bck[2 axis + s], velocity bcv[3 (2 axis + s) + c], the wall's
+// or inflow's vector, zero elsewhere): the normal component's face takes the prescribed value
+// (0 for symmetry; outflow faces are unknowns, left alone), the others' ghosts the reflection
+// 2 v_c - inner (the inner value where nothing is prescribed); periodic sides copy the images.
+extern "C" __global__ void ghosts(VEC(u), const int* __restrict__ bck, const real* __restrict__ bcv, STAG_PARAMS,
+                                  int axis, const int* __restrict__ ctrl) {
     HALTED(ctrl)
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < 1 || j > ny) return;
-    real* ur = u + j * (nx + 2);
-    real* vr = v + j * (nx + 2);
+    const Stag g = STAG;
+    real* const vel[3] = {u0, u1, u2};
+    int lo[DIM], idx[DIM], base;
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) lo[b] = b < axis ? 0 : 1;
+    if (!plane_point(g, axis, lo, idx, &base)) return;
+    const int n = g.n[axis], st = g.st[axis];
     const real two = (real)2.0;
-    for (int side = 0; side < 2; ++side) {
-        const int face = side == 0 ? 0 : nx, ghost = side == 0 ? 0 : nx + 1, inner = side == 0 ? 1 : nx;
-        switch (bck[side]) {
-            case BC_WALL:
-                ur[face] = 0;
-                vr[ghost] = two * bcv[2 * side] - vr[inner];
-                break;
-            case BC_INFLOW:
-                ur[face] = bcv[2 * side];
-                vr[ghost] = two * bcv[2 * side + 1] - vr[inner];
-                break;
-            case BC_OUTFLOW: vr[ghost] = vr[inner]; break;
-            case BC_SYMMETRY:
-                ur[face] = 0;
-                vr[ghost] = vr[inner];
-                break;
-            case BC_PERIODIC:
-                if (side == 0) {
-                    ur[0] = ur[nx];
-                    ur[nx + 1] = ur[1];
-                    vr[0] = vr[nx];
-                    vr[nx + 1] = vr[1];
+    for (int s = 0; s < 2; ++s) {
+        const int side = 2 * axis + s, kind = bck[side];
+        const int face = s == 0 ? 0 : n, ghost = s == 0 ? 0 : n + 1, inner = s == 0 ? 1 : n;
+        if (kind == BC_PERIODIC) {
+            if (s == 0) {
+#pragma unroll
+                for (int c = 0; c < DIM; ++c) {
+                    real* __restrict__ q = vel[c];
+                    q[base] = q[base + n * st];
+                    q[base + (n + 1) * st] = q[base + st];
                 }
-                break;
+            }
+            continue;
+        }
+        const bool prescribed = kind == BC_WALL || kind == BC_INFLOW;
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) {
+            real* __restrict__ q = vel[c];
+            if (c == axis) {
+                if (kind != BC_OUTFLOW) q[base + face * st] = prescribed ? bcv[3 * side + c] : (real)0;
+            } else {
+                const real m = q[base + inner * st];
+                q[base + ghost * st] = prescribed ? two * bcv[3 * side + c] - m : m;
+            }
         }
     }
 }
 
-// Ghost values on the bottom and top sides, all columns 0..nx+2 (corners included).
-extern "C" __global__ void ghosts_y(real* __restrict__ u, real* __restrict__ v, const int* __restrict__ bck,
-                                    const real* __restrict__ bcv, int nx, int ny, const int* __restrict__ ctrl) {
-    HALTED(ctrl)
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i > nx + 1) return;
-    const int s = nx + 2;
-    const real two = (real)2.0;
-    for (int side = 2; side < 4; ++side) {
-        const int face = side == 2 ? 0 : ny, ghost = side == 2 ? 0 : ny + 1, inner = side == 2 ? 1 : ny;
-        const int f = face * s + i, gh = ghost * s + i, n = inner * s + i;
-        switch (bck[side]) {
-            case BC_WALL:
-                v[f] = 0;
-                u[gh] = two * bcv[2 * side] - u[n];
-                break;
-            case BC_INFLOW:
-                v[f] = bcv[2 * side + 1];
-                u[gh] = two * bcv[2 * side] - u[n];
-                break;
-            case BC_OUTFLOW: u[gh] = u[n]; break;
-            case BC_SYMMETRY:
-                v[f] = 0;
-                u[gh] = u[n];
-                break;
-            case BC_PERIODIC:
-                if (side == 2) {
-                    u[i] = u[ny * s + i];
-                    u[(ny + 1) * s + i] = u[s + i];
-                    v[i] = v[ny * s + i];
-                    v[(ny + 1) * s + i] = v[s + i];
-                }
-                break;
-        }
-    }
-}
-
-// Block maxima of |u| and |v| (`face_speeds`, faces (i, j) for i in 0..=nx, j in 0..=ny) into
-// partial[block] and partial[nblocks + block]: the speeds of a state not made by `correct`.
-// Threads as in `correct`.
+// Block maxima of each |u_c| (`speed_face`) into partial[c nblocks + block]: the speeds of a
+// state not made by `correct`. Threads as in `correct`.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    max_speed(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ partial, int nx, int ny,
-              int px, int py, const int* __restrict__ ctrl) {
+    max_speed(CVEC(u), real* __restrict__ partial, STAG_PARAMS, const int* __restrict__ ctrl) {
     HALTED(ctrl)
-    const int i = blockIdx.x * TBX + threadIdx.x, j0 = blockIdx.y * TILE_H + threadIdx.y;
-    real um = 0, vm = 0;
+    const Stag g = STAG;
+    const real* const vel[3] = {u0, u1, u2};
+    real um[DIM];
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) um[c] = 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
-        const int j = j0 + q * TBY;
-        real a = 0, b = 0;
-        if (i <= nx && j <= ny) face_speeds(u, v, j * (nx + 2) + i, i, j, nx, ny, px, py, &a, &b);
-        um = fmax(um, a);
-        vm = fmax(vm, b);
+        int idx[DIM];
+        const int k = tile_face(g, q, idx);
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) um[c] = fmax(um[c], speed_face(g, c, idx) ? fabs(vel[c][k]) : (real)0);
     }
-    const real bu = block_max(um);
-    const real bv = block_max(vm);
-    if (thread_linear() == 0) {
-        const int nb = gridDim.x * gridDim.y;
-        partial[block_linear()] = bu;
-        partial[nb + block_linear()] = bv;
+    const int nb = block_count();
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) {
+        const real bm = block_max(um[c]);
+        if (thread_linear() == 0) partial[c * nb + block_linear()] = bm;
     }
 }
 
 // One block: combines the change sums of `correct` (nc blocks, may be 0) and the speed maxima
-// of `correct` or `max_speed` (nm blocks) into sc[SC_CHANGE], sc[SC_NORM], sc[SC_UMAX],
-// sc[SC_VMAX].
+// of `correct` or `max_speed` (nm blocks per component) into sc[SC_CHANGE], sc[SC_NORM] and
+// sc[speed_slot(c)].
 extern "C" __global__ void step_finalize(const real* __restrict__ pc, int nc, const real* __restrict__ pm, int nm,
                                          real* __restrict__ sc, const int* __restrict__ ctrl) {
     HALTED(ctrl)
     const real change = sum_partials(pc, nc);
     const real norm = sum_partials(pc + nc, nc);
-    const real um = max_partials(pm, nm);
-    const real vm = max_partials(pm + nm, nm);
+    real m[DIM];
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) m[c] = max_partials(pm + c * nm, nm);
     if (thread_linear() == 0) {
         sc[SC_CHANGE] = change;
         sc[SC_NORM] = norm;
-        sc[SC_UMAX] = um;
-        sc[SC_VMAX] = vm;
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) sc[speed_slot(c)] = m[c];
     }
 }

@@ -1,6 +1,8 @@
-// Staggered-grid helpers shared by the projection (projection.cu) and SIMPLE (simple.cu) kernels:
-// face values of the convection schemes (src/solver/incompressible/convection.rs) and the stored
-// u, v values at possibly out-of-range indices (staggered.rs `Layout::u_at`, `v_at`).
+// Staggered-grid helpers shared by the projection (projection.cu), display (display.cu) and
+// SIMPLE (simple.cu) kernels: face values of the convection schemes
+// (src/solver/incompressible/convection.rs), the ghosted layout in DIM dimensions (staggered.rs
+// `Layout`), the stored components at possibly out-of-range indices (`Layout::component_at`;
+// SIMPLE's 2D `u_at`, `v_at`) and the faces of the speed maxima.
 #pragma once
 
 // Convection schemes (numbering fixed by src/solver/incompressible/cuda/step.rs); the limiters
@@ -71,12 +73,65 @@ __device__ __forceinline__ bool v_at(const real* v, int i, int j, int nx, int ny
     return true;
 }
 
-// |u| on the u faces (i in 0..=nx, rows 1..=ny) and |v| on the v faces (i in 1..=nx, rows
-// 0..=ny) at k = j (nx + 2) + i, else 0: the faces of staggered.rs `Layout::max_face_speeds`
-// (ghosts excluded), less the first face of a periodic axis, which repeats the last (so the
-// maxima need not wait for the ghosts).
+// The ghosted staggered layout of staggered.rs `Layout<DIM>`: cells per axis, index steps
+// (1, nx + 2, (nx + 2)(ny + 2)), periodic axes. Component c at index idx sits on the upper face of
+// cell idx normal to axis c.
+struct Stag {
+    int n[DIM];
+    int st[DIM];
+    int per[DIM];
+};
+
+__device__ __forceinline__ Stag make_stag(int nx, int ny, int nz, int px, int py, int pz) {
+    const int p3[3] = {px, py, pz};
+    Stag g;
+    box_axes(nx, ny, nz, 2, g.n, g.st);
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) g.per[a] = p3[a];
+    return g;
+}
+
+// idx of ghosted index (i, j, k) (k read in 3D only) and its flat index.
+__device__ __forceinline__ int stag_at(const Stag& g, int i, int j, int k, int idx[DIM]) {
+    const int i3[3] = {i, j, k};
+    int f = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        idx[a] = i3[a];
+        f += i3[a] * g.st[a];
+    }
+    return f;
+}
+
+// Component c at flat index f + m steps along axis a, where idx[a] is the position of f along a
+// (Layout::component_at along one axis): the periodic image where periodic, false outside the
+// stored range 0..=n (axis c) or 0..=n + 1 (the others).
+__device__ __forceinline__ bool far_value(const real* q, const Stag& g, int c, int a, const int idx[DIM], int f, int m,
+                                          real* out) {
+    int t;
+    if (!wrap(idx[a] + m, g.n[a], g.per[a], 0, g.n[a] + (a != c), &t)) return false;
+    *out = q[f + (t - idx[a]) * g.st[a]];
+    return true;
+}
+
+// Whether face idx of component c is one of staggered.rs `Layout::max_face_speeds` (index 0..=n
+// along axis c, 1..=n along the others; ghosts excluded), less the first face of a periodic axis,
+// which repeats the last (so the maxima need not wait for the ghosts).
+__device__ __forceinline__ bool speed_face(const Stag& g, int c, const int idx[DIM]) {
+    bool in = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a)
+        in = in && idx[a] <= g.n[a] && (a == c ? !(g.per[a] && idx[a] == 0) : idx[a] >= 1);
+    return in;
+}
+
+#if DIM == 2
+// |u| and |v| at k = j (nx + 2) + i on their `speed_face`s, else 0 (SIMPLE's max_abs).
 __device__ __forceinline__ void face_speeds(const real* __restrict__ u, const real* __restrict__ v, int k, int i,
                                             int j, int nx, int ny, int px, int py, real* um, real* vm) {
-    *um = (i <= nx && j >= 1 && j <= ny && !(px && i == 0)) ? fabs(u[k]) : (real)0;
-    *vm = (i >= 1 && i <= nx && j <= ny && !(py && j == 0)) ? fabs(v[k]) : (real)0;
+    const Stag g = make_stag(nx, ny, 1, px, py, 0);
+    const int idx[2] = {i, j};
+    *um = speed_face(g, 0, idx) ? fabs(u[k]) : (real)0;
+    *vm = speed_face(g, 1, idx) ? fabs(v[k]) : (real)0;
 }
+#endif

@@ -1,5 +1,6 @@
-//! Every kernel file compiles with NVRTC in both precisions, through the code path the solvers
-//! use (`flowlab::backend::cuda::compile_ptx`); no GPU needed. Without NVRTC the test is skipped
+//! Every kernel file compiles with NVRTC in both precisions and each of its dimensions (2D, and
+//! 3D for the projection, Poisson and display sets), through the code path the solvers use
+//! (`flowlab::backend::cuda::compile_ptx`); no GPU needed. Without NVRTC the test is skipped
 //! with a printed reason, except under CI (`CI` set) or `FLOWLAB_REQUIRE_GPU=1`, where a missing
 //! NVRTC is a failure.
 
@@ -20,27 +21,30 @@ fn every_kernel_file_compiles_in_both_precisions() {
     }
     // Hopper (the target machines) and an older architecture the PTX must also build for.
     for arch in [(9, 0), (8, 0)] {
-        for set in KernelSet::ALL {
+        for (set, dim) in KernelSet::ALL
+            .into_iter()
+            .flat_map(|s| s.dimensions().iter().map(move |d| (s, *d)))
+        {
             for precision in ["f32", "f64"] {
-                let ptx = &compile_ptx(set, precision, arch)
+                let ptx = &compile_ptx(set, precision, dim, arch)
                     .unwrap_or_else(|e| panic!("{e}"))
                     .text;
                 assert!(
                     ptx.contains(".entry"),
-                    "{} {precision}: no kernel entry in the PTX",
+                    "{} {precision} {dim}D: no kernel entry in the PTX",
                     set.file_name()
                 );
                 // The bench set is a 16-byte copy: no arithmetic in either precision.
                 let real = if precision == "f64" { ".f64" } else { ".f32" };
                 assert!(
                     set == KernelSet::Bench || ptx.contains(real),
-                    "{} {precision}: no {real} arithmetic",
+                    "{} {precision} {dim}D: no {real} arithmetic",
                     set.file_name()
                 );
                 let fused = fma_outside_libm(ptx);
                 assert!(
                     fused.is_empty(),
-                    "{} {precision}: FMA contraction must be off (CPU parity); fma in {fused:?}",
+                    "{} {precision} {dim}D: FMA contraction must be off (CPU parity); fma in {fused:?}",
                     set.file_name()
                 );
             }
@@ -87,7 +91,7 @@ fn a_launch_with_the_wrong_arguments_is_refused() {
 
 /// The functions of a PTX module (`.entry` kernels and `.func` device functions) that contain an
 /// `fma` instruction, except the `libm_*` wrappers (`libm_pow_*` of `kernels/euler.cuh`,
-/// `libm_hypot_f64` of `kernels/display.cu`) and the math library's own `__internal_*` helpers
+/// `libm_hypot_f64`, `libm_acos_f64` and `libm_cos_f64` of `kernels/display.cu`) and the math library's own `__internal_*` helpers
 /// they call: the library's `pow` and `hypot` fuse multiply-adds inside themselves, which no
 /// compile option turns off, and are the only places they may appear.
 fn fma_outside_libm(ptx: &str) -> Vec<String> {

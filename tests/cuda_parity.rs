@@ -5,160 +5,23 @@
 //!
 //! Bounds: relative L2 difference of u, v and p at most 1e-10 in f64 and 1e-4 in f32 (or twice
 //! the CPU's own f32-to-f64 distance where f32 rounding alone moves a choice further; see
-//! [`run_matrix`]). The element-wise kernels round exactly as the CPU does (no FMA contraction,
+//! `common::parity::run_matrix`). The element-wise kernels round exactly as the CPU does (no FMA contraction,
 //! same operation order); the differences come only from sums (norms, means, dot products)
 //! added in another order, which shift the pressure at the rounding level.
 
 mod common;
 
-use common::{gpu, rel_l2};
+use common::{gpu, parity, rel_l2};
 
 use flowlab::solver::{self, Solver, StopReason, StopRule, run_until};
-
-const STEPS: usize = 200;
 
 fn cavity(sets: &[String]) -> flowlab::case::Case {
     let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
     common::case("lid_driven_cavity_re1000", &refs)
 }
 
-/// Steps CPU and CUDA solvers of the same case; returns the worst relative L2 difference of
-/// u, v, p and of the simulated time (where dt follows the largest velocity, AB2 and inflow,
-/// the time differs as much as the velocities do), and both solvers' total pressure
-/// iterations.
-fn compare(mut case: flowlab::case::Case) -> (f64, f64, f64) {
-    case.set_assignment("solver.backend=\"cpu\"").unwrap();
-    let mut cpu = solver::build(&case.spec).expect("cpu solver");
-    case.set_assignment("solver.backend=\"cuda\"").unwrap();
-    let mut gpu = solver::build(&case.spec).expect("cuda solver");
-    assert_eq!(gpu.info().backend, "cuda");
-    let (mut it_c, mut it_g) = (0.0, 0.0);
-    let get = |s: &dyn Solver, k: &str| {
-        s.residuals()
-            .iter()
-            .find(|(n, _)| *n == k)
-            .map_or(0.0, |(_, v)| *v)
-    };
-    let (mut t_cpu, mut t_gpu) = (0.0, 0.0);
-    for _ in 0..STEPS {
-        let t = std::time::Instant::now();
-        cpu.step().expect("cpu step");
-        t_cpu += t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        gpu.step().expect("cuda step");
-        t_gpu += t.elapsed().as_secs_f64();
-        it_c += get(cpu.as_ref(), "pressure_iterations");
-        it_g += get(gpu.as_ref(), "pressure_iterations");
-    }
-    eprintln!(
-        "  residuals cpu {:?}\n  residuals gpu {:?}\n  ms/step cpu {:.3} gpu {:.3}",
-        cpu.residuals(),
-        gpu.residuals(),
-        1e3 * t_cpu / STEPS as f64,
-        1e3 * t_gpu / STEPS as f64
-    );
-    let time_diff = (cpu.time() - gpu.time()).abs() / cpu.time();
-    let mut worst: f64 = 0.0;
-    for f in ["u", "v", "p"] {
-        worst = worst.max(rel_l2(
-            &common::field(gpu.as_ref(), f),
-            &common::field(cpu.as_ref(), f),
-        ));
-    }
-    (worst.max(time_diff), it_c, it_g)
-}
-
-/// How far the CPU's own run of these settings moves (worst relative L2 of u, v, p) after
-/// [`STEPS`] steps when its state is perturbed at the rounding level after the first step (a
-/// reload through [`Solver::load_state`], whose re-projection changes u and v by about 1e-13).
-fn rounding_growth(sets: &[String]) -> f64 {
-    let mut case = cavity(sets);
-    case.set_assignment("solver.backend=\"cpu\"").unwrap();
-    let mut a = solver::build(&case.spec).expect("cpu solver");
-    a.step().expect("cpu step");
-    let mut b = solver::build(&case.spec).expect("cpu solver");
-    b.load_state(a.as_ref()).expect("reload");
-    for _ in 1..STEPS {
-        a.step().expect("cpu step");
-        b.step().expect("cpu step");
-    }
-    ["u", "v", "p"]
-        .map(|f| rel_l2(&common::field(b.as_ref(), f), &common::field(a.as_ref(), f)))
-        .into_iter()
-        .fold(0.0, f64::max)
-}
-
-/// Relative L2 distance (worst of u, v, p) of the CPU's f32 run from its f64 run of the same
-/// settings after [`STEPS`] steps: how far f32 rounding alone moves this choice.
-fn f32_sensitivity(sets: &[String]) -> f64 {
-    let run = |precision: &str| {
-        let mut case = cavity(sets);
-        case.set_assignment("solver.backend=\"cpu\"").unwrap();
-        case.set_assignment(&format!("solver.precision=\"{precision}\""))
-            .unwrap();
-        let mut s = solver::build(&case.spec).expect("cpu solver");
-        for _ in 0..STEPS {
-            s.step().expect("cpu step");
-        }
-        ["u", "v", "p"].map(|f| common::field(s.as_ref(), f))
-    };
-    let (a, b) = (run("f32"), run("f64"));
-    (0..3).map(|k| rel_l2(&a[k], &b[k])).fold(0.0, f64::max)
-}
-
 fn run_matrix(name: &str, variants: &[Vec<String>]) {
-    if !gpu() {
-        return;
-    }
-    let mut failures = Vec::new();
-    for precision in ["f64", "f32"] {
-        for v in variants {
-            let mut sets = v.clone();
-            // Single precision cannot reach the case's 1e-7: its default 1e-4 is set first, since
-            // the case rejects an f32 run with a tolerance out of its reach.
-            if precision == "f32" {
-                sets.push("solver.tolerance=1e-4".into());
-            }
-            // f32 bound: 1e-4, or twice the CPU's own f32-to-f64 distance where that is larger.
-            // The TVD limiters with kinks (minmod, superbee, van Albada) and PCG amplify
-            // rounding-level differences (limiter branches, PCG's stopping iterate): measured
-            // on the CPU alone, f32 lands 2.4e-3 to 5.3e-3 from f64 for them (<= 4e-5 for
-            // every other choice), so no two f32 computations in a different summation order
-            // can agree to 1e-4 there. The CUDA f32 result must then be as close to the CPU's
-            // f32 result as f32 is to f64. f64 has no such amplification: 1e-10 everywhere.
-            let bound = match precision {
-                "f64" => 1e-10,
-                _ => {
-                    let own = f32_sensitivity(&sets);
-                    eprintln!("  cpu f32 vs cpu f64: {own:.3e}");
-                    (2.0 * own).max(1e-4)
-                }
-            };
-            sets.push(format!("solver.precision=\"{precision}\""));
-            let case = cavity(&sets);
-            let (d, it_c, it_g) = compare(case);
-            // A flow that amplifies rounding (the impulsively started inflow/outflow channel:
-            // a 1.6e-13 perturbation grows to 1.6e-4 in 200 steps on the CPU alone) cannot
-            // agree to 1e-10 with sums in another order; there the bound is twice that growth.
-            let bound = if d > bound && precision == "f64" {
-                let own = rounding_growth(&sets);
-                eprintln!("  cpu growth of a rounding-level perturbation: {own:.3e}");
-                bound.max(2.0 * own)
-            } else {
-                bound
-            };
-            let ok = d <= bound;
-            eprintln!(
-                "PARITY {name} {precision} [{}]: rel L2 = {d:.3e} (bound {bound:.0e}) pressure its cpu {it_c} cuda {it_g} {}",
-                v.join(" "),
-                if ok { "ok" } else { "FAIL" }
-            );
-            if !ok {
-                failures.push(format!("{precision} {v:?}: {d:.3e}"));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "parity failures: {failures:#?}");
+    parity::run_matrix(name, &cavity, &["u", "v", "p"], variants);
 }
 
 fn s(v: &[&str]) -> Vec<String> {
@@ -167,18 +30,8 @@ fn s(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn parity_convection_schemes_and_limiters() {
-    let mut variants = vec![
-        s(&["solver.convection=\"central\""]),
-        s(&["solver.convection=\"upwind\""]),
-        s(&["solver.convection=\"quick\""]),
-    ];
-    for lim in ["none", "minmod", "superbee", "van_leer", "mc", "van_albada"] {
-        variants.push(vec![
-            "solver.convection=\"tvd\"".into(),
-            format!("solver.limiter=\"{lim}\""),
-        ]);
-    }
-    run_matrix("convection", &variants);
+    let limiters = ["none", "minmod", "superbee", "van_leer", "mc", "van_albada"];
+    run_matrix("convection", &parity::convection_variants(&limiters));
 }
 
 #[test]
@@ -240,26 +93,12 @@ fn batched_steps_equal_single_steps() {
                 &format!("solver.precision=\"{precision}\""),
                 &format!("solver.time_integrator=\"{integrator}\""),
             ]));
-            let mut one = solver::build(&case.spec).expect("cuda solver");
-            let mut many = solver::build(&case.spec).expect("cuda solver");
-            for _ in 0..60 {
-                one.step().expect("step");
-            }
-            many.advance(25).expect("batch");
-            many.advance(35).expect("batch");
-            let what = format!("{precision} {integrator}");
-            assert_eq!((one.steps(), many.steps()), (60, 60), "{what}");
-            assert_eq!(one.time().to_bits(), many.time().to_bits(), "{what}: time");
-            assert_eq!(one.dt().to_bits(), many.dt().to_bits(), "{what}: dt");
-            assert_eq!(one.residuals(), many.residuals(), "{what}: residuals");
-            for f in ["u", "v", "p"] {
-                let (a, b) = (common::field(one.as_ref(), f), common::field(many.as_ref(), f));
-                assert!(
-                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{what}: {f} differs"
-                );
-            }
-            eprintln!("{what}: 60 steps one by one and in batches of 25 + 35 bit for bit equal");
+            parity::batches_equal_single_steps(
+                &case,
+                &["u", "v", "p"],
+                [25, 35],
+                &format!("{precision} {integrator}"),
+            );
         }
     }
     let diverging = s(&[
@@ -338,8 +177,9 @@ fn parity_integrator_switch() {
 }
 
 /// Inflow/outflow channel (Dirichlet pressure) and a periodic channel with symmetry sides (odd
-/// periodic size: the serial seam cells), each with every pressure solver; the periodic channel
-/// at an even size with multigrid too (the fused two-colour smoother across the periodic sides).
+/// periodic size: the serial seam cells), each with every iterative pressure solver, the periodic
+/// channel with the transform solve too (the DFT along x); the periodic channel at an even size
+/// with multigrid too (the fused two-colour smoother across the periodic sides).
 #[test]
 fn parity_boundaries() {
     let inflow = [
@@ -362,6 +202,13 @@ fn parity_boundaries() {
             variants.push(v);
         }
     }
+    // The transform solve with a periodic axis (the DFT along x; odd size).
+    let mut fft = s(&periodic);
+    fft.extend(s(&[
+        "solver.pressure_solver=\"fft\"",
+        "solver.convection=\"tvd\"",
+    ]));
+    variants.push(fft);
     let mut even = s(&periodic[..2]);
     even.extend(s(&[
         "grid.nx=128",
@@ -534,7 +381,7 @@ fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
         &format!("solver.precision=\"{}\"", T::NAME),
     ]));
     let cfg = flowlab::solver::incompressible::Config::from_spec(&case.spec).expect("config");
-    let mut g = CudaProjection::<T>::new(cfg).expect("cuda solver");
+    let mut g = CudaProjection::<T, 2>::new(cfg).expect("cuda solver");
     common::device_fields_match(&mut g, FIELDS_2D, CudaProjection::host_field, T::NAME, bound);
     let mut out = Vec::new();
     assert!(g.field("no_such_field", &mut out).is_none());

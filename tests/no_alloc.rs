@@ -87,7 +87,13 @@ fn solver_steps_do_not_allocate() {
         let set = format!("solver.pressure_solver={ps}");
         assert_steps_do_not_allocate(
             "cavity_3d_re100",
-            &["grid.nx=16", "grid.ny=12", "grid.nz=8", &set, "solver.convection=quick"],
+            &[
+                "grid.nx=16",
+                "grid.ny=12",
+                "grid.nz=8",
+                &set,
+                "solver.convection=quick",
+            ],
         );
     }
     assert_steps_do_not_allocate("taylor_green_3d", &["grid.nx=16", "grid.ny=16", "grid.nz=8"]);

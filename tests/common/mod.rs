@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod parity;
+
 use flowlab::case::{Case, RiemannSolver};
 use flowlab::render::headless::Headless;
 use flowlab::solver::limiter::Limiter;

@@ -1,10 +1,12 @@
-//! Two-dimensional real-to-complex and complex-to-real FFTs by cuFFT, on a [`Gpu`]'s stream.
+//! Two- and three-dimensional real-to-complex and complex-to-real FFTs by cuFFT, on a [`Gpu`]'s
+//! stream.
 //!
 //! cuFFT is loaded at run time like the driver and NVRTC: [`available`] probes for the library
-//! first, since cudarc panics on a missing one. Layout (cuFFT's): the real array is `rows x
-//! cols`, row-major; its transform is `rows x (cols / 2 + 1)` interleaved complex values (the
-//! non-redundant half of the Hermitian spectrum along the fast axis). Neither direction scales:
-//! `inverse(forward(x)) = rows cols x`.
+//! first, since cudarc panics on a missing one. Layout (cuFFT's): the real array has the shape
+//! `n0 x n1 (x n2)`, row-major (the last axis fastest); its transform is
+//! `n0 x (n1 / 2 + 1)` (`n0 x n1 x (n2 / 2 + 1)`) interleaved complex values (the non-redundant
+//! half of the Hermitian spectrum along the fast axis). Neither direction scales:
+//! `inverse(forward(x)) = n0 n1 (n2) x`.
 
 use super::{CudaError, Gpu};
 use cudarc::cufft::sys;
@@ -22,8 +24,8 @@ impl From<cudarc::cufft::result::CufftError> for CudaError {
     }
 }
 
-/// A forward (real to complex) and an inverse (complex to real) plan of one size and precision.
-pub struct RealFft2d {
+/// A forward (real to complex) and an inverse (complex to real) plan of one shape and precision.
+pub struct RealFft {
     gpu: Arc<Gpu>,
     forward: sys::cufftHandle,
     inverse: sys::cufftHandle,
@@ -31,12 +33,13 @@ pub struct RealFft2d {
 }
 
 // SAFETY: plans are used from one thread at a time, with the solver's context current.
-unsafe impl Send for RealFft2d {}
-unsafe impl Sync for RealFft2d {}
+unsafe impl Send for RealFft {}
+unsafe impl Sync for RealFft {}
 
-impl RealFft2d {
-    /// Plans `rows x cols` transforms in f64 (`double`) or f32, enqueued on `gpu`'s stream.
-    pub fn new(gpu: &Arc<Gpu>, rows: usize, cols: usize, double: bool) -> Result<Self, CudaError> {
+impl RealFft {
+    /// Plans transforms of `shape` (2 or 3 sizes, slowest axis first) in f64 (`double`) or f32,
+    /// enqueued on `gpu`'s stream.
+    pub fn new(gpu: &Arc<Gpu>, shape: &[usize], double: bool) -> Result<Self, CudaError> {
         if !available() {
             return Err(CudaError(
                 "the cuFFT library (libcufft) was not found; the fft pressure solver needs it on the \
@@ -52,10 +55,15 @@ impl RealFft2d {
         };
         let plan = |kind| -> Result<sys::cufftHandle, CudaError> {
             let mut h: sys::cufftHandle = 0;
+            let n: Vec<i32> = shape.iter().map(|n| *n as i32).collect();
             // SAFETY: `h` is written by cuFFT; sizes are positive and fit an int (grids are
             // far below 2^31 cells per side).
             unsafe {
-                sys::cufftPlan2d(&mut h, rows as i32, cols as i32, kind).result()?;
+                match n[..] {
+                    [n0, n1] => sys::cufftPlan2d(&mut h, n0, n1, kind).result()?,
+                    [n0, n1, n2] => sys::cufftPlan3d(&mut h, n0, n1, n2, kind).result()?,
+                    _ => return Err(CudaError(format!("no {}D transform", n.len()))),
+                }
                 sys::cufftSetStream(h, gpu.stream as sys::cudaStream_t).result()?;
             }
             Ok(h)
@@ -76,8 +84,8 @@ impl RealFft2d {
     /// Enqueues `spectrum = FFT(real)`.
     ///
     /// # Safety
-    /// `real` and `spectrum` are device pointers to `rows cols` reals and `rows (cols/2 + 1)`
-    /// complex values of this plan's precision.
+    /// `real` and `spectrum` are device pointers to as many reals as the shape has cells and
+    /// to the half spectrum's complex values (see the module's layout), of this plan's precision.
     pub unsafe fn forward(&self, real: u64, spectrum: u64) -> Result<(), CudaError> {
         unsafe {
             if self.double {
@@ -92,7 +100,7 @@ impl RealFft2d {
     /// Enqueues `real = FFT^-1(spectrum)` (unscaled; `spectrum` is overwritten).
     ///
     /// # Safety
-    /// As for [`RealFft2d::forward`].
+    /// As for [`RealFft::forward`].
     pub unsafe fn inverse(&self, spectrum: u64, real: u64) -> Result<(), CudaError> {
         unsafe {
             if self.double {
@@ -105,7 +113,7 @@ impl RealFft2d {
     }
 }
 
-impl Drop for RealFft2d {
+impl Drop for RealFft {
     fn drop(&mut self) {
         // SAFETY: both handles were created by `new` and are destroyed once, after the stream
         // has finished the transforms enqueued with them.

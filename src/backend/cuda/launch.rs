@@ -123,6 +123,28 @@ impl Args {
         self.arg(Arg::real(v))
     }
 
+    /// One device pointer per axis of a 3-axis argument list (`u, v, w`), null for the axes
+    /// beyond the pointers given.
+    pub fn axes(self, ptrs: impl IntoIterator<Item = u64>) -> Self {
+        let mut a = self;
+        let mut n = 0;
+        for p in ptrs {
+            a = a.arg(Arg::Ptr(p));
+            n += 1;
+        }
+        (n..3).fold(a, |a, _| a.null())
+    }
+
+    /// One `int` per value (sizes and flags per axis).
+    pub fn is(self, v: &[i64]) -> Self {
+        v.iter().fold(self, |a, x| a.i(*x))
+    }
+
+    /// One `real` per value.
+    pub fn rs<T: Real>(self, v: &[T]) -> Self {
+        v.iter().fold(self, |a, x| a.r(*x))
+    }
+
     pub fn as_slice(&self) -> &[Arg] {
         &self.0
     }
@@ -317,11 +339,11 @@ mod tests {
             eprintln!("skipped: NVRTC cannot be loaded");
             return;
         }
-        let ptx = compile_ptx(KernelSet::Bench, "f32", (9, 0)).expect("bench.cu compiles");
+        let ptx = compile_ptx(KernelSet::Bench, "f32", 2, (9, 0)).expect("bench.cu compiles");
         let copy = ptx.entry("copy").expect("the copy kernel");
         assert_eq!(copy.params, [Param::Word64, Param::Word64, Param::Word64]);
         for precision in ["f32", "f64"] {
-            let ptx = compile_ptx(KernelSet::MusclHancock, precision, (9, 0)).expect("compiles");
+            let ptx = compile_ptx(KernelSet::MusclHancock, precision, 2, (9, 0)).expect("compiles");
             let real = if precision == "f32" {
                 Param::F32
             } else {

@@ -13,8 +13,9 @@
 //! ([`slots`]), and compiled at first use for the device's compute capability
 //! (`--gpu-architecture=compute_XY`, PTX that the driver loads for `sm_XY`), once with
 //! `-DREAL=float` and once with `-DREAL=double`, always with `--fmad=false` so element-wise
-//! arithmetic rounds exactly like the CPU reference. The PTX is cached per
-//! (kernel set, precision, architecture) for the life of the process.
+//! arithmetic rounds exactly like the CPU reference. The staggered-grid sets are compiled with
+//! `-DDIM=2` or `-DDIM=3` too, per dimension ([`KernelSet::dimensions`]). The PTX
+//! is cached per (kernel set, precision, dimension, architecture) for the life of the process.
 //!
 //! Modules: [`context`] (probe, context, streams), [`memory`] (device and pinned buffers,
 //! copies, scalar blocks and staged readbacks), [`module`] (NVRTC, the kernels' parameter lists
@@ -53,6 +54,8 @@ pub const COMMON_HEADER: &str = include_str!("../../../kernels/common.cuh");
 pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
 /// Convection face values and staggered index helpers of the projection and SIMPLE kernels.
 pub const STAGGERED_HEADER: &str = include_str!("../../../kernels/staggered.cuh");
+/// The transform pressure solve's kernel, included by `kernels/poisson.cu`.
+pub const TRANSFORM_HEADER: &str = include_str!("../../../kernels/transform.cuh");
 
 /// A kernel file (one NVRTC compilation unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,6 +93,24 @@ impl KernelSet {
         KernelSet::Simple,
     ];
 
+    /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
+    /// projection method and its display, 2 for the others.
+    pub fn dimensions(self) -> &'static [usize] {
+        match self {
+            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display => &[2, 3],
+            _ => &[2],
+        }
+    }
+
+    /// Whether the set is compiled with `-DDIM` (the staggered-grid sets, SIMPLE's too, which
+    /// share `staggered.cuh`); the compressible sets use the name for their own.
+    pub(crate) fn uses_dim(self) -> bool {
+        matches!(
+            self,
+            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display | KernelSet::Simple
+        )
+    }
+
     pub fn file_name(self) -> &'static str {
         match self {
             KernelSet::Projection => "projection.cu",
@@ -118,7 +139,7 @@ impl KernelSet {
 
     /// The compilation unit: the shared constants' `#define`s ([`slots::defines`]), then the
     /// file with each `#include "<header>"` line of `kernels/` (`common.cuh`, `euler.cuh`,
-    /// `staggered.cuh`) replaced by the header's text.
+    /// `staggered.cuh`, `transform.cuh`) replaced by the header's text.
     pub fn full_source(self) -> String {
         slots::defines()
             + &self
@@ -126,6 +147,7 @@ impl KernelSet {
                 .replace("#include \"common.cuh\"", COMMON_HEADER)
                 .replace("#include \"euler.cuh\"", EULER_HEADER)
                 .replace("#include \"staggered.cuh\"", STAGGERED_HEADER)
+                .replace("#include \"transform.cuh\"", TRANSFORM_HEADER)
     }
 }
 

@@ -161,14 +161,23 @@ impl Ptx {
     }
 }
 
-/// Compiles a kernel set to PTX with NVRTC for `precision` ("f32" or "f64") and the compute
-/// capability `arch` (major, minor), and reads its kernels' signatures. Cached per (set,
-/// precision, arch) for the life of the process. This is the code path the solvers use; the
-/// kernel-compilation test calls it without a device.
-pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<&'static Ptx, CudaError> {
-    type Key = (KernelSet, String, (i32, i32));
+/// Compiles a kernel set to PTX with NVRTC for `precision` ("f32" or "f64"), dimension `dim`
+/// (one of [`KernelSet::dimensions`]) and the compute capability `arch` (major, minor), and
+/// reads its kernels' signatures. Cached per (set, precision, dim, arch) for the life of the
+/// process. This is the code path the solvers use; the kernel-compilation test calls it without
+/// a device.
+pub fn compile_ptx(
+    set: KernelSet,
+    precision: &str,
+    dim: usize,
+    arch: (i32, i32),
+) -> Result<&'static Ptx, CudaError> {
+    type Key = (KernelSet, String, usize, (i32, i32));
     static CACHE: OnceLock<Mutex<HashMap<Key, &'static Ptx>>> = OnceLock::new();
-    let key = (set, precision.to_string(), arch);
+    if !set.dimensions().contains(&dim) {
+        return Err(CudaError(format!("{} has no {dim}D kernels", set.file_name())));
+    }
+    let key = (set, precision.to_string(), dim, arch);
     let cache = CACHE.get_or_init(Default::default);
     if let Some(&p) = cache.lock().expect("cache lock").get(&key) {
         return Ok(p);
@@ -183,14 +192,18 @@ pub fn compile_ptx(set: KernelSet, precision: &str, arch: (i32, i32)) -> Result<
         "f64" => "double",
         other => return Err(CudaError(format!("unknown precision {other}"))),
     };
+    let mut options = vec![
+        format!("-DREAL={real}"),
+        format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
+        "--std=c++17".into(),
+        "-lineinfo".into(),
+    ];
+    if set.uses_dim() {
+        options.push(format!("-DDIM={dim}"));
+    }
     let opts = cudarc::nvrtc::CompileOptions {
         fmad: Some(false),
-        options: vec![
-            format!("-DREAL={real}"),
-            format!("--gpu-architecture=compute_{}{}", arch.0, arch.1),
-            "--std=c++17".into(),
-            "-lineinfo".into(),
-        ],
+        options,
         name: Some(set.file_name().into()),
         ..Default::default()
     };
@@ -272,9 +285,19 @@ impl Drop for Module {
 }
 
 impl Gpu {
-    /// Loads the module of a kernel set in a precision (compiling it on first use).
+    /// Loads the module of a kernel set in a precision, for 2D grids (compiling it on first use).
     pub fn module(self: &Arc<Self>, set: KernelSet, precision: &str) -> Result<Module, CudaError> {
-        let ptx = compile_ptx(set, precision, self.info.compute_capability)?;
+        self.module_dim(set, precision, 2)
+    }
+
+    /// Loads the module of a kernel set in a precision and dimension (compiling it on first use).
+    pub fn module_dim(
+        self: &Arc<Self>,
+        set: KernelSet,
+        precision: &str,
+        dim: usize,
+    ) -> Result<Module, CudaError> {
+        let ptx = compile_ptx(set, precision, dim, self.info.compute_capability)?;
         self.bind()?;
         let image =
             CString::new(ptx.text.as_str()).map_err(|_| CudaError("PTX contains a NUL byte".into()))?;

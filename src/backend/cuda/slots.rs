@@ -32,9 +32,10 @@ shared! {
     SC_ALPHA: usize = 5;
     /// CG's `beta`.
     SC_BETA: usize = 6;
-    /// The largest |u| and |v| (projection family).
+    /// The largest |u|, |v| and |w| (projection family).
     SC_UMAX: usize = 8;
     SC_VMAX: usize = 9;
+    SC_WMAX: usize = 14;
     /// The steady-state change and its norm (projection family).
     SC_CHANGE: usize = 10;
     SC_NORM: usize = 11;

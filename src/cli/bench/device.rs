@@ -55,7 +55,7 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
     fits_device(&case)?;
     let cfg =
         ProjectionConfig::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-    let mut s = CudaProjection::<T>::new(cfg)?;
+    let mut s = CudaProjection::<T, 2>::new(cfg)?;
     let reps = args.kernel_reps.max(3);
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -162,7 +162,7 @@ fn projection_rows<T: Real>(
     cfg: crate::solver::incompressible::Config,
     reps: usize,
 ) -> anyhow::Result<Vec<(&'static str, f64, f64)>> {
-    let mut s = crate::solver::incompressible::CudaProjection::<T>::new(cfg)?;
+    let mut s = crate::solver::incompressible::CudaProjection::<T, 2>::new(cfg)?;
     for _ in 0..3 {
         s.step()?;
     }

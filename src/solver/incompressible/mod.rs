@@ -66,8 +66,10 @@ pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     if let Some(e) = cuda::unsupported(&cfg) {
         return Err(e);
     }
-    Ok(match cfg.precision {
-        Precision::F64 => Box::new(CudaProjection::<f64>::new(cfg).map_err(device)?),
-        Precision::F32 => Box::new(CudaProjection::<f32>::new(cfg).map_err(device)?),
+    Ok(match (cfg.precision, cfg.grid.dim) {
+        (Precision::F64, 2) => Box::new(CudaProjection::<f64, 2>::new(cfg).map_err(device)?),
+        (Precision::F32, 2) => Box::new(CudaProjection::<f32, 2>::new(cfg).map_err(device)?),
+        (Precision::F64, _) => Box::new(CudaProjection::<f64, 3>::new(cfg).map_err(device)?),
+        (Precision::F32, _) => Box::new(CudaProjection::<f32, 3>::new(cfg).map_err(device)?),
     })
 }

@@ -22,9 +22,9 @@ use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
-/// Names of the velocity components, their AB2 histories, in the snapshot.
-const VELOCITY: [&str; 3] = ["u", "v", "w"];
-const HISTORY: [&str; 3] = ["hu", "hv", "hw"];
+/// Names of the velocity components, their AB2 histories, in the snapshot (the CUDA solver's too).
+pub(crate) const VELOCITY: [&str; 3] = ["u", "v", "w"];
+pub(crate) const HISTORY: [&str; 3] = ["hu", "hv", "hw"];
 
 /// The projection method in `D = 2` or `3` dimensions, precision `T`.
 pub struct Projection<T: Real, const D: usize> {

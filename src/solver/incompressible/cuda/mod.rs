@@ -1,14 +1,14 @@
-//! The projection method on the GPU: the same discretisation as [`super::Projection`]
-//! (`projection.rs`, `staggered.rs`, `convection.rs`, `pressure_poisson/`), kernel for kernel,
-//! with all state in device memory (kernels in `kernels/projection.cu` and
-//! `kernels/poisson.cu`).
+//! The projection method on the GPU in `D = 2` or `3` dimensions: the same discretisation as
+//! [`super::Projection`] (`projection.rs`, `staggered.rs`, `convection.rs`, `momentum.rs`,
+//! `pressure_poisson/`), kernel for kernel, with all state in device memory (kernels in
+//! `kernels/projection.cu` and `kernels/poisson.cu`, compiled with `-DDIM=D`).
 //!
 //! One step enqueues, on one stream: the step's health check, `dt` and AB2 weights from the
 //! previous step's max speeds (`step_dt`, into a device clock that the step kernels read),
 //! predictor (both components, every convection scheme and limiter, Euler or AB2), predictor
 //! boundary faces, Poisson right-hand side `div(F)/dt`, the pressure solve, the correction
 //! `u = F - dt grad p` fused with the steady-change sums and the max speeds of the next `dt`, and
-//! the velocity ghosts (x sides, then y sides). With the iterative pressure solvers the host
+//! the velocity ghosts (the sides of each axis in turn). With the iterative pressure solvers the host
 //! waits once per step, for a block of scalars (max speeds, sums, solver statistics, the clock),
 //! plus once per `CHECK_EVERY` iterations of Jacobi/SOR/PCG and once per multigrid V-cycle for
 //! the convergence flag; iterations enqueued after convergence exit at once (device-side flag),
@@ -23,10 +23,10 @@
 //! (fixed, tree) order.
 //!
 //! Fields ([`Solver::field`], [`Solver::prefetch`]) are derived on the device
-//! (`kernels/display.cu`: every field of [`super::FIELDS`], the stream function too, by the
-//! CPU's path integral) and only the requested field comes back, one value per cell, through
+//! (`kernels/display.cu`: every field of [`super::FIELDS_2D`], the stream function too, by the
+//! CPU's path integral, or of [`super::FIELDS_3D`], the vortex measures too) and only the requested field comes back, one value per cell, through
 //! [`cuda::Readback`]. Point samples, the cavity summary, [`CudaProjection::host_field`] and
-//! [`Solver::load_state`] still read the whole state (u, v, p) back into a CPU [`Projection`]
+//! [`Solver::load_state`] still read the whole state (velocity, p) back into a CPU [`Projection`]
 //! mirror whose code is reused unchanged; none of them runs per frame.
 //!
 //! [`Solver::advance`]: crate::solver::Solver::advance
@@ -43,12 +43,14 @@ mod timing;
 
 use self::multigrid::MgLevel;
 use self::spectral::SpectralWork;
+use super::Projection;
 use super::config::Config;
 use super::device_fields::StaggeredDisplay;
 use super::pressure_poisson::{FaceBc, Laplacian};
-use super::staggered::{Layout, fill_velocity_ghosts};
-use super::{FIELDS_2D as FIELDS, Projection};
-use crate::backend::cuda::{self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback};
+use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
+use crate::backend::cuda::{
+    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, slots,
+};
 use crate::case::{Boundary, Invalid, PressureSolverKind, Side};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, SolverError};
@@ -70,8 +72,8 @@ const TILE_ROWS: u32 = 4;
 // Slots of the scalar and control blocks (kernels/common.cuh).
 const SC_BNORM: usize = 1;
 const SC_RNORM: usize = 2;
-const SC_UMAX: usize = 8;
-const SC_VMAX: usize = 9;
+/// The largest speed of each velocity component (`speed_slot` in kernels/common.cuh).
+const SC_SPEED: [usize; 3] = [slots::SC_UMAX, slots::SC_VMAX, slots::SC_WMAX];
 const SC_CHANGE: usize = 10;
 const SC_NORM: usize = 11;
 const SC_LEN: usize = 16;
@@ -87,95 +89,138 @@ const CK_STEPS: usize = 5;
 const CK_DT_CAP: usize = 6;
 const CK_LEN: usize = 8;
 
-fn grid2(nx: usize, ny: usize) -> (u32, u32, u32) {
-    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY), 1)
+/// Sizes (or any per-axis values) of a `D`-dimensional box as the kernels take them: three
+/// values, `fill` beyond `D`.
+fn pad3<X: Copy, const D: usize>(v: [X; D], fill: X) -> [X; 3] {
+    std::array::from_fn(|a| if a < D { v[a] } else { fill })
 }
 
-fn blocks2(nx: usize, ny: usize) -> usize {
-    let g = grid2(nx, ny);
-    (g.0 * g.1) as usize
+/// Sizes as kernel `int`s, 1 beyond `D`.
+fn ints3<const D: usize>(n: [usize; D]) -> [i64; 3] {
+    pad3(n.map(|x| x as i64), 1)
 }
 
-/// Grid of the kernels of TILE_ROWS rows per thread (the Poisson stencils jacobi_sweep, rb_sweep,
-/// residual and apply_dot; predict, poisson_rhs, correct and max_speed).
-fn grid_tile(nx: usize, ny: usize) -> (u32, u32, u32) {
-    ((nx as u32).div_ceil(BX), (ny as u32).div_ceil(BY * TILE_ROWS), 1)
+/// Grid of the kernels of one thread per cell of an `n` box (`pad3`): 2D blocks over the x-y
+/// planes, one block layer per z index.
+fn grid2(n: [usize; 3]) -> (u32, u32, u32) {
+    (
+        (n[0] as u32).div_ceil(BX),
+        (n[1] as u32).div_ceil(BY),
+        n[2] as u32,
+    )
 }
 
-fn blocks_tile(nx: usize, ny: usize) -> usize {
-    let g = grid_tile(nx, ny);
-    (g.0 * g.1) as usize
+/// Grid of the kernels of TILE_ROWS rows per thread over an `n` box (`pad3`; the Poisson stencils
+/// jacobi_sweep, rb_sweep, residual and apply_dot; predict, poisson_rhs, correct and max_speed).
+fn grid_tile(n: [usize; 3]) -> (u32, u32, u32) {
+    (
+        (n[0] as u32).div_ceil(BX),
+        (n[1] as u32).div_ceil(BY * TILE_ROWS),
+        n[2] as u32,
+    )
+}
+
+fn blocks_tile(n: [usize; 3]) -> usize {
+    let g = grid_tile(n);
+    (g.0 * g.1 * g.2) as usize
 }
 
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
 
-/// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts_x`
-/// (x sides, rows 1..=ny) then `ghosts_y` (y sides, all columns) of `kernels/projection.cu`
-/// (module `mp`), with the side codes of [`boundary_codes`]. `ctrl` is the projection's control
-/// block (its halt flag skips the kernels); the SIMPLE family passes `None`.
+/// The face kernels' box: `n + 1` faces per axis (index `0..=n`), one layer in z in 2D.
+fn faces3<const D: usize>(n: [usize; D]) -> [usize; 3] {
+    pad3(n.map(|x| x + 1), 1)
+}
+
+/// The cells of a box (`pad3`).
+fn cells3<const D: usize>(n: [usize; D]) -> [usize; 3] {
+    pad3(n, 1)
+}
+
+/// Grid of the kernels of one thread per point of the plane normal to an axis (`plane_point` in
+/// kernels/projection.cu): the first other axis over x threads, the second (3D) over y blocks,
+/// `m` points along each at most.
+fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
+    let g = grid1(m);
+    (g.0, if D == 3 { m as u32 } else { 1 }, 1)
+}
+
+/// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts` of
+/// `kernels/projection.cu` (module `mp`) for the sides of each axis in turn, with the side codes
+/// of [`boundary_codes`]. `ctrl` is the projection's control block (its halt flag skips the
+/// kernels); the SIMPLE family passes `None`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn fill_ghosts<T: Real>(
+pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     gpu: &Gpu,
     mp: &Module,
-    l: &Layout<2>,
-    u: &DevBuf<T>,
-    v: &DevBuf<T>,
+    l: &Layout<D>,
+    vel: [&DevBuf<T>; D],
     (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
     ctrl: Option<&DevBuf<i32>>,
 ) -> Result<(), CudaError> {
-    let args = || {
+    let periodic = pad3(l.periodic.map(i64::from), 0);
+    for axis in 0..D {
         let a = Args::new()
-            .p(u)
-            .p(v)
+            .axes(vel.iter().map(|b| b.ptr))
             .p(bck)
             .p(bcv)
-            .i(l.n[0] as i64)
-            .i(l.n[1] as i64);
-        match ctrl {
+            .is(&ints3(l.n))
+            .is(&periodic)
+            .i(axis as i64);
+        let a = match ctrl {
             Some(c) => a.p(c),
             None => a.null(),
-        }
-    };
-    // SAFETY: ghosts_x / ghosts_y take (u, v, bck, bcv, nx, ny, ctrl); u and v are the staggered
-    // arrays of `l` (with ghosts), bck and bcv the four sides' codes and values.
-    unsafe {
-        gpu.launch(mp.function("ghosts_x")?, grid1(l.n[1] + 1), (B1, 1, 1), &args())?;
-        gpu.launch(mp.function("ghosts_y")?, grid1(l.n[0] + 2), (B1, 1, 1), &args())
+        };
+        // The other axes: ghost layers (n + 2) before `axis`, the interior (n) after.
+        let m = (0..D)
+            .filter(|b| *b != axis)
+            .map(|b| l.n[b] + if b < axis { 2 } else { 0 })
+            .max()
+            .unwrap_or(1);
+        // SAFETY: ghosts takes (u, v, w, bck, bcv, nx, ny, nz, px, py, pz, axis, ctrl); the
+        // velocity arrays are the staggered arrays of `l` (with ghosts), bck and bcv the sides'
+        // codes and velocity vectors.
+        unsafe { gpu.launch(mp.function("ghosts")?, grid_plane::<D>(m), (B1, 1, 1), &a)? };
     }
+    Ok(())
 }
 
-/// The velocity conditions as `ghosts_x` / `ghosts_y` of `kernels/projection.cu` read them, in
-/// device memory: a kind per side (`BC_*` of `kernels/common.cuh`) and two values per side (the
-/// tangential wall velocity, or the inflow velocity's x and y components).
-pub(crate) fn boundary_codes<T: Real>(
-    gpu: &Arc<Gpu>,
-    bc: &[[Boundary; 2]],
-) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
-    let mut bck = [0i32; 4];
-    let mut bcv = [T::zero(); 8];
+/// The velocity conditions as `ghosts` of `kernels/projection.cu` reads them: a kind per side
+/// (`BC_*` of `kernels/common.cuh`, side `2 axis + s`) and the velocity vector each side
+/// prescribes (`staggered::side_velocity`: a wall's or an inflow's; zero elsewhere), three values
+/// per side.
+fn side_codes<T: Real>(bc: &[[Boundary; 2]]) -> Result<([i32; 6], [T; 18]), CudaError> {
+    let mut bck = [0i32; 6];
+    let mut bcv = [T::zero(); 18];
     for (side, b) in bc.iter().flatten().enumerate() {
         bck[side] = match b {
-            Boundary::Wall { velocity } => {
-                // The tangential component: y on left/right, x on bottom/top.
-                bcv[2 * side] = T::of(velocity.vector(Side::ALL[side])[if side < 2 { 1 } else { 0 }]);
-                0
-            }
-            Boundary::Inflow { velocity, .. } => {
-                bcv[2 * side] = T::of(velocity[0]);
-                bcv[2 * side + 1] = T::of(velocity[1]);
-                1
-            }
+            Boundary::Wall { .. } => 0,
+            Boundary::Inflow { .. } => 1,
             Boundary::Outflow {} => 2,
             Boundary::Symmetry {} => 3,
             Boundary::Periodic {} => 4,
             Boundary::Exact {} => return Err(CudaError("exact sides run on the CPU backend".into())),
         };
+        if let Some(v) = side_velocity(b, Side::ALL[side]) {
+            for c in 0..3 {
+                bcv[3 * side + c] = T::of(v[c]);
+            }
+        }
     }
-    let bck_d = gpu.alloc::<i32>(4)?;
+    Ok((bck, bcv))
+}
+
+/// [`side_codes`] in device memory.
+pub(crate) fn boundary_codes<T: Real>(
+    gpu: &Arc<Gpu>,
+    bc: &[[Boundary; 2]],
+) -> Result<(DevBuf<i32>, DevBuf<T>), CudaError> {
+    let (bck, bcv) = side_codes::<T>(bc)?;
+    let bck_d = gpu.alloc::<i32>(bck.len())?;
     gpu.upload(&bck_d, &bck)?;
-    let bcv_d = gpu.alloc::<T>(8)?;
+    let bcv_d = gpu.alloc::<T>(bcv.len())?;
     gpu.upload(&bcv_d, &bcv)?;
     Ok((bck_d, bcv_d))
 }
@@ -191,32 +236,17 @@ pub(crate) fn err(step: u64, time: f64) -> impl Fn(CudaError) -> SolverError {
 
 /// Why a case cannot run on the CUDA backend (the key and a message), if it cannot.
 pub fn unsupported(cfg: &Config) -> Option<Invalid> {
-    if cfg.grid.dim != 2 {
-        return Some(Invalid::new(
-            "solver.backend",
-            "the CUDA projection solver is 2D for now; a 3D case runs on the CPU (backend = \"cpu\")",
-        ));
-    }
     if cfg.analytic.is_some() {
         return Some(Invalid::new(
             "initial.type",
             "analytic initial states and exact sides run on the CPU for now (backend = \"cpu\")",
         ));
     }
-    let [nx, ny, _] = cfg.grid.n;
-    if nx < 2 || ny < 2 {
+    let dim = cfg.grid.dim;
+    if cfg.grid.n[..dim].iter().any(|n| *n < 2) {
         return Some(Invalid::new(
             "grid.nx",
-            "the CUDA backend needs at least 2 x 2 cells",
-        ));
-    }
-    if cfg.poisson.kind == PressureSolverKind::Fft
-        && cfg.bc.iter().flatten().any(|b| *b == Boundary::Periodic {})
-    {
-        return Some(Invalid::new(
-            "solver.pressure_solver",
-            "fft with a periodic axis (the Hartley transform) runs on the CPU only; choose multigrid on the \
-             CUDA backend, or backend = \"cpu\"",
+            "the CUDA backend needs at least 2 cells along every axis",
         ));
     }
     if cfg.poisson.kind == PressureSolverKind::Fft && !cuda::fft::available() {
@@ -230,7 +260,7 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
 }
 
 /// Device workspace of the pressure solver in use.
-enum Work<T> {
+enum Work<T, const D: usize> {
     Jacobi {
         next: DevBuf<T>,
     },
@@ -242,34 +272,33 @@ enum Work<T> {
         q: DevBuf<T>,
     },
     Multigrid {
-        levels: Vec<MgLevel<T>>,
+        levels: Vec<MgLevel<T, D>>,
         /// Coarsest-level CG vectors: rhs, r, w, d, q.
         cg: [DevBuf<T>; 5],
     },
-    /// The cosine-transform solve (`dct_*` in kernels/poisson.cu).
+    /// The transform solve (`dct_divide` in kernels/transform.cuh).
     Spectral(Box<SpectralWork<T>>),
 }
 
-struct Mirror<T: Real> {
-    cpu: Option<Projection<T, 2>>,
+struct Mirror<T: Real, const D: usize> {
+    cpu: Option<Projection<T, D>>,
     stale: bool,
-    staging: Option<[Pinned<T>; 3]>,
+    /// Pinned copies of the velocity components and the pressure, in that order.
+    staging: Option<Vec<Pinned<T>>>,
 }
 
-/// The projection solver on a CUDA device (precision `T`).
-pub struct CudaProjection<T: Real> {
+/// The projection solver on a CUDA device (precision `T`, `D` dimensions).
+pub struct CudaProjection<T: Real, const D: usize> {
     gpu: Arc<Gpu>,
     mp: Module,
     mq: Module,
     cfg: Config,
-    l: Layout<2>,
-    op: Laplacian<T, 2>,
-    u: DevBuf<T>,
-    v: DevBuf<T>,
-    f: DevBuf<T>,
-    g: DevBuf<T>,
-    hu: DevBuf<T>,
-    hv: DevBuf<T>,
+    l: Layout<D>,
+    op: Laplacian<T, D>,
+    /// Velocity components (ghosted), their predictions `F` and AB2 histories `H^{n-1}`.
+    vel: [DevBuf<T>; D],
+    pred: [DevBuf<T>; D],
+    hist: [DevBuf<T>; D],
     p: DevBuf<T>,
     rhs: DevBuf<T>,
     part_a: DevBuf<T>,
@@ -280,7 +309,7 @@ pub struct CudaProjection<T: Real> {
     clock: DevBuf<f64>,
     bck: DevBuf<i32>,
     bcv: DevBuf<T>,
-    work: Work<T>,
+    work: Work<T, D>,
     /// The top-level multigrid V-cycle as a CUDA graph (captured at first use).
     v_cycle_graph: Option<Graph>,
     /// A whole step with the transform pressure solve as a CUDA graph, without and with the
@@ -294,13 +323,13 @@ pub struct CudaProjection<T: Real> {
     clock_host: Pinned<f64>,
     /// The host changed what the clock holds (dt cap, history, time): upload before stepping.
     clock_stale: bool,
-    mirror: Mutex<Mirror<T>>,
+    mirror: Mutex<Mirror<T, D>>,
     /// Device-derived fields on their way to the host.
     readback: Mutex<Readback<T>>,
     /// The display kernels.
     display: StaggeredDisplay,
-    umax: f64,
-    vmax: f64,
+    /// The largest speed of each component (the next step's `dt`, the health check).
+    speeds: [f64; D],
     time: f64,
     steps: u64,
     dt: f64,
@@ -311,7 +340,7 @@ pub struct CudaProjection<T: Real> {
     capped: Option<CappedSolve>,
 }
 
-fn pack_pbc<T>(op: &Laplacian<T, 2>) -> i64 {
+fn pack_pbc<T, const D: usize>(op: &Laplacian<T, D>) -> i64 {
     op.bc.iter().flatten().enumerate().fold(0, |acc, (side, b)| {
         let code = match b {
             FaceBc::Neumann => 0,
@@ -322,32 +351,39 @@ fn pack_pbc<T>(op: &Laplacian<T, 2>) -> i64 {
     })
 }
 
-impl<T: Real> CudaProjection<T> {
+/// `D` device buffers of `len` zeros.
+fn zeros<T: Copy, const D: usize>(gpu: &Arc<Gpu>, len: usize) -> Result<[DevBuf<T>; D], CudaError> {
+    let v = (0..D)
+        .map(|_| gpu.alloc_zeros(len))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(v.try_into().unwrap_or_else(|_| unreachable!("D buffers")))
+}
+
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub fn new(cfg: Config) -> Result<Self, CudaError> {
+        assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
         let gpu = Gpu::new()?;
-        let mp = gpu.module(KernelSet::Projection, T::NAME)?;
-        let mq = gpu.module(KernelSet::Poisson, T::NAME)?;
-        let [nx, ny, _] = cfg.grid.n;
-        let l = Layout::new([nx, ny], &cfg.bc);
-        let op = cfg.pressure_operator::<T, 2>();
-        let n = l.len();
-        let mut hu = vec![T::of(cfg.initial_velocity[0]); n];
-        let mut hv = vec![T::of(cfg.initial_velocity[1]); n];
-        fill_velocity_ghosts(&l, &cfg.bc, [&mut hu[..], &mut hv[..]]);
-        let u = gpu.alloc::<T>(n)?;
-        let v = gpu.alloc::<T>(n)?;
-        gpu.upload(&u, &hu)?;
-        gpu.upload(&v, &hv)?;
-        let parts = 2 * blocks2(nx + 2, ny + 2).max(grid1(nx * ny).0 as usize) + 16;
+        let mp = gpu.module_dim(KernelSet::Projection, T::NAME, D)?;
+        let mq = gpu.module_dim(KernelSet::Poisson, T::NAME, D)?;
+        let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
+        let l = Layout::new(n, &cfg.bc);
+        let op = cfg.pressure_operator::<T, D>();
+        let len = l.len();
+        let cells = op.len();
+        let mut host: [Vec<T>; D] = std::array::from_fn(|c| vec![T::of(cfg.initial_velocity[c]); len]);
+        fill_velocity_ghosts(&l, &cfg.bc, host.each_mut().map(|v| &mut v[..]));
+        let vel = zeros::<T, D>(&gpu, len)?;
+        for (b, h) in vel.iter().zip(&host) {
+            gpu.upload(b, h)?;
+        }
+        let parts = D * blocks_tile(faces3(n)).max(grid1(cells).0 as usize) + 16;
         let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
         let work = Self::workspace(&gpu, &op, cfg.poisson.kind)?;
         let mut s = Self {
-            f: gpu.alloc_zeros(n)?,
-            g: gpu.alloc_zeros(n)?,
-            hu: gpu.alloc_zeros(n)?,
-            hv: gpu.alloc_zeros(n)?,
-            p: gpu.alloc_zeros(nx * ny)?,
-            rhs: gpu.alloc_zeros(nx * ny)?,
+            pred: zeros(&gpu, len)?,
+            hist: zeros(&gpu, len)?,
+            p: gpu.alloc_zeros(cells)?,
+            rhs: gpu.alloc_zeros(cells)?,
             part_a: gpu.alloc_zeros(parts)?,
             part_b: gpu.alloc_zeros(parts)?,
             sc: gpu.alloc_zeros(SC_LEN)?,
@@ -359,8 +395,7 @@ impl<T: Real> CudaProjection<T> {
             clock_stale: true,
             bck: bck_d,
             bcv: bcv_d,
-            u,
-            v,
+            vel,
             work,
             v_cycle_graph: None,
             step_graphs: [None, None],
@@ -370,16 +405,15 @@ impl<T: Real> CudaProjection<T> {
                 stale: true,
                 staging: None,
             }),
-            readback: Mutex::new(Readback::new(&gpu, nx * ny)),
-            display: StaggeredDisplay::new(&gpu, T::NAME)?,
+            readback: Mutex::new(Readback::new(&gpu, cells)),
+            display: StaggeredDisplay::new(&gpu, T::NAME, D)?,
             gpu,
             mp,
             mq,
             l,
             op,
             cfg,
-            umax: 0.0,
-            vmax: 0.0,
+            speeds: [0.0; D],
             time: 0.0,
             steps: 0,
             dt: 0.0,
@@ -392,6 +426,11 @@ impl<T: Real> CudaProjection<T> {
         s.max_speeds()?;
         s.read_step()?;
         Ok(s)
+    }
+
+    /// The velocity components' device pointers, as a 3-axis kernel argument list.
+    fn vel_ptrs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.vel.iter().map(|b| b.ptr)
     }
 
     fn kp(
@@ -429,8 +468,7 @@ impl<T: Real> CudaProjection<T> {
             .download_async(&mut self.clock_host, &self.clock, CK_LEN)?;
         self.gpu.sync()?;
         let sc = self.sc_host.as_slice();
-        self.umax = sc[SC_UMAX].f64();
-        self.vmax = sc[SC_VMAX].f64();
+        self.speeds = std::array::from_fn(|c| sc[SC_SPEED[c]].f64());
         let c = self.clock_host.as_slice();
         self.dt = c[CK_DT];
         self.time = c[CK_TIME];
@@ -490,8 +528,7 @@ impl<T: Real> CudaProjection<T> {
     ///
     /// [`Solver::advance`]: crate::solver::Solver::advance
     fn batch(&mut self, n: u64) -> Result<(), SolverError> {
-        self.cfg
-            .check_health(&[self.umax, self.vmax], self.steps, self.time)?;
+        self.cfg.check_health(&self.speeds, self.steps, self.time)?;
         if n == 0 {
             return Ok(());
         }
@@ -533,18 +570,20 @@ impl<T: Real> CudaProjection<T> {
         } else {
             0.0
         };
-        let cells = (self.l.n[0] * self.l.n[1]) as f64;
+        let cells = self.op.len() as f64;
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
             ("steady_change", steady_change),
             ("pressure_iterations", iterations as f64),
             ("pressure_residual", relative),
             ("predicted_divergence", dt * b_norm / cells.sqrt()),
-            ("max_velocity", self.umax.max(self.vmax)),
+            (
+                "max_velocity",
+                self.speeds[1..].iter().fold(self.speeds[0], |m, s| m.max(*s)),
+            ),
         ]);
         debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
-        self.cfg
-            .check_health(&[self.umax, self.vmax], self.steps, self.time)
+        self.cfg.check_health(&self.speeds, self.steps, self.time)
     }
 
     pub fn config(&self) -> &Config {

@@ -4,7 +4,7 @@
 
 use super::{
     B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
-    blocks_tile, grid_tile, grid1, grid2, pack_pbc,
+    blocks_tile, cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
 use crate::backend::cuda::{Args, CudaError, Gpu};
 use crate::case::PressureSolverKind;
@@ -14,12 +14,23 @@ use crate::solver::incompressible::pressure_poisson::{
 use crate::solver::real::Real;
 use std::sync::Arc;
 
-impl<T: Real> CudaProjection<T> {
+/// An operator's sizes, face conditions and `1/h^2` as the stencil kernels take them
+/// (`BOX_PARAMS` of kernels/poisson.cu).
+pub(super) fn box_args<T: Real, const D: usize>(a: Args, op: &Laplacian<T, D>) -> Args {
+    a.is(&ints3(op.n)).i(pack_pbc(op)).rs(&pad3(op.ih2, T::zero()))
+}
+
+/// Whether a periodic axis of odd size couples cells of one colour (the serial seam cells).
+pub(super) fn odd_periodic<T, const D: usize>(op: &Laplacian<T, D>) -> bool {
+    (0..D).any(|a| op.n[a] % 2 == 1 && op.bc[a][0] == FaceBc::Periodic)
+}
+
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub(super) fn workspace(
         gpu: &Arc<Gpu>,
-        op: &Laplacian<T, 2>,
+        op: &Laplacian<T, D>,
         kind: PressureSolverKind,
-    ) -> Result<Work<T>, CudaError> {
+    ) -> Result<Work<T, D>, CudaError> {
         let n = op.len();
         Ok(match kind {
             PressureSolverKind::Jacobi => Work::Jacobi {
@@ -94,31 +105,22 @@ impl<T: Real> CudaProjection<T> {
     /// periodic sizes).
     pub(super) fn colour(
         &self,
-        op: &Laplacian<T, 2>,
+        op: &Laplacian<T, D>,
         x: u64,
         b: u64,
         colour: i64,
         omega: T,
         ctrl: u64,
     ) -> Result<(), CudaError> {
-        let (nx, ny) = (op.n[0], op.n[1]);
         let a = || {
-            Args::new()
-                .l(x as i64)
-                .l(b as i64)
-                .l(ctrl as i64)
-                .i(nx as i64)
-                .i(ny as i64)
-                .i(pack_pbc(op))
-                .r(op.ih2[0])
-                .r(op.ih2[1])
+            box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
                 .i(colour)
                 .r(omega)
         };
-        self.kq("colour_sweep", grid2(nx / 2 + 1, ny), (BX, BY, 1), a())?;
-        let odd_periodic = (nx % 2 == 1 && op.bc[0][0] == FaceBc::Periodic)
-            || (ny % 2 == 1 && op.bc[1][0] == FaceBc::Periodic);
-        if odd_periodic {
+        let mut half = cells3(op.n);
+        half[0] = op.n[0] / 2 + 1;
+        self.kq("colour_sweep", grid2(half), (BX, BY, 1), a())?;
+        if odd_periodic(op) {
             self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a())?;
         }
         Ok(())
@@ -127,7 +129,7 @@ impl<T: Real> CudaProjection<T> {
     /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
     pub(super) fn residual(
         &self,
-        op: &Laplacian<T, 2>,
+        op: &Laplacian<T, D>,
         x: u64,
         b: u64,
         r: u64,
@@ -135,21 +137,28 @@ impl<T: Real> CudaProjection<T> {
         ctrl: u64,
     ) -> Result<(), CudaError> {
         let part = if norm { self.part_a.ptr } else { 0 };
+        let a = Args::new()
+            .l(x as i64)
+            .l(b as i64)
+            .l(r as i64)
+            .l(part as i64)
+            .l(ctrl as i64);
+        self.kq("residual", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, op))
+    }
+
+    /// One damped Jacobi sweep `src -> dst` of `L p = rhs` (`ctrl` 0: unguarded).
+    pub(super) fn jacobi(&self, src: u64, dst: u64, rhs: u64, ctrl: u64) -> Result<(), CudaError> {
+        let a = Args::new()
+            .l(src as i64)
+            .l(dst as i64)
+            .l(rhs as i64)
+            .p(&self.part_a)
+            .l(ctrl as i64);
         self.kq(
-            "residual",
-            grid_tile(op.n[0], op.n[1]),
+            "jacobi_sweep",
+            grid_tile(cells3(self.op.n)),
             (BX, BY, 1),
-            Args::new()
-                .l(x as i64)
-                .l(b as i64)
-                .l(r as i64)
-                .l(part as i64)
-                .l(ctrl as i64)
-                .i(op.n[0] as i64)
-                .i(op.n[1] as i64)
-                .i(pack_pbc(op))
-                .r(op.ih2[0])
-                .r(op.ih2[1]),
+            box_args(a, &self.op),
         )
     }
 
@@ -219,7 +228,7 @@ impl<T: Real> CudaProjection<T> {
         let settings: PoissonSettings = self.cfg.poisson;
         let max = settings.max_iterations;
         self.rhs_norm()?;
-        let nb2 = blocks_tile(op.n[0], op.n[1]);
+        let nb2 = blocks_tile(cells3(op.n));
         let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
@@ -229,22 +238,7 @@ impl<T: Real> CudaProjection<T> {
                 loop {
                     for _ in 0..CHECK_EVERY {
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
-                        self.kq(
-                            "jacobi_sweep",
-                            grid_tile(op.n[0], op.n[1]),
-                            (BX, BY, 1),
-                            Args::new()
-                                .l(src as i64)
-                                .l(dst as i64)
-                                .l(rhs as i64)
-                                .p(&self.part_a)
-                                .l(ctrl as i64)
-                                .i(op.n[0] as i64)
-                                .i(op.n[1] as i64)
-                                .i(pack_pbc(&op))
-                                .r(op.ih2[0])
-                                .r(op.ih2[1]),
-                        )?;
+                        self.jacobi(src, dst, rhs, ctrl)?;
                         self.finalize_check(nb2, it, max)?;
                         it += 1;
                     }
@@ -347,20 +341,12 @@ impl<T: Real> CudaProjection<T> {
                         if it > max {
                             break 'outer;
                         }
+                        let a = Args::new().l(d as i64).l(q as i64).p(&self.part_a).l(ctrl as i64);
                         self.kq(
                             "apply_dot",
-                            grid_tile(op.n[0], op.n[1]),
+                            grid_tile(cells3(op.n)),
                             (BX, BY, 1),
-                            Args::new()
-                                .l(d as i64)
-                                .l(q as i64)
-                                .p(&self.part_a)
-                                .l(ctrl as i64)
-                                .i(op.n[0] as i64)
-                                .i(op.n[1] as i64)
-                                .i(pack_pbc(&op))
-                                .r(op.ih2[0])
-                                .r(op.ih2[1]),
+                            box_args(a, &op),
                         )?;
                         self.kq(
                             "finalize_alpha",

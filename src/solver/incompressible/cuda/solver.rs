@@ -4,27 +4,29 @@
 use super::{CTRL_LEN, CudaProjection, Mirror, Work, unsupported};
 use crate::backend::cuda::{CudaError, DevBuf};
 use crate::case::{CaseSpec, Invalid, Kind};
+use crate::solver::incompressible::Projection;
 use crate::solver::incompressible::config::Config;
+use crate::solver::incompressible::derived::fields;
 use crate::solver::incompressible::device_fields::StaggeredState;
-use crate::solver::incompressible::{FIELDS_2D as FIELDS, Projection};
+use crate::solver::incompressible::projection::{HISTORY, VELOCITY};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 
-impl<T: Real> CudaProjection<T> {
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Makes `cpu`'s state this solver's: velocities and pressure uploaded, its clock (time,
-    /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of u and v,
-    /// as [`Solver::snapshot`] saves it) the AB2 flag is `cpu`'s, else AB2 restarts.
-    fn adopt(&mut self, mut cpu: Projection<T, 2>, history: Option<[Vec<T>; 2]>) -> Result<(), Invalid> {
+    /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of each
+    /// component, as [`Solver::snapshot`] saves it) the AB2 flag is `cpu`'s, else AB2 restarts.
+    fn adopt(&mut self, mut cpu: Projection<T, D>, history: Option<Vec<Vec<T>>>) -> Result<(), Invalid> {
         let has_history = history.is_some() && cpu.has_ab2_history();
         let (time, steps, dt) = (cpu.time(), cpu.steps(), cpu.dt());
-        let ([u, v], p) = cpu.state_mut();
+        let (vel, p) = cpu.state_mut();
         (|| {
-            self.gpu.upload(&self.u, u)?;
-            self.gpu.upload(&self.v, v)?;
+            for (b, q) in self.vel.iter().zip(vel.iter()) {
+                self.gpu.upload(b, q)?;
+            }
             self.gpu.upload(&self.p, p)?;
-            if let Some([hu, hv]) = &history {
-                self.gpu.upload(&self.hu, hu)?;
-                self.gpu.upload(&self.hv, hv)?;
+            for (b, h) in self.hist.iter().zip(history.iter().flatten()) {
+                self.gpu.upload(b, h)?;
             }
             // A halt of an earlier diverged run no longer applies.
             self.gpu.upload(&self.ctrl, &[0; CTRL_LEN])?;
@@ -49,8 +51,9 @@ impl<T: Real> CudaProjection<T> {
         Ok(())
     }
 
-    /// Copies u, v, p into the CPU mirror when the device state changed since the last copy.
-    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T, 2>) -> R) -> Option<R> {
+    /// Copies the velocity and p into the CPU mirror when the device state changed since the
+    /// last copy.
+    fn with_mirror<R>(&self, f: impl FnOnce(&Projection<T, D>) -> R) -> Option<R> {
         let mut m = self.mirror.lock().expect("mirror lock");
         let result = (|| -> Result<(), CudaError> {
             if m.cpu.is_none() {
@@ -59,23 +62,20 @@ impl<T: Real> CudaProjection<T> {
             }
             if m.stale {
                 self.gpu.bind()?;
+                let bufs = || self.vel.iter().chain([&self.p]);
                 if m.staging.is_none() {
-                    m.staging = Some([
-                        self.gpu.pinned(self.u.len)?,
-                        self.gpu.pinned(self.v.len)?,
-                        self.gpu.pinned(self.p.len)?,
-                    ]);
+                    m.staging = Some(bufs().map(|b| self.gpu.pinned(b.len)).collect::<Result<_, _>>()?);
                 }
                 let Mirror { cpu, staging, .. } = &mut *m;
-                let [su, sv, sp] = staging.as_mut().expect("staging allocated");
-                self.gpu.download_async(su, &self.u, self.u.len)?;
-                self.gpu.download_async(sv, &self.v, self.v.len)?;
-                self.gpu.download_async(sp, &self.p, self.p.len)?;
+                let staging = staging.as_mut().expect("staging allocated");
+                for (s, b) in staging.iter_mut().zip(bufs()) {
+                    self.gpu.download_async(s, b, b.len)?;
+                }
                 self.gpu.sync()?;
-                let ([u, v], p) = cpu.as_mut().expect("mirror built").state_mut();
-                u.copy_from_slice(su.as_slice());
-                v.copy_from_slice(sv.as_slice());
-                p.copy_from_slice(sp.as_slice());
+                let (vel, p) = cpu.as_mut().expect("mirror built").state_mut();
+                for (q, s) in vel.iter_mut().map(|v| &mut v[..]).chain([p]).zip(staging.iter()) {
+                    q.copy_from_slice(s.as_slice());
+                }
                 m.stale = false;
             }
             Ok(())
@@ -95,14 +95,13 @@ impl<T: Real> CudaProjection<T> {
     /// [`StaggeredDisplay::derive`]: crate::solver::incompressible::device_fields::StaggeredDisplay::derive
     fn derive(&self, name: &str, dst: &DevBuf<T>) -> Result<(), CudaError> {
         let state = StaggeredState {
-            u: &self.u,
-            v: &self.v,
+            vel: &self.vel.each_ref(),
             p: &self.p,
             p_scale: self.cfg.density,
             viscosity: None,
         };
         self.display
-            .derive(&self.gpu, &self.cfg.grid, FIELDS, &state, name, dst)
+            .derive(&self.gpu, &self.cfg.grid, fields::<D>(), &state, name, dst)
     }
 
     /// Field `name` derived on the host from the whole state read back into the CPU mirror (the
@@ -113,7 +112,7 @@ impl<T: Real> CudaProjection<T> {
     }
 }
 
-impl<T: Real> Solver for CudaProjection<T> {
+impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
     fn info(&self) -> SolverInfo {
         SolverInfo {
             kind: Kind::Incompressible,
@@ -162,22 +161,22 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn field_names(&self) -> &'static [&'static str] {
-        super::FIELDS
+        fields::<D>()
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(FIELDS, name, |n, dst| self.derive(n, dst), out)
+        r.solver_field(fields::<D>(), name, |n, dst| self.derive(n, dst), out)
     }
 
     fn prefetch(&self, names: &[&str]) {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(FIELDS, names, |n, dst| self.derive(n, dst));
+        r.solver_prefetch(fields::<D>(), names, |n, dst| self.derive(n, dst));
     }
 
     fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(FIELDS, names, |n, dst| self.derive(n, dst), out)
+        r.solver_display(fields::<D>(), names, |n, dst| self.derive(n, dst), out)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
@@ -223,7 +222,7 @@ impl<T: Real> Solver for CudaProjection<T> {
         check_transfer(&self.info(), &from.info())?;
         // Sampling and the divergence-free projection run on the CPU once; the result goes
         // to the device and becomes the (fresh) mirror.
-        let mut cpu = Projection::<T, 2>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, D>::new(self.cfg.clone());
         cpu.load_state(from)?;
         self.adopt(cpu, None)
     }
@@ -235,13 +234,11 @@ impl<T: Real> Solver for CudaProjection<T> {
             message: format!("reading the state back failed: {e}"),
         };
         let mut s = Snapshot::new(&self.info(), self.time, self.steps, self.dt);
-        for (name, b) in [
-            ("u", &self.u),
-            ("v", &self.v),
-            ("p", &self.p),
-            ("hu", &self.hu),
-            ("hv", &self.hv),
-        ] {
+        // The CPU solver's names and order: the components, p, the histories.
+        let named = (self.vel.iter().zip(VELOCITY))
+            .chain([(&self.p, "p")])
+            .chain(self.hist.iter().zip(HISTORY));
+        for (b, name) in named {
             s.put(name, &self.gpu.download(b).map_err(device)?);
         }
         s.put_scalar("has_history", if self.has_history { 1.0 } else { 0.0 });
@@ -249,9 +246,12 @@ impl<T: Real> Solver for CudaProjection<T> {
     }
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let mut cpu = Projection::<T, 2>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, D>::new(self.cfg.clone());
         cpu.restore(state)?;
-        let history = [state.values::<T>("hu")?, state.values::<T>("hv")?];
+        let history = HISTORY[..D]
+            .iter()
+            .map(|name| state.values::<T>(name))
+            .collect::<Result<_, _>>()?;
         self.adopt(cpu, Some(history))
     }
 

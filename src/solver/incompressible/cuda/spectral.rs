@@ -1,32 +1,32 @@
-//! The cosine-transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT): its
-//! workspace, the solve, its statistics, and the whole step it makes possible without a host
-//! wait (as a CUDA graph when graphs are on).
+//! The transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D and 3D,
+//! axes whose sides pair up: cosine transforms for both Neumann or both Dirichlet, the DFT for
+//! periodic axes): its workspace, the solve, its statistics, and the whole step it makes possible
+//! without a host wait (as a CUDA graph when graphs are on).
 
-use super::{BX, BY, CudaProjection, Work, blocks_tile, grid2};
-use crate::backend::cuda::fft::RealFft2d;
+use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2, ints3};
+use crate::backend::cuda::fft::RealFft;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
 use crate::solver::incompressible::pressure_poisson::Laplacian;
-use crate::solver::incompressible::pressure_poisson::spectral::Axes;
+use crate::solver::incompressible::pressure_poisson::spectral::{Axes, AxisTransform};
 use crate::solver::real::Real;
 use std::sync::Arc;
 
-/// Device workspace of the transform solve: the reordered field, its half spectrum, the
-/// twiddles `cos, sin (pi k / 2n)` per axis, and the eigenvalues of `spectral::Axes`.
+/// Device workspace of the transform solve: the reordered field, its half spectrum, and per axis
+/// the twiddles `cos, sin (pi k / 2n)` and the eigenvalues of `spectral::Axes`.
 pub(super) struct SpectralWork<T> {
-    pub(super) fft: RealFft2d,
+    pub(super) fft: RealFft,
     pub(super) v: DevBuf<T>,
     pub(super) spectrum: DevBuf<T>,
-    pub(super) twiddle_x: DevBuf<T>,
-    pub(super) twiddle_y: DevBuf<T>,
-    pub(super) lambda_x: DevBuf<f64>,
-    pub(super) lambda_y: DevBuf<f64>,
-    /// Bit 0: Dirichlet x axis, bit 1: Dirichlet y axis.
-    pub(super) flip: i64,
+    pub(super) twiddles: Vec<DevBuf<T>>,
+    pub(super) lambdas: Vec<DevBuf<f64>>,
+    /// The packing code of kernels/common.cuh `packed_index`: bit a a Dirichlet axis a (its odd
+    /// cells change sign), bit 3 + a a periodic axis a (not reordered).
+    pub(super) pack: i64,
 }
 
 impl<T: Real> SpectralWork<T> {
-    pub(super) fn new(gpu: &Arc<Gpu>, op: &Laplacian<T, 2>) -> Result<Self, CudaError> {
-        let (nx, ny) = (op.n[0], op.n[1]);
+    pub(super) fn new<const D: usize>(gpu: &Arc<Gpu>, op: &Laplacian<T, D>) -> Result<Self, CudaError> {
+        let n = op.n;
         let axes = Axes::new(op).map_err(CudaError)?;
         let twiddles = |n: usize| -> Result<DevBuf<T>, CudaError> {
             let t: Vec<T> = (0..n)
@@ -45,20 +45,23 @@ impl<T: Real> SpectralWork<T> {
             Ok(b)
         };
         let double = std::mem::size_of::<T>() == 8;
+        let shape: Vec<usize> = n.iter().rev().copied().collect();
+        let cells = op.len();
         Ok(Self {
-            fft: RealFft2d::new(gpu, ny, nx, double)?,
-            v: gpu.alloc_zeros(nx * ny)?,
-            spectrum: gpu.alloc_zeros(2 * ny * (nx / 2 + 1))?,
-            twiddle_x: twiddles(nx)?,
-            twiddle_y: twiddles(ny)?,
-            lambda_x: table(&axes.lambda[0])?,
-            lambda_y: table(&axes.lambda[1])?,
-            flip: axes.flip(0) as i64 | (axes.flip(1) as i64) << 1,
+            fft: RealFft::new(gpu, &shape, double)?,
+            v: gpu.alloc_zeros(cells)?,
+            spectrum: gpu.alloc_zeros(2 * cells / n[0] * (n[0] / 2 + 1))?,
+            twiddles: n.iter().map(|n| twiddles(*n)).collect::<Result<_, _>>()?,
+            lambdas: axes.lambda.iter().map(|l| table(l)).collect::<Result<_, _>>()?,
+            pack: (0..D).fold(0, |f, a| {
+                let periodic = axes.transform[a] == AxisTransform::Hartley;
+                f | (axes.flip(a) as i64) << a | (periodic as i64) << (3 + a)
+            }),
         })
     }
 }
 
-impl<T: Real> CudaProjection<T> {
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Enqueues one step with the transform pressure solve, with no host wait: the clock's
     /// `dt`, the predictor, `div(F)/dt` written straight into the transform's reordering, the
     /// transforms and the division by the eigenvalues (pressure_poisson/spectral.rs), the
@@ -72,33 +75,32 @@ impl<T: Real> CudaProjection<T> {
         };
         self.step_dt()?;
         self.predict_only()?;
-        self.rhs(w.v.ptr, w.flip)?;
+        self.rhs(w.v.ptr, w.pack)?;
         self.spectral_solve(w)?;
-        self.correct(Some((w.v.ptr, w.flip)), stats)
+        self.correct(Some((w.v.ptr, w.pack)), stats)
     }
 
     /// `L p = b` from the reordered `b` in `w.v`, leaving the reordered `p` there (guarded by the
     /// control block's done flag); `correct` reads it.
     pub(super) fn spectral_solve(&self, w: &SpectralWork<T>) -> Result<(), CudaError> {
         let op = self.op;
-        let (nx, ny) = (op.n[0] as i64, op.n[1] as i64);
-        // SAFETY: v holds nx ny reals and spectrum ny (nx/2 + 1) complex values of T, the sizes
-        // the plan was made for.
+        // SAFETY: v holds one real per cell and spectrum the half spectrum's complex values of
+        // T, the sizes the plan was made for.
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+        // One thread per group of coefficients: k_a in 0..=n_a/2.
+        let groups = cells3(op.n.map(|n| n / 2 + 1));
         self.kq(
             "dct_divide",
-            grid2(op.n[0] / 2 + 1, op.n[1] / 2 + 1),
+            grid2(groups),
             (BX, BY, 1),
             Args::new()
                 .p(&w.spectrum)
                 .p(&self.ctrl)
-                .i(nx)
-                .i(ny)
-                .p(&w.twiddle_x)
-                .p(&w.twiddle_y)
-                .p(&w.lambda_x)
-                .p(&w.lambda_y)
-                .r(1.0 / (op.n[0] * op.n[1]) as f64),
+                .is(&ints3(op.n))
+                .axes(w.twiddles.iter().map(|b| b.ptr))
+                .axes(w.lambdas.iter().map(|b| b.ptr))
+                .r(1.0 / op.len() as f64)
+                .i(w.pack),
         )?;
         // SAFETY: as for the forward transform.
         unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }
@@ -112,7 +114,7 @@ impl<T: Real> CudaProjection<T> {
         self.rhs_norm()?;
         let op = self.op;
         self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
-        self.finalize_check_mode(blocks_tile(op.n[0], op.n[1]), 1, 1, true)
+        self.finalize_check_mode(blocks_tile(cells3(op.n)), 1, 1, true)
     }
 
     /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs

@@ -2,7 +2,7 @@
 //! predictor, the Poisson right-hand side, the correction with its statistics and ghosts, and
 //! the speed maxima.
 
-use super::{B1, BX, BY, CudaProjection, blocks_tile, fill_ghosts, grid_tile, grid1};
+use super::{BX, BY, CudaProjection, blocks_tile, faces3, fill_ghosts, grid_plane, grid_tile, ints3, pad3};
 use crate::backend::cuda::{Args, CudaError, limiter_code};
 use crate::case::{Boundary, Convection, TimeIntegrator};
 use crate::solver::real::Real;
@@ -17,23 +17,21 @@ fn convection_code(c: Convection) -> i64 {
     }
 }
 
-impl<T: Real> CudaProjection<T> {
+impl<T: Real, const D: usize> CudaProjection<T, D> {
+    /// The layout's sizes and periodic flags as the kernels take them (`STAG_PARAMS`).
+    fn layout_args(&self, a: Args) -> Args {
+        a.is(&ints3(self.l.n))
+            .is(&pad3(self.l.periodic.map(i64::from), 0))
+    }
+
     /// Enqueues the max speeds of a state not made by a step (`max_speed`) into `sc`.
     pub(super) fn max_speeds(&self) -> Result<(), CudaError> {
-        let l = self.l;
+        let a = Args::new().axes(self.vel_ptrs()).p(&self.part_b);
         self.kp(
             "max_speed",
-            grid_tile(l.n[0] + 1, l.n[1] + 1),
+            grid_tile(faces3(self.l.n)),
             (BX, BY, 1),
-            Args::new()
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.part_b)
-                .i(l.n[0] as i64)
-                .i(l.n[1] as i64)
-                .i(l.periodic[0] as i64)
-                .i(l.periodic[1] as i64)
-                .p(&self.ctrl),
+            self.layout_args(a).p(&self.ctrl),
         )?;
         self.finalize(false)
     }
@@ -41,7 +39,7 @@ impl<T: Real> CudaProjection<T> {
     /// Combines the block maxima in `part_b` (of `max_speed` or `correct`) and, after a
     /// correction, its change sums in `part_a`, into `sc` (`step_finalize`).
     fn finalize(&self, after_correct: bool) -> Result<(), CudaError> {
-        let nb = blocks_tile(self.l.n[0] + 1, self.l.n[1] + 1);
+        let nb = blocks_tile(faces3(self.l.n));
         self.kp(
             "step_finalize",
             (1, 1, 1),
@@ -68,11 +66,10 @@ impl<T: Real> CudaProjection<T> {
                 .p(&self.clock)
                 .p(&self.ctrl)
                 .p(&self.part_b)
-                .i(blocks_tile(self.l.n[0] + 1, self.l.n[1] + 1) as i64)
+                .i(blocks_tile(faces3(self.l.n)) as i64)
                 .p(&self.sc)
                 .r(lim.viscous)
-                .r(lim.h[0])
-                .r(lim.h[1])
+                .rs(&lim.h)
                 .r(lim.wall)
                 .r(lim.cell_reynolds.unwrap_or(0.0))
                 .i(lim.cell_reynolds.is_some() as i64)
@@ -86,50 +83,39 @@ impl<T: Real> CudaProjection<T> {
     pub(super) fn predict_only(&self) -> Result<(), CudaError> {
         let c = &self.cfg;
         let l = self.l;
-        let (dx, dy) = (T::of(c.grid.spacing[0]), T::of(c.grid.spacing[1]));
-        let (idx2, idy2) = (T::one() / (dx * dx), T::one() / (dy * dy));
-        let args = Args::new()
-            .p(&self.u)
-            .p(&self.v)
-            .p(&self.f)
-            .p(&self.g)
-            .p(&self.hu)
-            .p(&self.hv)
-            .i(l.n[0] as i64)
-            .i(l.n[1] as i64)
-            .i(l.periodic[0] as i64)
-            .i(l.periodic[1] as i64)
-            .i(*l.unknowns(0).end() as i64)
-            .i(*l.unknowns(1).end() as i64)
+        let h: [T; D] = std::array::from_fn(|a| T::of(c.grid.spacing[a]));
+        let ih2 = h.map(|h| T::one() / (h * h));
+        let hi: [i64; D] = std::array::from_fn(|a| *l.unknowns(a).end() as i64);
+        let a = Args::new()
+            .axes(self.vel_ptrs())
+            .axes(self.pred.iter().map(|b| b.ptr))
+            .axes(self.hist.iter().map(|b| b.ptr));
+        let args = self
+            .layout_args(a)
+            .is(&pad3(hi, 0))
             .i(convection_code(c.convection))
             .i(limiter_code(c.limiter))
-            .r(dx)
-            .r(dy)
-            .r(idx2)
-            .r(idy2)
+            .rs(&pad3(h, T::one()))
+            .rs(&pad3(ih2, T::zero()))
             .r(T::of(c.nu))
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
-        self.kp("predict", grid_tile(l.n[0] + 1, l.n[1] + 1), (BX, BY, 1), args)?;
+        self.kp("predict", grid_tile(faces3(l.n)), (BX, BY, 1), args)?;
+        let a = Args::new()
+            .axes(self.vel_ptrs())
+            .axes(self.pred.iter().map(|b| b.ptr))
+            .p(&self.bck);
         self.kp(
             "predictor_boundaries",
-            grid1(l.n[0].max(l.n[1]) + 1),
-            (B1, 1, 1),
-            Args::new()
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.f)
-                .p(&self.g)
-                .p(&self.bck)
-                .i(l.n[0] as i64)
-                .i(l.n[1] as i64)
-                .p(&self.ctrl),
+            grid_plane::<D>(l.n.into_iter().max().unwrap_or(1)),
+            (super::B1, 1, 1),
+            self.layout_args(a).p(&self.ctrl),
         )
     }
 
-    /// `div(F, G) / dt` into `out`: in natural order (`pack` < 0), or reordered for the transform
-    /// solve with its flip bits `pack` (`poisson_rhs`). Only the
+    /// `div(F) / dt` into `out`: in natural order (`pack` < 0), or reordered for the transform
+    /// solve with its packing code `pack` (`poisson_rhs`). Only the
     /// reordered one, a part of the batched step, obeys the halt flag: the natural one serves
     /// the iterative solvers (whose steps the host checks first) and the statistics of the last
     /// completed step of a batch.
@@ -137,25 +123,23 @@ impl<T: Real> CudaProjection<T> {
         let l = self.l;
         let c = &self.cfg;
         let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
+        let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / c.grid.spacing[a]));
         self.kp(
             "poisson_rhs",
-            grid_tile(l.n[0], l.n[1]),
+            grid_tile(super::cells3(l.n)),
             (BX, BY, 1),
             Args::new()
-                .p(&self.f)
-                .p(&self.g)
+                .axes(self.pred.iter().map(|b| b.ptr))
                 .l(out as i64)
-                .i(l.n[0] as i64)
-                .i(l.n[1] as i64)
-                .r(T::of(1.0 / c.grid.spacing[0]))
-                .r(T::of(1.0 / c.grid.spacing[1]))
+                .is(&ints3(l.n))
+                .rs(&pad3(ih, T::zero()))
                 .p(&self.clock)
                 .l(halt as i64)
                 .i(pack),
         )
     }
 
-    /// Correction (from `p`, or from the transform solve's reordered solution `(v, flip bits)`,
+    /// Correction (from `p`, or from the transform solve's reordered solution `(v, packing code)`,
     /// which it also unpacks into `p`) and ghosts. The speed maxima stay in `part_b` for the
     /// next `step_dt`; with `stats` (a step whose scalars the host reads) the steady-change sums
     /// and the maxima are combined into `sc` too.
@@ -165,8 +149,7 @@ impl<T: Real> CudaProjection<T> {
             &self.gpu,
             &self.mp,
             &self.l,
-            &self.u,
-            &self.v,
+            self.vel.each_ref(),
             (&self.bck, &self.bcv),
             Some(&self.ctrl),
         )?;
@@ -181,41 +164,36 @@ impl<T: Real> CudaProjection<T> {
     pub(super) fn correct_kernel(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
         let (v, pack) = packed.unwrap_or((0, -1));
         let l = self.l;
-        let bc = &self.cfg.bc;
         let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
-        let (i_lo, i_hi) = (
-            if out(&bc[0][0]) { 0 } else { 1 },
-            *l.unknowns(0).end() + out(&bc[0][1]) as usize,
-        );
-        let (j_lo, j_hi) = (
-            if out(&bc[1][0]) { 0 } else { 1 },
-            *l.unknowns(1).end() + out(&bc[1][1]) as usize,
-        );
+        // The corrected range of component c along axis c (projection.rs `correct`).
+        let range: Vec<i64> = (0..D)
+            .flat_map(|c| {
+                let bc = &self.cfg.bc[c];
+                [
+                    if out(&bc[0]) { 0 } else { 1 },
+                    (*l.unknowns(c).end() + out(&bc[1]) as usize) as i64,
+                ]
+            })
+            .chain(std::iter::repeat(0))
+            .take(6)
+            .collect();
+        let a = Args::new()
+            .axes(self.vel_ptrs())
+            .axes(self.pred.iter().map(|b| b.ptr))
+            .p(&self.p)
+            .l(v as i64)
+            .i(pack)
+            .i(stats as i64)
+            .p(&self.part_a)
+            .p(&self.part_b);
+        let spacing: [f64; D] = std::array::from_fn(|a| self.cfg.grid.spacing[a]);
         self.kp(
             "correct",
-            grid_tile(l.n[0] + 1, l.n[1] + 1),
+            grid_tile(faces3(l.n)),
             (BX, BY, 1),
-            Args::new()
-                .p(&self.u)
-                .p(&self.v)
-                .p(&self.f)
-                .p(&self.g)
-                .p(&self.p)
-                .l(v as i64)
-                .i(pack)
-                .i(stats as i64)
-                .p(&self.part_a)
-                .p(&self.part_b)
-                .i(l.n[0] as i64)
-                .i(l.n[1] as i64)
-                .i(l.periodic[0] as i64)
-                .i(l.periodic[1] as i64)
-                .i(i_lo as i64)
-                .i(i_hi as i64)
-                .i(j_lo as i64)
-                .i(j_hi as i64)
-                .r(self.cfg.grid.spacing[0])
-                .r(self.cfg.grid.spacing[1])
+            self.layout_args(a)
+                .is(&range)
+                .rs(&pad3(spacing, 1.0))
                 .p(&self.clock)
                 .p(&self.ctrl),
         )

@@ -1,65 +1,50 @@
 //! Kernel timings with CUDA events for `flowlab bench`.
 
-use super::{BX, BY, CudaProjection, Work, grid_tile, pack_pbc};
-use crate::backend::cuda::{Args, CudaError};
+use super::{CudaProjection, Work};
+use crate::backend::cuda::CudaError;
 use crate::case::TimeIntegrator;
 use crate::solver::real::Real;
 
-impl<T: Real> CudaProjection<T> {
-    /// One Jacobi sweep `src -> dst` for kernel_timings (no control block).
-    fn jacobi_timed(&self, src: u64, dst: u64, rhs: u64) -> Result<(), CudaError> {
-        let op = self.op;
-        self.kq(
-            "jacobi_sweep",
-            grid_tile(op.n[0], op.n[1]),
-            (BX, BY, 1),
-            Args::new()
-                .l(src as i64)
-                .l(dst as i64)
-                .l(rhs as i64)
-                .p(&self.part_a)
-                .null()
-                .i(op.n[0] as i64)
-                .i(op.n[1] as i64)
-                .i(pack_pbc(&op))
-                .r(op.ih2[0])
-                .r(op.ih2[1]),
-        )
-    }
-
+impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
     /// warm-up launch) on this solver's buffers; the state is scrambled afterwards, so use a
     /// solver built for the purpose. Returns (kernel, milliseconds per launch, bytes per launch by
-    /// the model: every array the kernel touches read or written once, `n = nx ny` values each;
-    /// a colour sweep reads all of `x` and half of `b`, and writes half of `x`; the fused
-    /// two-colour sweep reads `x` and `b` and writes `x` once).
+    /// the model: every array the kernel touches read or written once, `n` values each (one per
+    /// cell, `D` arrays per velocity); a colour sweep reads all of `x` and half of `b`, and writes
+    /// half of `x`; the fused two-colour sweep (2D) reads `x` and `b` and writes `x` once).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
-        let n = (self.l.n[0] * self.l.n[1]) as f64;
+        let n = self.op.len() as f64;
+        let d = D as f64;
         let sz = std::mem::size_of::<T>() as f64;
         let op = self.op;
         // A valid dt and AB2 weights in the clock for the step kernels.
         self.step_dt()?;
-        // The predictor reads u, v and writes F, G; AB2 also reads and writes its history.
+        // The predictor reads the velocity and writes F; AB2 also reads and writes its history.
         let predict_arrays = match self.cfg.integrator {
-            TimeIntegrator::Euler => 4.0,
-            TimeIntegrator::Ab2 => 8.0,
+            TimeIntegrator::Euler => 2.0 * d,
+            TimeIntegrator::Ab2 => 4.0 * d,
         };
         let (p, rhs) = (self.p.ptr, self.rhs.ptr);
         let scratch = self.gpu.alloc_zeros::<T>(op.len())?;
         let sp = scratch.ptr;
-        type Launch<T> = Box<dyn Fn(&mut CudaProjection<T>) -> Result<(), CudaError>>;
-        let mut kernels: Vec<(&'static str, f64, Launch<T>)> = vec![
+        type Launch<T, const D: usize> = Box<dyn Fn(&mut CudaProjection<T, D>) -> Result<(), CudaError>>;
+        let mut kernels: Vec<(&'static str, f64, Launch<T, D>)> = vec![
             ("predict", predict_arrays, Box::new(|s| s.predict_only())),
-            ("poisson_rhs", 3.0, Box::new(move |s| s.rhs(rhs, -1))),
-            ("correct", 7.0, Box::new(|s| s.correct_kernel(None, true))),
+            // F in, rhs out; F, p and the velocity in, the velocity out.
+            ("poisson_rhs", d + 1.0, Box::new(move |s| s.rhs(rhs, -1))),
+            (
+                "correct",
+                3.0 * d + 1.0,
+                Box::new(|s| s.correct_kernel(None, true)),
+            ),
             (
                 "correct (no statistics)",
-                5.0,
+                2.0 * d + 1.0,
                 Box::new(|s| s.correct_kernel(None, false)),
             ),
-            ("max_speed", 2.0, Box::new(|s| s.max_speeds())),
-            ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi_timed(p, sp, rhs))),
+            ("max_speed", d, Box::new(|s| s.max_speeds())),
+            ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi(p, sp, rhs, 0))),
             (
                 "residual",
                 3.0,
@@ -70,12 +55,14 @@ impl<T: Real> CudaProjection<T> {
                 2.0,
                 Box::new(move |s| s.colour(&op, p, rhs, 0, T::one(), 0)),
             ),
-            (
+        ];
+        if D == 2 {
+            kernels.push((
                 "rb_sweep (both colours)",
                 3.0,
                 Box::new(move |s| s.rb_sweep(&op, p, sp, rhs, 0)),
-            ),
-        ];
+            ));
+        }
         if matches!(self.work, Work::Multigrid { .. }) {
             // Bytes model of a V-cycle: per level of n cells, 4 fused two-colour sweeps (3n
             // each), the residual (3n), restriction (1.25n), the coarse zeroing (0.25n) and the
@@ -106,8 +93,12 @@ impl<T: Real> CudaProjection<T> {
                     }
                 }),
             ));
-            let flip = w.flip;
-            kernels.push(("poisson_rhs (fft order)", 3.0, Box::new(move |s| s.rhs(v, flip))));
+            let pack = w.pack;
+            kernels.push((
+                "poisson_rhs (fft order)",
+                d + 1.0,
+                Box::new(move |s| s.rhs(v, pack)),
+            ));
             // The solve of a step: the transforms (4n) and the spectral division (2n); the
             // right-hand side is written reordered by `poisson_rhs`, the solution unpacked by
             // `correct`.
@@ -121,11 +112,12 @@ impl<T: Real> CudaProjection<T> {
                     s.spectral_solve(w)
                 }),
             ));
-            // The whole step of a batch (one graph when graphs are on): predict (4n Euler, 8n
-            // AB2), rhs (3n), the solve (6n), correct without the statistics, unpacking p (6n).
+            // The whole step of a batch (one graph when graphs are on): predict (2Dn Euler, 4Dn
+            // AB2), rhs ((D + 1)n), the solve (6n), correct without the statistics, unpacking p
+            // ((2D + 2)n).
             kernels.push((
                 "step (fft)",
-                predict_arrays + 15.0,
+                predict_arrays + 3.0 * d + 9.0,
                 Box::new(|s| s.launch_spectral_step(false)),
             ));
         }

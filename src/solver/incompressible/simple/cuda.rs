@@ -481,7 +481,7 @@ impl CudaSimple {
             steps: 0,
             residuals: Vec::with_capacity(8),
             capped: None,
-            display: StaggeredDisplay::new(&gpu, "f64")?,
+            display: StaggeredDisplay::new(&gpu, "f64", 2)?,
             readback: Mutex::new(Readback::new(&gpu, nx * ny)),
             mirror: Mutex::new(HostMirror::new(cpu)),
             l,
@@ -537,8 +537,7 @@ impl CudaSimple {
             &self.gpu,
             &self.mp,
             &l,
-            &self.b.u,
-            &self.b.v,
+            [&self.b.u, &self.b.v],
             (&self.bck, &self.bcv),
             None,
         )?;
@@ -681,8 +680,7 @@ impl CudaSimple {
 
     fn derive(&self, name: &str, dst: &DevBuf<f64>) -> Result<(), CudaError> {
         let state = StaggeredState {
-            u: &self.b.u,
-            v: &self.b.v,
+            vel: &[&self.b.u, &self.b.v],
             p: &self.b.p,
             p_scale: 1.0,
             viscosity: Some(&self.b.mu_c),
