@@ -89,6 +89,30 @@ fn f32_sensitivity(base: &dyn Fn(&[String]) -> Case, sets: &[String], fields: &[
     a.iter().zip(&b).map(|(x, y)| rel_l2(x, y)).fold(0.0, f64::max)
 }
 
+/// Relative L2 distance (worst of the `fields`) after [`STEPS`] CPU steps between the run of
+/// `sets` and the same run with every pressure solve stopped at a 5 % tighter tolerance: how
+/// far the stopping iterate of the solves moves this choice.
+fn stopping_sensitivity(base: &dyn Fn(&[String]) -> Case, sets: &[String], fields: &[&str]) -> f64 {
+    let run = |scale: f64| {
+        let mut case = base(sets);
+        case.set_assignment("solver.backend=\"cpu\"").unwrap();
+        let tol = case
+            .spec
+            .solver
+            .tolerance
+            .expect("the f32 runs name their tolerance")
+            * scale;
+        case.set_assignment(&format!("solver.tolerance={tol:e}")).unwrap();
+        let mut s = solver::build(&case.spec).expect("cpu solver");
+        for _ in 0..STEPS {
+            s.step().expect("cpu step");
+        }
+        fields.iter().map(|f| field(s.as_ref(), f)).collect::<Vec<_>>()
+    };
+    let (a, b) = (run(1.0), run(0.95));
+    a.iter().zip(&b).map(|(x, y)| rel_l2(x, y)).fold(0.0, f64::max)
+}
+
 /// The settings of every convection scheme: central, upwind, QUICK, and TVD with each of
 /// `limiters`.
 pub fn convection_variants(limiters: &[&str]) -> Vec<Vec<String>> {
@@ -140,6 +164,15 @@ pub fn run_matrix(name: &str, base: &dyn Fn(&[String]) -> Case, fields: &[&str],
             let bound = if d > bound && precision == "f64" {
                 let own = rounding_growth(base, &sets, fields);
                 eprintln!("  cpu growth of a rounding-level perturbation: {own:.3e}");
+                bound.max(2.0 * own)
+            } else if d > bound && it_c != it_g {
+                // In f32 the two backends' residual norms, summed in another order, can straddle
+                // the 1e-4 tolerance, so a solve stops one iteration apart (240 against 239 over
+                // 200 steps of the 3D van Leer cavity) and the pressure moves by up to the
+                // tolerance: the bound is then twice how far the CPU's own f32 run moves when its
+                // solves stop at a 5 % tighter tolerance.
+                let own = stopping_sensitivity(base, &sets, fields);
+                eprintln!("  cpu f32 with solves stopped 5 % sooner: {own:.3e}");
                 bound.max(2.0 * own)
             } else {
                 bound
