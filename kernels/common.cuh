@@ -89,13 +89,8 @@ __device__ __forceinline__ real max_partials(const real* partial, int n) {
     return block_max(s);
 }
 
-// Boundary kinds of the velocity conditions (bck[side], sides left, right, bottom, top, front,
-// back: side 2 a + s of axis a).
-#define BC_WALL 0
-#define BC_INFLOW 1
-#define BC_OUTFLOW 2
-#define BC_SYMMETRY 3
-#define BC_PERIODIC 4
+// Boundary kinds of the velocity conditions (bck[side], side 2 a + s of axis a): BC_* of
+// src/backend/cuda/slots.rs.
 
 // Pressure face conditions, packed two bits per side in `pbc` (side 2 a + s of axis a).
 #define P_NEUMANN 0

@@ -16,20 +16,11 @@
 #include "common.cuh"
 #include "staggered.cuh"
 
-#define CTRL_HALT 3
 #define HALTED(ctrl) \
     if ((ctrl) != 0 && (ctrl)[CTRL_HALT] != 0) return;
 
-// Slots of the clock: the current step's dt (the previous step's between steps), the time
-// after it, AB2's weights, whether the predictor stored the history H of a step (AB2 only),
-// the steps taken, and the host's cap on dt (Solver::set_dt_cap).
-#define CK_DT 0
-#define CK_TIME 1
-#define CK_W_NEW 2
-#define CK_W_OLD 3
-#define CK_HISTORY 4
-#define CK_STEPS 5
-#define CK_DT_CAP 6
+// The clock's slots (CK_*: dt, time, AB2 weights, history flag, steps, the host's cap on dt) and
+// CTRL_HALT are defined at the top of the unit from src/backend/cuda/slots.rs.
 
 // The three pointers of a per-component argument.
 #define VEC(name) real* __restrict__ name##0, real* __restrict__ name##1, real* __restrict__ name##2

@@ -3,9 +3,8 @@
 //! launch with, the codes of limiters, Riemann solvers and boundary kinds, and marker values. [`defines`] writes them as `#define NAME value` lines that
 //! [`super::KernelSet::full_source`] puts at the top of every compilation unit, so no kernel
 //! file or header defines them again.
-//!
-//! (The projection family's `CK_*` and `CTRL_HALT` of `kernels/projection.cu` are not here
-//! yet.)
+//! The projection family's step clock (`CK_*`), halt flag and velocity boundary kinds are here
+//! too.
 
 /// Declares each constant and lists it in [`ALL`] under its own name.
 macro_rules! shared {
@@ -54,8 +53,24 @@ shared! {
     CTRL_ZERO: usize = 2;
     /// BiCGSTAB: the iteration at which the half-step residual converged.
     CTRL_LAST: usize = 3;
+    /// Projection: set by `step_dt` when the health check fails; every step kernel then returns
+    /// at once (`HALTED` in `kernels/projection.cu`).
+    CTRL_HALT: usize = 3;
     /// Ints in the control block.
     CTRL_LEN: usize = 4;
+
+    // The projection's step clock (doubles): the current step's dt (the previous step's between
+    // steps), the time after it, AB2's weights, whether the predictor stored the history H of a
+    // step (AB2 only), the steps taken, and the host's cap on dt (`Solver::set_dt_cap`).
+    CK_DT: usize = 0;
+    CK_TIME: usize = 1;
+    CK_W_NEW: usize = 2;
+    CK_W_OLD: usize = 3;
+    CK_HISTORY: usize = 4;
+    CK_STEPS: usize = 5;
+    CK_DT_CAP: usize = 6;
+    /// Doubles in the clock.
+    CK_LEN: usize = 8;
 
     // The SIMPLE family's scalar block (`kernels/simple.cu`; the linear solvers' slots below 8
     // are theirs).
@@ -93,6 +108,13 @@ shared! {
     LIM_SOU: i64 = 9;
     LIM_FROMM: i64 = 10;
     LIM_QUICK: i64 = 11;
+    /// Velocity boundary kinds of the staggered solvers (`bck[side]`, side `2 axis + s`: left,
+    /// right, bottom, top, front, back).
+    BC_WALL: i32 = 0;
+    BC_INFLOW: i32 = 1;
+    BC_OUTFLOW: i32 = 2;
+    BC_SYMMETRY: i32 = 3;
+    BC_PERIODIC: i32 = 4;
     /// Riemann solvers of `kernels/muscl_hancock.cu`.
     RS_EXACT: i64 = 0;
     RS_HLLC: i64 = 1;

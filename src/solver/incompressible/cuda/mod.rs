@@ -69,25 +69,12 @@ const B1: u32 = 256;
 /// (TROWS in kernels/common.cuh): a (BX, BY) block covers BX x BY TILE_ROWS cells.
 const TILE_ROWS: u32 = 4;
 
-// Slots of the scalar and control blocks (kernels/common.cuh).
-const SC_BNORM: usize = 1;
-const SC_RNORM: usize = 2;
+use crate::backend::cuda::slots::{
+    CK_DT, CK_DT_CAP, CK_HISTORY, CK_LEN, CK_STEPS, CK_TIME, CTRL_DONE, CTRL_HALT, CTRL_ITERS, CTRL_LEN,
+    SC_BNORM, SC_CHANGE, SC_LEN, SC_NORM, SC_RNORM,
+};
 /// The largest speed of each velocity component (`speed_slot` in kernels/common.cuh).
 const SC_SPEED: [usize; 3] = [slots::SC_UMAX, slots::SC_VMAX, slots::SC_WMAX];
-const SC_CHANGE: usize = 10;
-const SC_NORM: usize = 11;
-const SC_LEN: usize = 16;
-const CTRL_DONE: usize = 0;
-const CTRL_ITERS: usize = 1;
-const CTRL_HALT: usize = 3;
-const CTRL_LEN: usize = 4;
-// Slots of the step clock (kernels/projection.cu `CK_*`).
-const CK_DT: usize = 0;
-const CK_TIME: usize = 1;
-const CK_HISTORY: usize = 4;
-const CK_STEPS: usize = 5;
-const CK_DT_CAP: usize = 6;
-const CK_LEN: usize = 8;
 
 /// Sizes (or any per-axis values) of a `D`-dimensional box as the kernels take them: three
 /// values, `fill` beyond `D`.
@@ -196,11 +183,11 @@ fn side_codes<T: Real>(bc: &[[Boundary; 2]]) -> Result<([i32; 6], [T; 18]), Cuda
     let mut bcv = [T::zero(); 18];
     for (side, b) in bc.iter().flatten().enumerate() {
         bck[side] = match b {
-            Boundary::Wall { .. } => 0,
-            Boundary::Inflow { .. } => 1,
-            Boundary::Outflow {} => 2,
-            Boundary::Symmetry {} => 3,
-            Boundary::Periodic {} => 4,
+            Boundary::Wall { .. } => slots::BC_WALL,
+            Boundary::Inflow { .. } => slots::BC_INFLOW,
+            Boundary::Outflow {} => slots::BC_OUTFLOW,
+            Boundary::Symmetry {} => slots::BC_SYMMETRY,
+            Boundary::Periodic {} => slots::BC_PERIODIC,
             Boundary::Exact {} => return Err(CudaError("exact sides run on the CPU backend".into())),
         };
         if let Some(v) = side_velocity(b, Side::ALL[side]) {
