@@ -157,24 +157,27 @@ fn fits_device(case: &Case) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{}: {}: {}", case.name, e.key, e.message))
 }
 
-/// Kernel timings of the projection solver in precision `T` (after three steps).
-fn projection_rows<T: Real>(
+/// Kernel timings of the `D`-dimensional projection solver in precision `T` (after three steps).
+fn projection_rows<T: Real, const D: usize>(
     cfg: crate::solver::incompressible::Config,
     reps: usize,
 ) -> anyhow::Result<Vec<(&'static str, f64, f64)>> {
-    let mut s = crate::solver::incompressible::CudaProjection::<T, 2>::new(cfg)?;
+    let mut s = crate::solver::incompressible::CudaProjection::<T, D>::new(cfg)?;
     for _ in 0..3 {
         s.step()?;
     }
     Ok(s.kernel_timings(reps)?)
 }
 
-/// The per-kernel table of the CUDA projection solver.
+/// The per-kernel table of the CUDA projection solver: the cavity at each `--sizes` (2D) and
+/// `--sizes-3d` (the cubic cavity) size.
 pub(super) fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()> {
     use crate::solver::incompressible::Config;
     println!("{KERNEL_HEADER}");
-    for &n in &args.sizes {
-        let mut case = Case::parse(CAVITY, "bench cavity")?;
+    let squares = args.sizes.iter().map(|&n| (CAVITY, 2, n, format!("{n}^2")));
+    let cubes = args.sizes_3d.iter().map(|&n| (CAVITY_3D, 3, n, format!("{n}^3")));
+    for (text, dim, n, label) in squares.chain(cubes) {
+        let mut case = Case::parse(text, "bench cavity")?;
         for s in [
             format!("grid.nx={n}"),
             format!("grid.ny={n}"),
@@ -187,6 +190,9 @@ pub(super) fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()
         ] {
             case.set_assignment(&s)?;
         }
+        if dim == 3 {
+            case.set_assignment(&format!("grid.nz={n}"))?;
+        }
         // The case's multigrid solver times the shared kernels and the V-cycle; an fft solver
         // (when measured) adds only its own rows, the transforms and the whole solve.
         let fft = args.solvers.iter().any(|s| s == "fft");
@@ -198,16 +204,17 @@ pub(super) fn projection_kernels(args: &Args, ceiling: f64) -> anyhow::Result<()
             fits_device(&case)?;
             let cfg =
                 Config::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-            let rows = if args.precision == "f32" {
-                projection_rows::<f32>(cfg, args.kernel_reps)?
-            } else {
-                projection_rows::<f64>(cfg, args.kernel_reps)?
+            let rows = match (args.precision == "f32", dim) {
+                (true, 2) => projection_rows::<f32, 2>(cfg, args.kernel_reps)?,
+                (false, 2) => projection_rows::<f64, 2>(cfg, args.kernel_reps)?,
+                (true, _) => projection_rows::<f32, 3>(cfg, args.kernel_reps)?,
+                (false, _) => projection_rows::<f64, 3>(cfg, args.kernel_reps)?,
             };
             for row in rows
                 .into_iter()
                 .filter(|r| !only_own || r.0.contains("fft") || r.0.contains("FFT"))
             {
-                kernel_row(&format!("{n}^2"), &args.precision, ceiling, row);
+                kernel_row(&label, &args.precision, ceiling, row);
             }
         }
     }
