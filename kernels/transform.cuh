@@ -28,22 +28,42 @@ struct cplx {
     real re, im;
 };
 
-// V at DFT index (x, y, z) (each in 0..n) from the stored half (x in 0..=nx/2), by Hermitian
-// symmetry; z is 0 in 2D.
-__device__ __forceinline__ cplx spectrum_at(const real* V, int x, int y, int z, const Cells& c) {
-    const int nx = c.n[0], ny = c.n[1], nz = DIM == 3 ? c.n[DIM - 1] : 1, h = nx / 2 + 1;
-    if (x < h) {
-        const int k = (z * ny + y) * h + x;
-        return {V[2 * k], V[2 * k + 1]};
-    }
-    const int k = (((nz - z) % nz) * ny + (ny - y) % ny) * h + (nx - x);
-    return {V[2 * k], -V[2 * k + 1]};
+// The stored entries of the group of k (each k_a in 0..=n_a/2): s[my][mz] = V at (k_x, k_y or
+// (n_y - k_y) mod n_y as my is 0 or 1, likewise k_z as mz; mz = 0 in 2D). Every DFT value at an
+// index (+-k_x, +-k_y, +-k_z) mod n follows from them by Hermitian symmetry (`group_at`), so a
+// thread reads its group's 2^(DIM - 1) entries once rather than each value it combines.
+struct Group {
+    int k[3];
+    cplx s[2][2];
+};
+
+__device__ __forceinline__ Group load_group(const real* V, const int k[DIM], const Cells& c) {
+    const int ny = c.n[1], nz = DIM == 3 ? c.n[DIM - 1] : 1, h = c.n[0] / 2 + 1;
+    Group g = {{k[0], k[1], DIM == 3 ? k[DIM - 1] : 0}, {}};
+#pragma unroll
+    for (int my = 0; my < 2; ++my)
+#pragma unroll
+        for (int mz = 0; mz < (DIM == 3 ? 2 : 1); ++mz) {
+            const int y = my ? (ny - g.k[1]) % ny : g.k[1], z = mz ? (nz - g.k[2]) % nz : g.k[2];
+            const int at = (z * ny + y) * h + g.k[0];
+            g.s[my][mz] = {V[2 * at], V[2 * at + 1]};
+        }
+    return g;
+}
+
+// V at DFT index (x, y, z) of the group g (x one of k_x, n_x - k_x; y and z likewise, mod n; z
+// is 0 in 2D): the stored entry where x <= n_x / 2, else conj(V(n_x - x, -y, -z)).
+__device__ __forceinline__ cplx group_at(const Group& g, int x, int y, int z) {
+    const int my = y == g.k[1] ? 0 : 1, mz = DIM == 3 && z != g.k[2] ? 1 : 0;
+    if (x == g.k[0]) return g.s[my][mz];
+    const cplx m = g.s[1 - my][DIM == 3 ? 1 - mz : 0];
+    return {m.re, -m.im};
 }
 
 // conj(V) at (x, -y, -z): V at (-x, y, z) by Hermitian symmetry.
-__device__ __forceinline__ cplx mirrored(const real* V, int x, int y, int z, const Cells& c) {
+__device__ __forceinline__ cplx mirrored(const Group& g, int x, int y, int z, const Cells& c) {
     const int nz = DIM == 3 ? c.n[DIM - 1] : 1;
-    const cplx m = spectrum_at(V, x, (c.n[1] - y) % c.n[1], (nz - z) % nz, c);
+    const cplx m = group_at(g, x, (c.n[1] - y) % c.n[1], (nz - z) % nz);
     return {m.re, -m.im};
 }
 
@@ -70,7 +90,7 @@ __device__ __forceinline__ real multiplier(const int j[DIM], const Transform& t)
 
 // X at j (each j_a in 0..=n_a) times its `multiplier`, every axis a cosine axis; zero where some
 // j_a = n_a.
-__device__ __forceinline__ real solved_coefficient(const real* V, const int j[DIM], const Cells& c,
+__device__ __forceinline__ real solved_coefficient(const Group& g, const int j[DIM], const Cells& c,
                                                    const Transform& t) {
 #pragma unroll
     for (int a = 0; a < DIM; ++a)
@@ -78,14 +98,14 @@ __device__ __forceinline__ real solved_coefficient(const real* V, const int j[DI
     const int x = j[0], s = DIM - 1;
     const real cx = t.tw[0][2 * x], sx = t.tw[0][2 * x + 1];
 #if DIM == 2
-    const cplx zx = combine(cx, sx, spectrum_at(V, x, j[1], 0, c), mirrored(V, x, j[1], 0, c));
+    const cplx zx = combine(cx, sx, group_at(g, x, j[1], 0), mirrored(g, x, j[1], 0, c));
     const real half = (real)0.5;
 #else
     const int z = j[DIM - 1];
     cplx zy[2];
     for (int m = 0; m < 2; ++m) {
         const int y = m ? (c.n[1] - j[1]) % c.n[1] : j[1];
-        zy[m] = combine(cx, sx, spectrum_at(V, x, y, z, c), mirrored(V, x, y, z, c));
+        zy[m] = combine(cx, sx, group_at(g, x, y, z), mirrored(g, x, y, z, c));
     }
     const cplx zx = combine(t.tw[1][2 * j[1]], t.tw[1][2 * j[1] + 1], zy[0], zy[1]);
     const real half = (real)0.25;
@@ -106,13 +126,14 @@ __device__ __forceinline__ int pattern_index(int k, int n, int e, int a) { retur
 __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], const Cells& c, const Transform& t,
                                                    int pack) {
     constexpr int G = 1 << DIM;
+    const Group grp = load_group(V, k, c);
     cplx z[G];
 #pragma unroll
     for (int e = 0; e < G; ++e) {
         int j[3] = {0, 0, 0};
 #pragma unroll
         for (int a = 0; a < DIM; ++a) j[a] = pattern_index(k[a], c.n[a], e, a) % c.n[a];
-        z[e] = spectrum_at(V, j[0], j[1], j[2], c);
+        z[e] = group_at(grp, j[0], j[1], j[2]);
     }
     real half = 1;
 #pragma unroll
@@ -207,13 +228,14 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
         return;
     }
     // y[e]: the coefficient at k with the axes of bit set e (bit a: axis a) at n_a - k_a.
+    const Group g = load_group(V, k, c);
     real y[1 << DIM];
 #pragma unroll
     for (int e = 0; e < (1 << DIM); ++e) {
         int j[DIM];
 #pragma unroll
         for (int a = 0; a < DIM; ++a) j[a] = ((e >> a) & 1) ? c.n[a] - k[a] : k[a];
-        y[e] = solved_coefficient(V, j, c, t);
+        y[e] = solved_coefficient(g, j, c, t);
     }
     const int h = nx / 2 + 1;
 #pragma unroll
