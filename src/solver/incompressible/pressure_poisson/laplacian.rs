@@ -131,9 +131,11 @@ impl<T: Real, const D: usize> Laplacian<T, D> {
     }
 
     /// The operator on the next coarser grid (cells merged 2 x 2 (x 2)), if every axis halves
-    /// evenly and stays at least 2 cells.
+    /// evenly and some axis keeps at least 2 cells: an axis of 2 cells becomes 1 while a longer
+    /// one remains, so a thin box (Thibault & Senocak's 1024 x 32 x 1024) coarsens past its few
+    /// cells across to a coarsest grid of 32 x 1 x 32 rather than stopping at 64 x 2 x 64.
     pub fn coarsen(&self) -> Option<Self> {
-        if self.n.iter().any(|&n| n % 2 != 0 || n < 4) {
+        if self.n.iter().any(|&n| n % 2 != 0) || self.n.iter().all(|&n| n < 4) {
             return None;
         }
         let mut c = Self::new(self.n.map(|n| n / 2), [1.0; D], self.bc);
