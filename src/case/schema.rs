@@ -469,7 +469,7 @@ pub struct LinearSolvers {
     pub overlap: Option<usize>,
 }
 
-/// Linear solver of a five-point system (`crate::solver::linear`).
+/// Linear solver of a five- or seven-point system (`crate::solver::linear`).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum LinearSolverKind {

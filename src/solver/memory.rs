@@ -35,7 +35,7 @@ pub struct Need {
     pub cells: u64,
 }
 
-/// Workspace of a five-point linear solver, in arrays of its system's size.
+/// Workspace of a stencil (five- or seven-point) linear solver, in arrays of its system's size.
 fn linear_workspace(kind: LinearSolverKind) -> u64 {
     match kind {
         LinearSolverKind::Adi => 0,

@@ -1,15 +1,15 @@
 //! Additive-correction multigrid (Hutchinson & Raithby 1986, Numer. Heat Transfer 9, 511-537)
-//! as the preconditioner of CG for the symmetric five-point systems of the pressure (correction)
+//! as the preconditioner of CG for the symmetric stencil systems of the pressure (correction)
 //! equation: the Jacobi-preconditioned CG of these systems needs O(n) iterations (about 1200 per
 //! outer iteration at 512^2), one V-cycle per iteration makes the count nearly independent of
 //! the grid.
 //!
-//! Coarse levels aggregate 2 x 2 cells (`I = i / 2`, `J = j / 2`; a last single row or column
-//! where a size is odd) until at most [`COARSEST`] unknowns remain. Their coefficients are the
+//! Coarse levels aggregate 2 x 2 (x 2) cells (`I = i / 2`, `J = j / 2`, `K = k / 2`; a last
+//! single layer where a size is odd) until at most [`COARSEST`] unknowns remain. Their coefficients are the
 //! Galerkin product `A_c = P^T A P` of piecewise-constant prolongation `P` ([`coarsen`]): a link
 //! between two cells of one block drops out of `a_P` (`a_P,c = sum a_P - sum internal links`),
 //! a link across a block face adds to that face's coarse link, so the coarse system is again
-//! five-point, symmetric, with the fine one's periodicity, and singular when the fine one is.
+//! five- (seven-) point, symmetric, with the fine one's periodicity, and singular when the fine one is.
 //!
 //! The V-cycle `w = M^-1 r` smooths by two sweeps of weighted Jacobi (`x += w_J (b + sum a_nb
 //! x_nb - a_P x) / a_P`, `w_J = `[`WEIGHT`]) from zero, restricts the residual by summing over
@@ -23,7 +23,7 @@
 //! two sweeps from zero and one for the prolongation with the first sweep after it), each value
 //! rounded as here.
 
-use super::FivePoint;
+use super::Stencil;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
@@ -40,110 +40,116 @@ pub const WEIGHT: f64 = 0.8;
 /// the pressure systems of the tests: CG to 1e-10 at 512^2 in 20 iterations with 1.7, 90 with 1.
 pub const OVER_CORRECTION: f64 = 1.7;
 
-/// Size of the level below an `ni x nj` level.
-pub fn coarse_shape(ni: usize, nj: usize) -> (usize, usize) {
-    (ni.div_ceil(2), nj.div_ceil(2))
+/// Size of the level below a level of `n` unknowns per axis.
+pub fn coarse_shape<const D: usize>(n: [usize; D]) -> [usize; D] {
+    n.map(|m| m.div_ceil(2))
 }
 
-/// The shapes of the coarse levels of an `ni x nj` system, finest first (empty when it is
-/// already small enough).
-pub fn coarse_shapes(ni: usize, nj: usize) -> Vec<(usize, usize)> {
+/// The shapes of the coarse levels of a system of `n` unknowns per axis, finest first (empty
+/// when it is already small enough).
+pub fn coarse_shapes<const D: usize>(n: [usize; D]) -> Vec<[usize; D]> {
     let mut shapes = Vec::new();
-    let (mut a, mut b) = (ni, nj);
-    while a * b > COARSEST && (a > 1 || b > 1) {
-        (a, b) = coarse_shape(a, b);
-        shapes.push((a, b));
+    let mut m = n;
+    while m.iter().product::<usize>() > COARSEST && m.iter().any(|&a| a > 1) {
+        m = coarse_shape(m);
+        shapes.push(m);
     }
     shapes
 }
 
-/// The fine cells of coarse cell `(ic, jc)` in their summation order: `(2ic, 2jc)`,
-/// `(2ic + 1, 2jc)`, `(2ic, 2jc + 1)`, `(2ic + 1, 2jc + 1)`, those that exist.
-fn children(ic: usize, jc: usize, ni: usize, nj: usize) -> impl Iterator<Item = (usize, usize)> {
-    [(0, 0), (1, 0), (0, 1), (1, 1)]
-        .into_iter()
-        .map(move |(a, b)| (2 * ic + a, 2 * jc + b))
-        .filter(move |&(i, j)| i < ni && j < nj)
+/// The fine unknowns (index, position) of the coarse unknown at `coarse` in their summation
+/// order: offset bit `a` of the child number steps one cell along axis `a` (2D: `(2I, 2J)`,
+/// `(2I + 1, 2J)`, `(2I, 2J + 1)`, `(2I + 1, 2J + 1)`), those that exist.
+fn children<T: Real, const D: usize>(
+    fine: &Stencil<T, D>,
+    coarse: [usize; D],
+) -> impl Iterator<Item = (usize, [usize; D])> + '_ {
+    (0..1usize << D).filter_map(move |child| {
+        let idx: [usize; D] = std::array::from_fn(|a| 2 * coarse[a] + (child >> a & 1));
+        (0..D).all(|a| idx[a] < fine.n[a]).then(|| {
+            let k = (0..D).rev().fold(0, |k, a| k * fine.n[a] + idx[a]);
+            (k, idx)
+        })
+    })
 }
 
-/// The Galerkin coarse coefficients `a_P, a_E, a_W, a_N, a_S` of `fine` into `coarse` (its `b`
-/// is left alone; its periodicity is the fine one's): for each child in [`children`] order, `a_P += a_P,f`, then its links E, W, N, S
-/// in that order, each subtracted from `a_P` when it joins two children of the block and added
-/// to the coarse link of its direction when it leaves the block (a link leaving a non-periodic
-/// block is not part of the matrix and is skipped).
-pub fn coarsen<T: Real>(fine: &FivePoint<T>, coarse: &mut FivePoint<T>) {
-    let (ni, nj, [px, py]) = (fine.ni, fine.nj, fine.periodic);
-    let nic = coarse.ni;
+/// The Galerkin coarse coefficients `a_P` and links of `fine` into `coarse` (its `b` is left
+/// alone; its periodicity is the fine one's): for each child in [`children`] order, `a_P +=
+/// a_P,f`, then its links axis by axis, upper before lower (E, W, N, S in 2D), each subtracted
+/// from `a_P` when it joins two children of the block and added to the coarse link of its
+/// direction when it leaves the block (a link leaving a non-periodic block is not part of the
+/// matrix and is skipped).
+pub fn coarsen<T: Real, const D: usize>(fine: &Stencil<T, D>, coarse: &mut Stencil<T, D>) {
     coarse.periodic = fine.periodic;
-    let rows = coarse
-        .ap
-        .par_chunks_mut(nic)
-        .zip(coarse.ae.par_chunks_mut(nic))
-        .zip(coarse.aw.par_chunks_mut(nic))
-        .zip(coarse.an.par_chunks_mut(nic))
-        .zip(coarse.as_.par_chunks_mut(nic));
-    rows.enumerate().for_each(|(jc, ((((ap, ae), aw), an), as_))| {
-        for ic in 0..nic {
-            let [mut p, mut e, mut w, mut n, mut s] = [T::zero(); 5];
-            for (i, j) in children(ic, jc, ni, nj) {
-                let k = j * ni + i;
+    let cn = coarse.n;
+    let values: Vec<(T, [[T; 2]; D])> = (0..coarse.len())
+        .into_par_iter()
+        .map(|kc| {
+            let mut c = [0; D];
+            let mut rest = kc;
+            for a in 0..D {
+                c[a] = rest % cn[a];
+                rest /= cn[a];
+            }
+            let mut p = T::zero();
+            let mut links = [[T::zero(); 2]; D];
+            for (k, idx) in children(fine, c) {
                 p = p + fine.ap[k];
-                // (coefficient, neighbour's block or None where the link is not read, which
-                // coarse link it adds to)
-                let east = (i + 1 < ni || px).then(|| ((i + 1) % ni) / 2);
-                let west = (i > 0 || px).then(|| ((i + ni - 1) % ni) / 2);
-                let north = (j + 1 < nj || py).then(|| ((j + 1) % nj) / 2);
-                let south = (j > 0 || py).then(|| ((j + nj - 1) % nj) / 2);
-                for (a, other, own, sum) in [
-                    (fine.ae[k], east, ic, &mut e),
-                    (fine.aw[k], west, ic, &mut w),
-                    (fine.an[k], north, jc, &mut n),
-                    (fine.as_[k], south, jc, &mut s),
-                ] {
-                    match other {
-                        Some(o) if o == own => p = p - a,
-                        Some(_) => *sum = *sum + a,
-                        None => {}
+                for a in 0..D {
+                    let (n, i) = (fine.n[a], idx[a]);
+                    // (side, the neighbour's block along a, or None where the link is not read)
+                    for (side, other) in [
+                        (1, (i + 1 < n || fine.periodic[a]).then(|| ((i + 1) % n) / 2)),
+                        (0, (i > 0 || fine.periodic[a]).then(|| ((i + n - 1) % n) / 2)),
+                    ] {
+                        let l = fine.a[a][side][k];
+                        match other {
+                            Some(o) if o == c[a] => p = p - l,
+                            Some(_) => links[a][side] = links[a][side] + l,
+                            None => {}
+                        }
                     }
                 }
             }
-            (ap[ic], ae[ic], aw[ic], an[ic], as_[ic]) = (p, e, w, n, s);
+            (p, links)
+        })
+        .collect();
+    for (kc, (p, links)) in values.into_iter().enumerate() {
+        coarse.ap[kc] = p;
+        for a in 0..D {
+            coarse.a[a][0][kc] = links[a][0];
+            coarse.a[a][1][kc] = links[a][1];
         }
-    });
+    }
 }
 
-/// `x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P` of unknown `(i, j)` with the neighbours' values
-/// `y` (unchanged where `a_P = 0`).
+/// `x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P` of unknown `k` at `idx` with the neighbours'
+/// values `y` (unchanged where `a_P = 0`).
 #[inline(always)]
-fn relaxed<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: T, y: impl Fn(usize) -> T, i: usize, j: usize) -> T {
-    let k = j * sys.ni + i;
+fn relaxed<T: Real, const D: usize>(
+    sys: &Stencil<T, D>,
+    rhs: &[T],
+    x: T,
+    y: impl Fn(usize) -> T,
+    idx: [usize; D],
+    k: usize,
+) -> T {
     let ap = sys.ap[k];
     if ap == T::zero() {
         return x;
     }
-    let r = rhs[k] + sys.neighbours(y, i, j) - ap * x;
+    let r = rhs[k] + sys.neighbours(y, idx, k) - ap * x;
     x + T::of(WEIGHT) * r / ap
 }
 
-/// `out[k] = f(i, j)` over the rows of a level, in parallel.
-fn each<T: Real>(ni: usize, out: &mut [T], f: impl Fn(usize, usize) -> T + Sync) {
-    out.par_chunks_mut(ni).enumerate().for_each(|(j, row)| {
-        for (i, o) in row.iter_mut().enumerate() {
-            *o = f(i, j);
-        }
-    });
-}
-
 /// One Jacobi sweep `x -> out` of `sys` with right-hand side `rhs`.
-fn sweep<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &[T], out: &mut [T]) {
-    each(sys.ni, out, |i, j| {
-        relaxed(sys, rhs, x[j * sys.ni + i], |m| x[m], i, j)
-    });
+fn sweep<T: Real, const D: usize>(sys: &Stencil<T, D>, rhs: &[T], x: &[T], out: &mut [T]) {
+    sys.each(out, |k, idx| relaxed(sys, rhs, x[k], |m| x[m], idx, k));
 }
 
 /// Two Jacobi sweeps from `x = 0` into `out`: the first sweep's values `w_J rhs / a_P` are formed
 /// where the second reads them.
-fn smooth_from_zero<T: Real>(sys: &FivePoint<T>, rhs: &[T], out: &mut [T]) {
+fn smooth_from_zero<T: Real, const D: usize>(sys: &Stencil<T, D>, rhs: &[T], out: &mut [T]) {
     let first = |m: usize| {
         if sys.ap[m] == T::zero() {
             T::zero()
@@ -151,32 +157,46 @@ fn smooth_from_zero<T: Real>(sys: &FivePoint<T>, rhs: &[T], out: &mut [T]) {
             T::of(WEIGHT) * rhs[m] / sys.ap[m]
         }
     };
-    each(sys.ni, out, |i, j| {
-        relaxed(sys, rhs, first(j * sys.ni + i), first, i, j)
-    });
+    sys.each(out, |k, idx| relaxed(sys, rhs, first(k), first, idx, k));
 }
 
-/// Block sums of the residual `rhs + sum a_nb x_nb - a_P x` into the coarse right-hand side.
-fn restrict_residual<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &[T], nic: usize, coarse_rhs: &mut [T]) {
-    let (ni, nj) = (sys.ni, sys.nj);
-    each(nic, coarse_rhs, |ic, jc| {
-        children(ic, jc, ni, nj).fold(T::zero(), |s, (i, j)| {
-            let k = j * ni + i;
-            s + (rhs[k] + sys.neighbours(|m| x[m], i, j) - sys.ap[k] * x[k])
+/// Block sums of the residual `rhs + sum a_nb x_nb - a_P x` into the coarse right-hand side
+/// (`coarse` gives the shape).
+fn restrict_residual<T: Real, const D: usize>(
+    sys: &Stencil<T, D>,
+    rhs: &[T],
+    x: &[T],
+    coarse: &mut Stencil<T, D>,
+) {
+    let mut b = std::mem::take(&mut coarse.b);
+    coarse.each(&mut b, |_, c| {
+        children(sys, c).fold(T::zero(), |s, (k, idx)| {
+            s + (rhs[k] + sys.neighbours(|m| x[m], idx, k) - sys.ap[k] * x[k])
         })
     });
+    coarse.b = b;
 }
 
 /// The coarse correction added to `x` and one sweep from the sum, into `out`: the corrected
 /// values `x + c x_c[block]` (`c` = [`OVER_CORRECTION`]) are formed where the sweep reads them.
-fn prolong_and_sweep<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &[T], xc: &[T], nic: usize, out: &mut [T]) {
-    let ni = sys.ni;
-    let y = |m: usize| x[m] + T::of(OVER_CORRECTION) * xc[(m / ni / 2) * nic + (m % ni) / 2];
-    each(ni, out, |i, j| relaxed(sys, rhs, y(j * ni + i), y, i, j));
+fn prolong_and_sweep<T: Real, const D: usize>(
+    sys: &Stencil<T, D>,
+    rhs: &[T],
+    x: &[T],
+    xc: &[T],
+    cn: [usize; D],
+    out: &mut [T],
+) {
+    let y = |m: usize| {
+        let idx = sys.position(m);
+        let kc = (0..D).rev().fold(0, |k, a| k * cn[a] + idx[a] / 2);
+        x[m] + T::of(OVER_CORRECTION) * xc[kc]
+    };
+    sys.each(out, |k, idx| relaxed(sys, rhs, y(k), y, idx, k));
 }
 
 /// [`COARSE_SWEEPS`] Jacobi sweeps from zero into `x` (`tmp` of its size).
-fn coarsest<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &mut [T], tmp: &mut [T]) {
+fn coarsest<T: Real, const D: usize>(sys: &Stencil<T, D>, rhs: &[T], x: &mut [T], tmp: &mut [T]) {
     x.fill(T::zero());
     for _ in 0..COARSE_SWEEPS / 2 {
         sweep(sys, rhs, x, tmp);
@@ -185,37 +205,41 @@ fn coarsest<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &mut [T], tmp: &mut [T]) 
 }
 
 /// One coarse level: its Galerkin system (right-hand side in `sys.b`), solution and sweep buffer.
-struct Level<T> {
-    sys: FivePoint<T>,
+struct Level<T, const D: usize> {
+    sys: Stencil<T, D>,
     x: Vec<T>,
     tmp: Vec<T>,
 }
 
 /// The coarse levels of a system of one size, and the fine level's sweep buffer.
-pub struct AdditiveCorrection<T> {
-    levels: Vec<Level<T>>,
+pub struct AdditiveCorrection<T, const D: usize> {
+    levels: Vec<Level<T, D>>,
     tmp: Vec<T>,
 }
 
-impl<T: Real> AdditiveCorrection<T> {
-    pub fn new(ni: usize, nj: usize) -> Self {
-        let levels = coarse_shapes(ni, nj)
+impl<T: Real, const D: usize> AdditiveCorrection<T, D> {
+    /// The hierarchy below a system of `n` unknowns per axis.
+    pub fn new(n: [usize; D]) -> Self {
+        let levels = coarse_shapes(n)
             .into_iter()
-            .map(|(a, b)| Level {
-                sys: FivePoint::new(a, b, [false; 2]),
-                x: vec![T::zero(); a * b],
-                tmp: vec![T::zero(); a * b],
+            .map(|m| {
+                let len = m.iter().product();
+                Level {
+                    sys: Stencil::new(m, [false; D]),
+                    x: vec![T::zero(); len],
+                    tmp: vec![T::zero(); len],
+                }
             })
             .collect();
         Self {
             levels,
-            tmp: vec![T::zero(); ni * nj],
+            tmp: vec![T::zero(); n.iter().product()],
         }
     }
 
     /// The coarse systems of `fine` (once per solve: the coefficients change every outer
     /// iteration).
-    pub fn set_up(&mut self, fine: &FivePoint<T>) {
+    pub fn set_up(&mut self, fine: &Stencil<T, D>) {
         for l in 0..self.levels.len() {
             let (done, rest) = self.levels.split_at_mut(l);
             coarsen(done.last().map_or(fine, |f| &f.sys), &mut rest[0].sys);
@@ -224,25 +248,30 @@ impl<T: Real> AdditiveCorrection<T> {
 
     /// `w = M^-1 r`: one V-cycle on `fine` (whose coefficients [`Self::set_up`] coarsened) for
     /// the right-hand side `r`.
-    pub fn precondition(&mut self, fine: &FivePoint<T>, r: &[T], w: &mut [T]) {
+    pub fn precondition(&mut self, fine: &Stencil<T, D>, r: &[T], w: &mut [T]) {
         cycle(fine, r, w, &mut self.tmp, &mut self.levels);
     }
 }
 
 /// The V-cycle from one level down: `sys` with right-hand side `rhs`, solution into `x`.
-fn cycle<T: Real>(sys: &FivePoint<T>, rhs: &[T], x: &mut [T], tmp: &mut [T], below: &mut [Level<T>]) {
+fn cycle<T: Real, const D: usize>(
+    sys: &Stencil<T, D>,
+    rhs: &[T],
+    x: &mut [T],
+    tmp: &mut [T],
+    below: &mut [Level<T, D>],
+) {
     let Some((next, rest)) = below.split_first_mut() else {
         return coarsest(sys, rhs, x, tmp);
     };
     smooth_from_zero(sys, rhs, x);
-    let nic = next.sys.ni;
-    restrict_residual(sys, rhs, x, nic, &mut next.sys.b);
+    restrict_residual(sys, rhs, x, &mut next.sys);
     let Level {
         sys: csys,
         x: cx,
         tmp: ctmp,
     } = next;
     cycle(csys, &csys.b, cx, ctmp, rest);
-    prolong_and_sweep(sys, rhs, x, cx, nic, tmp);
+    prolong_and_sweep(sys, rhs, x, cx, csys.n, tmp);
     sweep(sys, rhs, tmp, x);
 }

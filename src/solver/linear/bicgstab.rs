@@ -2,22 +2,22 @@
 //! Sparse Linear Systems, alg. 7.7) with right preconditioning by the diagonal, for the
 //! non-symmetric momentum systems `A x = b`, `A = diag(a_P) - (a_nb links)`.
 
-use super::{FivePoint, dot};
+use super::{Stencil, dot};
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
 /// Iterates until `||r|| <= target` or `max` iterations; returns (iterations, `||r||`). `work`
 /// holds eight vectors of the system's size, `partial` one entry per row. A breakdown
 /// (`rho = 0` or `omega = 0`) ends the iteration with the residual reached.
-pub fn solve<T: Real>(
-    sys: &FivePoint<T>,
+pub fn solve<T: Real, const D: usize>(
+    sys: &Stencil<T, D>,
     x: &mut [T],
     work: &mut [Vec<T>],
     partial: &mut [T],
     target: T,
     max: usize,
 ) -> (usize, T) {
-    let ni = sys.ni;
+    let ni = sys.row_len();
     let [r, r0, p, v, y, s, z, t] = work else {
         unreachable!("LinearSolver::new gives BiCGSTAB eight vectors")
     };

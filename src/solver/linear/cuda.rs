@@ -25,7 +25,7 @@ use crate::backend::cuda::{
 };
 use crate::case::LinearSolverKind;
 use crate::solver::linear::additive_correction::{COARSEST, coarse_shapes};
-use crate::solver::linear::{FivePoint, LinearStats};
+use crate::solver::linear::{LinearStats, Stencil};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -87,9 +87,11 @@ impl DeviceSystem {
     }
 
     /// Copies a host system in (tests and the parity checks).
-    pub fn upload(&self, gpu: &Gpu, sys: &FivePoint<f64>) -> Result<(), CudaError> {
-        assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
-        let all: Vec<f64> = [&sys.ap, &sys.ae, &sys.aw, &sys.an, &sys.as_, &sys.b]
+    pub fn upload(&self, gpu: &Gpu, sys: &Stencil<f64, 2>) -> Result<(), CudaError> {
+        assert_eq!(sys.n, [self.ni, self.nj], "system size");
+        // The device layout: a_P, a_E, a_W, a_N, a_S, b.
+        let [[aw, ae], [as_, an]] = &sys.a;
+        let all: Vec<f64> = [&sys.ap, ae, aw, an, as_, &sys.b]
             .into_iter()
             .flat_map(|v| v.iter().copied())
             .collect();
@@ -244,9 +246,9 @@ impl DeviceLinearSolver {
             LinearSolverKind::MultigridCg => Work::MultigridCg {
                 cg: [v()?, v()?, v()?, v()?],
                 tmp: v()?,
-                levels: coarse_shapes(ni, nj)
+                levels: coarse_shapes([ni, nj])
                     .into_iter()
-                    .map(|(a, b)| {
+                    .map(|[a, b]| {
                         Ok(Level {
                             ni: a,
                             nj: b,

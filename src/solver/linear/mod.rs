@@ -1,9 +1,10 @@
-//! Linear solvers for the five-point systems of the SIMPLE family (Patankar 1980, ch. 4-6):
-//! `a_P x_P = a_E x_E + a_W x_W + a_N x_N + a_S x_S + b` on an `ni x nj` block of unknowns.
+//! Linear solvers for the five-point (2D) and seven-point (3D) systems of the SIMPLE family
+//! (Patankar 1980, ch. 4-6): `a_P x_P = sum_nb a_nb x_nb + b` over the two neighbours along each
+//! axis ([`Stencil`]).
 //!
 //! - [`thomas`] and [`pcr`]: one tridiagonal line (Thomas on the CPU; parallel cyclic reduction
 //!   as the reference of the GPU line solver, Lohry 2010 ch. 3-4);
-//! - [`adi`]: line-by-line sweeps along x then y, each line by Thomas;
+//! - [`adi`]: line-by-line sweeps along x, then y (then z), each line by Thomas;
 //! - [`jacobi`]: weighted point Jacobi;
 //! - [`conjugate_gradient`]: preconditioned CG for symmetric definite operators (also the
 //!   projection method's pressure solver, through its Laplacian);
@@ -41,89 +42,121 @@ use crate::case::LinearSolverKind;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
-/// The system `a_P x_P = sum_nb a_nb x_nb + b` on `ni x nj` unknowns, index `j * ni + i`
-/// (`i` along x). A link that leaves the block is not read unless that axis is periodic, where
-/// it couples to the opposite end.
+/// The system `a_P x_P = sum_nb a_nb x_nb + b` on an `n[0] x n[1] (x n[2])` block of unknowns,
+/// index `i + n0 (j + n1 k)` (x fastest); `a[axis][0]` links each unknown to its lower neighbour
+/// along `axis` (Patankar's a_W, a_S, a_B) and `a[axis][1]` to its upper one (a_E, a_N, a_T): the
+/// five-point system in 2D, the seven-point one in 3D. A link that leaves the block is not read
+/// unless that axis is periodic, where it couples to the opposite end.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FivePoint<T> {
-    pub ni: usize,
-    pub nj: usize,
-    /// Periodic along x, along y.
-    pub periodic: [bool; 2],
+pub struct Stencil<T, const D: usize> {
+    /// Unknowns per axis.
+    pub n: [usize; D],
+    /// Periodic axes.
+    pub periodic: [bool; D],
     pub ap: Vec<T>,
-    pub ae: Vec<T>,
-    pub aw: Vec<T>,
-    pub an: Vec<T>,
-    pub as_: Vec<T>,
+    pub a: [[Vec<T>; 2]; D],
     pub b: Vec<T>,
 }
 
-impl<T: Real> FivePoint<T> {
+impl<T: Real, const D: usize> Stencil<T, D> {
     /// A zero system.
-    pub fn new(ni: usize, nj: usize, periodic: [bool; 2]) -> Self {
-        let z = vec![T::zero(); ni * nj];
+    pub fn new(n: [usize; D], periodic: [bool; D]) -> Self {
+        let z = vec![T::zero(); n.iter().product()];
         Self {
-            ni,
-            nj,
+            n,
             periodic,
             ap: z.clone(),
-            ae: z.clone(),
-            aw: z.clone(),
-            an: z.clone(),
-            as_: z.clone(),
+            a: std::array::from_fn(|_| [z.clone(), z.clone()]),
             b: z,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.ni * self.nj
+        self.n.iter().product()
     }
 
-    /// `sum_nb a_nb x_nb` of unknown `(i, j)`.
+    /// Unknowns of one row (along x).
+    pub fn row_len(&self) -> usize {
+        self.n[0]
+    }
+
+    /// Rows of unknowns along x (`n1`, or `n1 n2`).
+    pub fn rows(&self) -> usize {
+        self.len() / self.n[0]
+    }
+
+    /// Index step along `axis`.
+    pub fn stride(&self, axis: usize) -> usize {
+        self.n[..axis].iter().product()
+    }
+
+    /// The position of unknown `k` along every axis.
+    pub fn position(&self, mut k: usize) -> [usize; D] {
+        std::array::from_fn(|a| {
+            let i = k % self.n[a];
+            k /= self.n[a];
+            i
+        })
+    }
+
+    /// `sum_nb a_nb x_nb` of unknown `k` at position `idx`: the axes in order, the upper
+    /// neighbour before the lower.
     #[inline(always)]
-    pub fn neighbours(&self, x: impl Fn(usize) -> T, i: usize, j: usize) -> T {
-        let (ni, nj) = (self.ni, self.nj);
-        let k = j * ni + i;
+    pub fn neighbours(&self, x: impl Fn(usize) -> T, idx: [usize; D], k: usize) -> T {
         let mut s = T::zero();
-        if i + 1 < ni {
-            s = s + self.ae[k] * x(k + 1);
-        } else if self.periodic[0] {
-            s = s + self.ae[k] * x(k + 1 - ni);
-        }
-        if i > 0 {
-            s = s + self.aw[k] * x(k - 1);
-        } else if self.periodic[0] {
-            s = s + self.aw[k] * x(k + ni - 1);
-        }
-        if j + 1 < nj {
-            s = s + self.an[k] * x(k + ni);
-        } else if self.periodic[1] {
-            s = s + self.an[k] * x(i);
-        }
-        if j > 0 {
-            s = s + self.as_[k] * x(k - ni);
-        } else if self.periodic[1] {
-            s = s + self.as_[k] * x((nj - 1) * ni + i);
+        let mut st = 1;
+        for a in 0..D {
+            let (n, i) = (self.n[a], idx[a]);
+            let [lower, upper] = &self.a[a];
+            if i + 1 < n {
+                s = s + upper[k] * x(k + st);
+            } else if self.periodic[a] {
+                s = s + upper[k] * x(k - (n - 1) * st);
+            }
+            if i > 0 {
+                s = s + lower[k] * x(k - st);
+            } else if self.periodic[a] {
+                s = s + lower[k] * x(k + (n - 1) * st);
+            }
+            st *= n;
         }
         s
     }
 
-    /// `r = b + sum a_nb x_nb - a_P x` of unknown `(i, j)`.
+    /// `r = b + sum a_nb x_nb - a_P x` of unknown `k` at position `idx`.
     #[inline(always)]
-    pub fn residual_at(&self, x: &[T], i: usize, j: usize) -> T {
-        let k = j * self.ni + i;
-        self.b[k] + self.neighbours(|m| x[m], i, j) - self.ap[k] * x[k]
+    pub fn residual_at(&self, x: &[T], idx: [usize; D], k: usize) -> T {
+        self.b[k] + self.neighbours(|m| x[m], idx, k) - self.ap[k] * x[k]
     }
 
-    /// `||b + sum a_nb x_nb - a_P x||_2`; `partial` has `nj` entries.
+    /// `f(k, idx)` for the unknowns of row `j`, in order.
+    #[inline(always)]
+    pub fn each_in_row(&self, j: usize, mut f: impl FnMut(usize, [usize; D])) {
+        let n0 = self.n[0];
+        let mut idx = self.position(j * n0);
+        for i in 0..n0 {
+            idx[0] = i;
+            f(j * n0 + i, idx);
+        }
+    }
+
+    /// `out[k] = f(k, idx)` over every unknown, rows in parallel.
+    pub fn each(&self, out: &mut [T], f: impl Fn(usize, [usize; D]) -> T + Sync) {
+        out.par_chunks_mut(self.n[0]).enumerate().for_each(|(j, row)| {
+            let mut o = row.iter_mut();
+            self.each_in_row(j, |k, idx| *o.next().expect("one value per unknown") = f(k, idx));
+        });
+    }
+
+    /// `||b + sum a_nb x_nb - a_P x||_2`; `partial` has one entry per row.
     pub fn residual_norm(&self, x: &[T], partial: &mut [T]) -> T {
         ordered_sum(partial, |j| {
-            (0..self.ni)
-                .map(|i| {
-                    let r = self.residual_at(x, i, j);
-                    r * r
-                })
-                .fold(T::zero(), |a, v| a + v)
+            let mut s = T::zero();
+            self.each_in_row(j, |k, idx| {
+                let r = self.residual_at(x, idx, k);
+                s = s + r * r;
+            });
+            s
         })
         .sqrt()
     }
@@ -131,21 +164,16 @@ impl<T: Real> FivePoint<T> {
     /// `sum |b + sum a_nb x_nb - a_P x|` (the L1 norm Patankar's residuals use).
     pub fn residual_l1(&self, x: &[T], partial: &mut [T]) -> T {
         ordered_sum(partial, |j| {
-            (0..self.ni)
-                .map(|i| self.residual_at(x, i, j).abs())
-                .fold(T::zero(), |a, v| a + v)
+            let mut s = T::zero();
+            self.each_in_row(j, |k, idx| s = s + self.residual_at(x, idx, k).abs());
+            s
         })
     }
-}
 
-impl<T: Real> FivePoint<T> {
     /// `out = A x`, `A = diag(a_P) - (a_nb links)` (the matrix of the Krylov solvers).
     pub fn apply(&self, x: &[T], out: &mut [T]) {
-        let ni = self.ni;
-        out.par_chunks_mut(ni).enumerate().for_each(|(j, row)| {
-            for (i, o) in row.iter_mut().enumerate() {
-                *o = self.ap[j * ni + i] * x[j * ni + i] - self.neighbours(|m| x[m], i, j);
-            }
+        self.each(out, |k, idx| {
+            self.ap[k] * x[k] - self.neighbours(|m| x[m], idx, k)
         });
     }
 
@@ -157,16 +185,16 @@ impl<T: Real> FivePoint<T> {
     }
 }
 
-/// A five-point system as a [`CgOperator`]: preconditioned by its diagonal, or by one
+/// A stencil system as a [`CgOperator`]: preconditioned by its diagonal, or by one
 /// additive-correction multigrid V-cycle.
-struct Preconditioned<'a, T> {
-    sys: &'a FivePoint<T>,
-    multigrid: Option<&'a mut AdditiveCorrection<T>>,
+struct Preconditioned<'a, T, const D: usize> {
+    sys: &'a Stencil<T, D>,
+    multigrid: Option<&'a mut AdditiveCorrection<T, D>>,
 }
 
-impl<T: Real> CgOperator<T> for Preconditioned<'_, T> {
+impl<T: Real, const D: usize> CgOperator<T> for Preconditioned<'_, T, D> {
     fn row_len(&self) -> usize {
-        self.sys.ni
+        self.sys.row_len()
     }
 
     fn apply(&self, x: &[T], out: &mut [T]) {
@@ -215,42 +243,43 @@ impl LinearStats {
 
 /// A linear solver of one kind with its workspace for systems of one size (solving does not
 /// allocate, except the ADI's per-thread line buffers).
-pub struct LinearSolver<T> {
+pub struct LinearSolver<T, const D: usize> {
     pub kind: LinearSolverKind,
-    work: Work<T>,
+    work: Work<T, D>,
     partial: Vec<T>,
 }
 
-enum Work<T> {
+enum Work<T, const D: usize> {
     Adi,
     Jacobi(Vec<T>),
     Cg(CgWork<T>),
-    MultigridCg(CgWork<T>, AdditiveCorrection<T>),
+    MultigridCg(CgWork<T>, AdditiveCorrection<T, D>),
     Bicgstab(Vec<Vec<T>>),
 }
 
-impl<T: Real> LinearSolver<T> {
-    pub fn new(kind: LinearSolverKind, ni: usize, nj: usize) -> Self {
-        let n = ni * nj;
+impl<T: Real, const D: usize> LinearSolver<T, D> {
+    /// A solver of `kind` for systems of `shape` unknowns.
+    pub fn new(kind: LinearSolverKind, shape: [usize; D]) -> Self {
+        let n: usize = shape.iter().product();
         let work = match kind {
             LinearSolverKind::Adi => Work::Adi,
             LinearSolverKind::Jacobi => Work::Jacobi(vec![T::zero(); n]),
             LinearSolverKind::Cg => Work::Cg(CgWork::new(n)),
             LinearSolverKind::MultigridCg => {
-                Work::MultigridCg(CgWork::new(n), AdditiveCorrection::new(ni, nj))
+                Work::MultigridCg(CgWork::new(n), AdditiveCorrection::new(shape))
             }
             LinearSolverKind::Bicgstab => Work::Bicgstab(vec![vec![T::zero(); n]; 8]),
         };
         Self {
             kind,
             work,
-            partial: vec![T::zero(); nj],
+            partial: vec![T::zero(); n / shape[0]],
         }
     }
 
     /// Iterates on `x` until `||r|| <= tol ||r_0||` or `max` iterations (ADI and Jacobi sweeps,
     /// Krylov iterations).
-    pub fn solve(&mut self, sys: &FivePoint<T>, x: &mut [T], tol: f64, max: usize) -> LinearStats {
+    pub fn solve(&mut self, sys: &Stencil<T, D>, x: &mut [T], tol: f64, max: usize) -> LinearStats {
         let partial = &mut self.partial;
         let r0 = sys.residual_norm(x, partial);
         let target = T::of(tol) * r0;
@@ -286,3 +315,5 @@ impl<T: Real> LinearSolver<T> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_3d;

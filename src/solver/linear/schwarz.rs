@@ -1,87 +1,92 @@
-//! Overlapping Schwarz domain decomposition of a [`FivePoint`] system (Schwarz 1870; the
+//! Overlapping Schwarz domain decomposition of a [`Stencil`] system (Schwarz 1870; the
 //! multiplicative, coloured variant of Smith, Bjørstad & Gropp 1996, ch. 1-2; the SIMPLE
 //! subdomains of Lohry 2010, ch. 3).
 //!
-//! The `nj` rows (index `j` of `j * ni + i`) are cut into `n` strips along y, strip `s` owning
-//! rows `s nj / n .. (s + 1) nj / n` (contiguous memory). Each strip's local system is its own
-//! rows extended by `overlap` rows on each side (clipped at the block's ends); the links that
-//! leave the extended block (`a_S` of its first row, `a_N` of its last) are moved into the
-//! local `b` with the current values of those rows. One [`Schwarz::solve`] is one multiplicative
+//! The `nj` layers along the last axis (rows along y in 2D, x-y planes along z in 3D; contiguous
+//! memory) are cut into `n` strips (slabs in 3D), strip `s` owning layers `s nj / n .. (s + 1) nj
+//! / n`. Each strip's local system is its own layers extended by `overlap` layers on each side
+//! (clipped at the block's ends); the links that leave the extended block (the lower link of its
+//! first layer, the upper link of its last) are moved into the local `b` with the current values
+//! of those layers. One [`Schwarz::solve`] is one multiplicative
 //! pass: the even strips solve their local systems at the same time (rayon) from the current
 //! `x`, their own rows are written back, then the odd strips solve with the even strips' new
 //! values. Each local solve is the chosen inner [`LinearSolver`] from the current values, to the
 //! same tolerance and iteration cap. Strips of one colour neither read nor write each other's
 //! rows when every strip has at least `overlap + 1` rows (the odd strip between two even ones is
 //! wider than the overlap), so the result does not depend on the number of threads. A periodic
-//! y axis is not decomposed (the wrap-around link would join the first and last strips).
+//! last axis is not decomposed (the wrap-around link would join the first and last strips).
 //!
 //! With `n = 1` the pass is the inner solver on the whole system, unchanged.
 
-use super::{FivePoint, LinearSolver, LinearStats};
+use super::{LinearSolver, LinearStats, Stencil};
 use crate::case::LinearSolverKind;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 use std::ops::Range;
 
 /// The subdomains of one system size, each with its local system and inner solver.
-pub struct Schwarz<T> {
-    whole: Option<LinearSolver<T>>,
-    strips: Vec<Strip<T>>,
+pub struct Schwarz<T, const D: usize> {
+    whole: Option<LinearSolver<T, D>>,
+    strips: Vec<Strip<T, D>>,
     partial: Vec<T>,
 }
 
-struct Strip<T> {
+struct Strip<T, const D: usize> {
     /// Owned rows, and the rows of the local system (owned plus the overlap).
     own: Range<usize>,
     ext: Range<usize>,
-    sys: FivePoint<T>,
+    sys: Stencil<T, D>,
     x: Vec<T>,
-    solver: LinearSolver<T>,
+    solver: LinearSolver<T, D>,
     iterations: usize,
 }
 
-/// Rows owned by strip `s` of `n` over `nj` rows, and its extended rows with `overlap`.
+/// Layers owned by strip `s` of `n` over `nj` layers, and its extended layers with `overlap`.
 pub fn strip_rows(s: usize, n: usize, nj: usize, overlap: usize) -> (Range<usize>, Range<usize>) {
     let own = s * nj / n..(s + 1) * nj / n;
     let ext = own.start.saturating_sub(overlap)..(own.end + overlap).min(nj);
     (own, ext)
 }
 
-impl<T: Real> Schwarz<T> {
-    /// `n` strips of an `ni x nj` system with `overlap` rows; `n = 1` is the plain inner solver.
-    /// Panics unless every strip has at least `overlap + 1` rows when `n > 1` (the case
-    /// validation says so first).
+impl<T: Real, const D: usize> Schwarz<T, D> {
+    /// `n` strips of a system of `shape` unknowns with `overlap` layers; `n = 1` is the plain
+    /// inner solver. Panics unless every strip has at least `overlap + 1` layers when `n > 1`
+    /// (the case validation says so first).
     pub fn new(
         kind: LinearSolverKind,
-        ni: usize,
-        nj: usize,
+        shape: [usize; D],
         n: usize,
         overlap: usize,
-        periodic: [bool; 2],
+        periodic: [bool; D],
     ) -> Self {
         assert!(n >= 1, "at least one subdomain");
         if n == 1 {
             return Self {
-                whole: Some(LinearSolver::new(kind, ni, nj)),
+                whole: Some(LinearSolver::new(kind, shape)),
                 strips: Vec::new(),
                 partial: Vec::new(),
             };
         }
+        let last = D - 1;
+        let nj = shape[last];
         assert!(
-            nj / n > overlap && !periodic[1],
-            "{n} strips of {nj} rows with overlap {overlap} (periodic y: {})",
-            periodic[1]
+            nj / n > overlap && !periodic[last],
+            "{n} strips of {nj} layers with overlap {overlap} (periodic last axis: {})",
+            periodic[last]
         );
         let strips = (0..n)
             .map(|s| {
                 let (own, ext) = strip_rows(s, n, nj, overlap);
-                let rows = ext.len();
+                let mut local = shape;
+                local[last] = ext.len();
+                let mut local_periodic = periodic;
+                local_periodic[last] = false;
                 Strip {
                     own,
                     ext,
-                    sys: FivePoint::new(ni, rows, [periodic[0], false]),
-                    x: vec![T::zero(); ni * rows],
-                    solver: LinearSolver::new(kind, ni, rows),
+                    sys: Stencil::new(local, local_periodic),
+                    x: vec![T::zero(); local.iter().product()],
+                    solver: LinearSolver::new(kind, local),
                     iterations: 0,
                 }
             })
@@ -89,14 +94,14 @@ impl<T: Real> Schwarz<T> {
         Self {
             whole: None,
             strips,
-            partial: vec![T::zero(); nj],
+            partial: vec![T::zero(); shape.iter().product::<usize>() / shape[0]],
         }
     }
 
     /// One multiplicative Schwarz pass on `x` (or the inner solve when undecomposed). The
     /// statistics are the whole system's residual norms before and after the pass, and the
     /// inner iterations summed over the strips.
-    pub fn solve(&mut self, sys: &FivePoint<T>, x: &mut [T], tol: f64, max: usize) -> LinearStats {
+    pub fn solve(&mut self, sys: &Stencil<T, D>, x: &mut [T], tol: f64, max: usize) -> LinearStats {
         if let Some(whole) = &mut self.whole {
             return whole.solve(sys, x, tol, max);
         }
@@ -109,7 +114,7 @@ impl<T: Real> Schwarz<T> {
                 converged: true,
             };
         }
-        let ni = sys.ni;
+        let ni = sys.stride(D - 1);
         for colour in 0..2 {
             let xr: &[T] = x;
             self.strips
@@ -133,30 +138,33 @@ impl<T: Real> Schwarz<T> {
     }
 }
 
-impl<T: Real> Strip<T> {
-    /// Copies the extended rows of `sys` and `x`, moves the links leaving them into `b`, and
+impl<T: Real, const D: usize> Strip<T, D> {
+    /// Copies the extended layers of `sys` and `x`, moves the links leaving them into `b`, and
     /// solves the local system from the current values.
-    fn solve(&mut self, sys: &FivePoint<T>, x: &[T], tol: f64, max: usize) {
-        let ni = sys.ni;
+    fn solve(&mut self, sys: &Stencil<T, D>, x: &[T], tol: f64, max: usize) {
+        let last = D - 1;
+        // Unknowns per layer.
+        let ni = sys.stride(last);
         let range = self.ext.start * ni..self.ext.end * ni;
         let l = &mut self.sys;
         l.ap.copy_from_slice(&sys.ap[range.clone()]);
-        l.ae.copy_from_slice(&sys.ae[range.clone()]);
-        l.aw.copy_from_slice(&sys.aw[range.clone()]);
-        l.an.copy_from_slice(&sys.an[range.clone()]);
-        l.as_.copy_from_slice(&sys.as_[range.clone()]);
+        for a in 0..D {
+            for side in [1, 0] {
+                l.a[a][side].copy_from_slice(&sys.a[a][side][range.clone()]);
+            }
+        }
         l.b.copy_from_slice(&sys.b[range.clone()]);
         self.x.copy_from_slice(&x[range]);
         if self.ext.start > 0 {
             let below = (self.ext.start - 1) * ni;
             for i in 0..ni {
-                l.b[i] = l.b[i] + l.as_[i] * x[below + i];
+                l.b[i] = l.b[i] + l.a[last][0][i] * x[below + i];
             }
         }
-        if self.ext.end < sys.nj {
-            let (above, last) = (self.ext.end * ni, (l.nj - 1) * ni);
+        if self.ext.end < sys.n[last] {
+            let (above, top) = (self.ext.end * ni, (l.n[last] - 1) * ni);
             for i in 0..ni {
-                l.b[last + i] = l.b[last + i] + l.an[last + i] * x[above + i];
+                l.b[top + i] = l.b[top + i] + l.a[last][1][top + i] * x[above + i];
             }
         }
         self.iterations = self.solver.solve(l, &mut self.x, tol, max).iterations;

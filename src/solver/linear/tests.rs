@@ -5,10 +5,10 @@ use super::*;
 use crate::case::LinearSolverKind;
 
 /// A small deterministic generator (xorshift64*), uniform in [0, 1).
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> f64 {
+    pub(super) fn next(&mut self) -> f64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -114,19 +114,19 @@ fn convection_diffusion(
     cy: f64,
     relax: f64,
     periodic: [bool; 2],
-) -> FivePoint<f64> {
+) -> Stencil<f64, 2> {
     let mut rng = Rng(42 + ni as u64);
-    let mut s = FivePoint::new(ni, nj, periodic);
+    let mut s = Stencil::new([ni, nj], periodic);
     for j in 0..nj {
         for i in 0..ni {
             let k = j * ni + i;
             let (ae, aw) = (1.0 + (-cx).max(0.0), 1.0 + cx.max(0.0));
             let (an, as_) = (1.0 + (-cy).max(0.0), 1.0 + cy.max(0.0));
             let mut ap = ae + aw + an + as_;
-            s.ae[k] = if i + 1 < ni || periodic[0] { ae } else { 0.0 };
-            s.aw[k] = if i > 0 || periodic[0] { aw } else { 0.0 };
-            s.an[k] = if j + 1 < nj || periodic[1] { an } else { 0.0 };
-            s.as_[k] = if j > 0 || periodic[1] { as_ } else { 0.0 };
+            s.a[0][1][k] = if i + 1 < ni || periodic[0] { ae } else { 0.0 };
+            s.a[0][0][k] = if i > 0 || periodic[0] { aw } else { 0.0 };
+            s.a[1][1][k] = if j + 1 < nj || periodic[1] { an } else { 0.0 };
+            s.a[1][0][k] = if j > 0 || periodic[1] { as_ } else { 0.0 };
             if relax < 1.0 {
                 ap /= relax;
             }
@@ -139,7 +139,7 @@ fn convection_diffusion(
 
 /// A pressure(-correction) system: symmetric links `rho d A` varying in space, Neumann on every
 /// side (singular, `a_P = sum a_nb`), right-hand side of zero sum.
-fn pressure_system(ni: usize, nj: usize) -> FivePoint<f64> {
+fn pressure_system(ni: usize, nj: usize) -> Stencil<f64, 2> {
     let mut rng = Rng(3);
     // Face coefficients: x-faces (ni + 1) x nj, y-faces ni x (nj + 1); walls zero.
     let fx: Vec<f64> = (0..(ni + 1) * nj)
@@ -160,15 +160,15 @@ fn pressure_system(ni: usize, nj: usize) -> FivePoint<f64> {
             }
         })
         .collect();
-    let mut s = FivePoint::new(ni, nj, [false, false]);
+    let mut s = Stencil::new([ni, nj], [false, false]);
     for j in 0..nj {
         for i in 0..ni {
             let k = j * ni + i;
-            s.aw[k] = fx[j * (ni + 1) + i];
-            s.ae[k] = fx[j * (ni + 1) + i + 1];
-            s.as_[k] = fy[j * ni + i];
-            s.an[k] = fy[(j + 1) * ni + i];
-            s.ap[k] = s.aw[k] + s.ae[k] + s.as_[k] + s.an[k];
+            s.a[0][0][k] = fx[j * (ni + 1) + i];
+            s.a[0][1][k] = fx[j * (ni + 1) + i + 1];
+            s.a[1][0][k] = fy[j * ni + i];
+            s.a[1][1][k] = fy[(j + 1) * ni + i];
+            s.ap[k] = s.a[0][0][k] + s.a[0][1][k] + s.a[1][0][k] + s.a[1][1][k];
             s.b[k] = rng.next() - 0.5;
         }
     }
@@ -181,7 +181,7 @@ fn pressure_system(ni: usize, nj: usize) -> FivePoint<f64> {
 fn cg_converges_on_a_singular_pressure_system() {
     let sys = pressure_system(48, 40);
     let mut x = vec![0.0; sys.len()];
-    let stats = LinearSolver::new(LinearSolverKind::Cg, 48, 40).solve(&sys, &mut x, 1e-10, 2000);
+    let stats = LinearSolver::new(LinearSolverKind::Cg, [48, 40]).solve(&sys, &mut x, 1e-10, 2000);
     assert!(stats.converged, "{stats:?}");
     assert!(stats.final_residual <= 1e-10 * stats.initial_residual);
     // Jacobi-preconditioned CG needs O(n) iterations on a 48 x 40 Laplacian-like system.
@@ -197,7 +197,7 @@ fn bicgstab_converges_on_momentum_systems() {
     ] {
         let sys = convection_diffusion(50, 30, cx, cy, 0.7, periodic);
         let mut x = vec![0.0; sys.len()];
-        let stats = LinearSolver::new(LinearSolverKind::Bicgstab, 50, 30).solve(&sys, &mut x, 1e-10, 500);
+        let stats = LinearSolver::new(LinearSolverKind::Bicgstab, [50, 30]).solve(&sys, &mut x, 1e-10, 500);
         assert!(stats.converged, "c = ({cx}, {cy}) {periodic:?}: {stats:?}");
         let mut partial = vec![0.0; 30];
         assert!(sys.residual_norm(&x, &mut partial) <= 1.0001e-10 * stats.initial_residual);
@@ -208,14 +208,14 @@ fn bicgstab_converges_on_momentum_systems() {
 fn every_solver_reaches_the_same_solution() {
     let sys = convection_diffusion(24, 20, 3.0, -1.0, 0.8, [true, false]);
     let mut reference = vec![0.0; sys.len()];
-    LinearSolver::new(LinearSolverKind::Bicgstab, 24, 20).solve(&sys, &mut reference, 1e-13, 1000);
+    LinearSolver::new(LinearSolverKind::Bicgstab, [24, 20]).solve(&sys, &mut reference, 1e-13, 1000);
     for kind in [
         LinearSolverKind::Adi,
         LinearSolverKind::Jacobi,
         LinearSolverKind::Bicgstab,
     ] {
         let mut x = vec![0.0; sys.len()];
-        let stats = LinearSolver::new(kind, 24, 20).solve(&sys, &mut x, 1e-11, 20_000);
+        let stats = LinearSolver::new(kind, [24, 20]).solve(&sys, &mut x, 1e-11, 20_000);
         assert!(stats.converged, "{kind:?}: {stats:?}");
         let err = x
             .iter()
@@ -242,13 +242,13 @@ fn adi_converges_faster_per_sweep_than_point_jacobi() {
         ("pressure", pressure_system(64, 64), LinearSolverKind::Cg),
     ] {
         let mut exact = vec![0.0; sys.len()];
-        LinearSolver::new(exact_kind, 64, 64).solve(&sys, &mut exact, 1e-13, 5000);
+        LinearSolver::new(exact_kind, [64, 64]).solve(&sys, &mut exact, 1e-13, 5000);
         let zero = vec![0.0; sys.len()];
         let e0 = rms_minus_mean(&zero, &exact);
         let sweeps = 20;
         let reduce = |kind| {
             let mut x = vec![0.0; sys.len()];
-            LinearSolver::new(kind, 64, 64).solve(&sys, &mut x, 1e-300, sweeps);
+            LinearSolver::new(kind, [64, 64]).solve(&sys, &mut x, 1e-300, sweeps);
             rms_minus_mean(&x, &exact) / e0
         };
         let (adi, jac) = (reduce(LinearSolverKind::Adi), reduce(LinearSolverKind::Jacobi));
@@ -269,7 +269,7 @@ fn adi_is_independent_of_the_thread_count() {
             .unwrap()
             .install(|| {
                 let mut x = vec![0.0; sys.len()];
-                LinearSolver::new(LinearSolverKind::Adi, 33, 17).solve(&sys, &mut x, 1e-12, 30);
+                LinearSolver::new(LinearSolverKind::Adi, [33, 17]).solve(&sys, &mut x, 1e-12, 30);
                 x
             })
     };
@@ -284,10 +284,10 @@ fn schwarz_passes_converge_to_the_undecomposed_solution() {
     let (ni, nj) = (24, 40);
     let sys = convection_diffusion(ni, nj, 3.0, -1.0, 0.8, [true, false]);
     let mut exact = vec![0.0; sys.len()];
-    LinearSolver::new(LinearSolverKind::Bicgstab, ni, nj).solve(&sys, &mut exact, 1e-14, 1000);
+    LinearSolver::new(LinearSolverKind::Bicgstab, [ni, nj]).solve(&sys, &mut exact, 1e-14, 1000);
     let mut passes_of = Vec::new();
     for overlap in [0, 1, 3] {
-        let mut schwarz = Schwarz::new(LinearSolverKind::Adi, ni, nj, 4, overlap, sys.periodic);
+        let mut schwarz = Schwarz::new(LinearSolverKind::Adi, [ni, nj], 4, overlap, sys.periodic);
         let mut x = vec![0.0; sys.len()];
         let mut passes = 0;
         let mut err = f64::INFINITY;
@@ -310,9 +310,9 @@ fn schwarz_passes_converge_to_the_undecomposed_solution() {
 fn one_subdomain_is_the_inner_solver_and_strips_are_thread_independent() {
     let sys = convection_diffusion(33, 30, 2.0, 2.0, 0.9, [true, false]);
     let mut plain = vec![0.0; sys.len()];
-    LinearSolver::new(LinearSolverKind::Adi, 33, 30).solve(&sys, &mut plain, 1e-6, 30);
+    LinearSolver::new(LinearSolverKind::Adi, [33, 30]).solve(&sys, &mut plain, 1e-6, 30);
     let mut one = vec![0.0; sys.len()];
-    Schwarz::new(LinearSolverKind::Adi, 33, 30, 1, 2, sys.periodic).solve(&sys, &mut one, 1e-6, 30);
+    Schwarz::new(LinearSolverKind::Adi, [33, 30], 1, 2, sys.periodic).solve(&sys, &mut one, 1e-6, 30);
     assert_eq!(plain, one);
     for kind in [LinearSolverKind::Adi, LinearSolverKind::Bicgstab] {
         let run = |threads| {
@@ -321,7 +321,7 @@ fn one_subdomain_is_the_inner_solver_and_strips_are_thread_independent() {
                 .build()
                 .unwrap()
                 .install(|| {
-                    let mut s = Schwarz::new(kind, 33, 30, 3, 2, sys.periodic);
+                    let mut s = Schwarz::new(kind, [33, 30], 3, 2, sys.periodic);
                     let mut x = vec![0.0; sys.len()];
                     s.solve(&sys, &mut x, 1e-8, 100);
                     s.solve(&sys, &mut x, 1e-8, 100);
@@ -334,7 +334,7 @@ fn one_subdomain_is_the_inner_solver_and_strips_are_thread_independent() {
 
 /// [`pressure_system`] with links across the seams of its periodic axes (symmetric, still
 /// singular with `a_P = sum a_nb`).
-fn periodic_pressure_system(ni: usize, nj: usize, periodic: [bool; 2]) -> FivePoint<f64> {
+fn periodic_pressure_system(ni: usize, nj: usize, periodic: [bool; 2]) -> Stencil<f64, 2> {
     let mut s = pressure_system(ni, nj);
     s.periodic = periodic;
     let mut rng = Rng(11);
@@ -342,9 +342,9 @@ fn periodic_pressure_system(ni: usize, nj: usize, periodic: [bool; 2]) -> FivePo
         for j in 0..nj {
             let c = 0.5 + rng.next();
             let (w, e) = (j * ni, j * ni + ni - 1);
-            s.aw[w] += c;
+            s.a[0][0][w] += c;
             s.ap[w] += c;
-            s.ae[e] += c;
+            s.a[0][1][e] += c;
             s.ap[e] += c;
         }
     }
@@ -352,9 +352,9 @@ fn periodic_pressure_system(ni: usize, nj: usize, periodic: [bool; 2]) -> FivePo
         for i in 0..ni {
             let c = 0.5 + rng.next();
             let (so, no) = (i, (nj - 1) * ni + i);
-            s.as_[so] += c;
+            s.a[1][0][so] += c;
             s.ap[so] += c;
-            s.an[no] += c;
+            s.a[1][1][no] += c;
             s.ap[no] += c;
         }
     }
@@ -362,7 +362,7 @@ fn periodic_pressure_system(ni: usize, nj: usize, periodic: [bool; 2]) -> FivePo
 }
 
 /// The dense matrix `A` of a system (column `m` is `A e_m`).
-fn dense(sys: &FivePoint<f64>) -> Vec<Vec<f64>> {
+fn dense(sys: &Stencil<f64, 2>) -> Vec<Vec<f64>> {
     let n = sys.len();
     let mut e = vec![0.0; n];
     let mut col = vec![0.0; n];
@@ -389,8 +389,8 @@ fn coarsening_is_the_galerkin_product_of_piecewise_constant_prolongation() {
         (3, 1, [true, false]),
     ] {
         let fine = convection_diffusion(ni, nj, 2.0, -1.5, 0.6, periodic);
-        let (nic, njc) = coarse_shape(ni, nj);
-        let mut coarse = FivePoint::new(nic, njc, [false; 2]);
+        let [nic, njc] = coarse_shape([ni, nj]);
+        let mut coarse = Stencil::new([nic, njc], [false; 2]);
         coarsen(&fine, &mut coarse);
         assert_eq!(coarse.periodic, periodic);
         let (a, ac) = (dense(&fine), dense(&coarse));
@@ -421,7 +421,7 @@ fn the_multigrid_preconditioner_is_symmetric_and_positive_definite() {
     // a . M^-1 a > 0, on systems deep enough for three coarse levels.
     for periodic in [[false, false], [true, false], [true, true]] {
         let sys = periodic_pressure_system(37, 29, periodic);
-        let mut mg = AdditiveCorrection::new(37, 29);
+        let mut mg = AdditiveCorrection::new([37, 29]);
         mg.set_up(&sys);
         let mut rng = Rng(5);
         let mut v = || (0..sys.len()).map(|_| rng.next() - 0.5).collect::<Vec<f64>>();
@@ -455,7 +455,7 @@ fn multigrid_cg_needs_few_iterations_at_every_size() {
         let sys = periodic_pressure_system(ni, nj, periodic);
         let solve = |kind| {
             let mut x = vec![0.0; sys.len()];
-            let stats = LinearSolver::new(kind, ni, nj).solve(&sys, &mut x, 1e-10, 10_000);
+            let stats = LinearSolver::new(kind, [ni, nj]).solve(&sys, &mut x, 1e-10, 10_000);
             assert!(stats.converged, "{kind:?} {ni}x{nj} {periodic:?}: {stats:?}");
             let mean = x.iter().sum::<f64>() / x.len() as f64;
             (stats.iterations, x.iter().map(|v| v - mean).collect::<Vec<_>>())

@@ -37,7 +37,7 @@ use crate::solver::incompressible::Flow;
 use crate::solver::incompressible::convection::face_value;
 use crate::solver::incompressible::staggered::{Layout, side_velocity};
 use crate::solver::limiter::Limiter;
-use crate::solver::linear::FivePoint;
+use crate::solver::linear::Stencil;
 
 /// Grid and fluid constants of the assembly.
 pub struct Constants<'a> {
@@ -122,7 +122,7 @@ pub fn assemble(
     o: &[f64],
     mu_c: &[f64],
     mu_n: &[f64],
-    sys: &mut FivePoint<f64>,
+    sys: &mut Stencil<f64, 2>,
     d: &mut [f64],
 ) -> f64 {
     let l = &k.l;
@@ -235,10 +235,10 @@ pub fn assemble(
                 (a_pc, a_mc, a_pa, a_ma)
             };
             sys.ap[n] = ap_r;
-            sys.ae[n] = ae;
-            sys.aw[n] = aw;
-            sys.an[n] = an;
-            sys.as_[n] = as_;
+            sys.a[0][1][n] = ae;
+            sys.a[0][0][n] = aw;
+            sys.a[1][1][n] = an;
+            sys.a[1][0][n] = as_;
             sys.b[n] = b;
             let nb = a_pa + a_ma + a_pc + a_mc;
             d[kk] = area_along / if k.consistent { ap_r - nb } else { ap_r };
@@ -249,7 +249,7 @@ pub fn assemble(
 
 /// Adds the pressure force `A_along (p_P - p_next)` on every unknown of component `c` to `b`;
 /// `p` is cell-centred (`nx * ny`), periodic seams wrap.
-pub fn add_pressure(l: &Layout<2>, c: usize, spacing: [f64; 2], p: &[f64], sys: &mut FivePoint<f64>) {
+pub fn add_pressure(l: &Layout<2>, c: usize, spacing: [f64; 2], p: &[f64], sys: &mut Stencil<f64, 2>) {
     let (ia, ja) = unknowns(l, c);
     let ni = ia.clone().count();
     let area = spacing[1 - c];

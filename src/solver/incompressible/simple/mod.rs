@@ -45,7 +45,7 @@ use super::config::BLOW_UP_FACTOR;
 use super::derived::View;
 use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind, Side};
-use crate::solver::linear::{FivePoint, Schwarz};
+use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::Constants;
 
@@ -82,14 +82,14 @@ pub struct Simple {
     /// SIMPLER's pseudo-velocities.
     u_hat: Vec<f64>,
     v_hat: Vec<f64>,
-    sys: [FivePoint<f64>; 2],
-    sys_p: FivePoint<f64>,
+    sys: [Stencil<f64, 2>; 2],
+    sys_p: Stencil<f64, 2>,
     /// Unknown vectors of the u, v systems, and the pressure (correction).
     x: [Vec<f64>; 2],
     pc: Vec<f64>,
     /// Linear solvers of the u, v and pressure systems (overlapping Schwarz strips or whole).
-    solvers: [Schwarz<f64>; 2],
-    solver_p: Schwarz<f64>,
+    solvers: [Schwarz<f64, 2>; 2],
+    solver_p: Schwarz<f64, 2>,
     partial: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
@@ -120,8 +120,8 @@ impl Simple {
             dv: vec![0.0; n],
             u_hat: vec![0.0; n],
             v_hat: vec![0.0; n],
-            sys: [FivePoint::new(ui, uj, periodic), FivePoint::new(vi, vj, periodic)],
-            sys_p: FivePoint::new(nx, ny, periodic),
+            sys: [Stencil::new([ui, uj], periodic), Stencil::new([vi, vj], periodic)],
+            sys_p: Stencil::new([nx, ny], periodic),
             x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
             pc: vec![0.0; nx * ny],
             solvers: [
@@ -381,12 +381,8 @@ impl Simple {
     fn pseudo_velocity(&mut self, c: usize) {
         let sys = &self.sys[c];
         let x = &self.x[c];
-        let hat: Vec<f64> = (0..sys.nj)
-            .flat_map(|j| (0..sys.ni).map(move |i| (i, j)))
-            .map(|(i, j)| {
-                let k = j * sys.ni + i;
-                (sys.neighbours(|m| x[m], i, j) + sys.b[k]) / sys.ap[k]
-            })
+        let hat: Vec<f64> = (0..sys.len())
+            .map(|k| (sys.neighbours(|m| x[m], sys.position(k), k) + sys.b[k]) / sys.ap[k])
             .collect();
         self.x[c].copy_from_slice(&hat);
     }
@@ -450,7 +446,7 @@ impl Simple {
         for c in 0..2 {
             coefficients::add_pressure(&self.l, c, spacing, &self.p, &mut self.sys[c]);
             self.gather(c);
-            let r1 = self.sys[c].residual_l1(&self.x[c], &mut self.partial[..self.sys[c].nj]);
+            let r1 = self.sys[c].residual_l1(&self.x[c], &mut self.partial[..self.sys[c].rows()]);
             // The relaxed system's residual at the current velocity equals the unrelaxed one;
             // norms are with the unrelaxed a_P, summed over both components.
             let norm = norms[0] + norms[1];
@@ -586,14 +582,14 @@ fn constants(cfg: &SimpleConfig, l: Layout<2>, c: usize) -> Constants<'_> {
     }
 }
 
-/// The linear solver of `kind` for `[ni, nj]` systems, decomposed as the case says.
+/// The linear solver of `kind` for systems of `shape` unknowns, decomposed as the case says.
 fn linear_solver(
     cfg: &SimpleConfig,
     kind: LinearSolverKind,
-    [ni, nj]: [usize; 2],
+    shape: [usize; 2],
     periodic: [bool; 2],
-) -> Schwarz<f64> {
-    Schwarz::new(kind, ni, nj, cfg.subdomains, cfg.overlap, periodic)
+) -> Schwarz<f64, 2> {
+    Schwarz::new(kind, shape, cfg.subdomains, cfg.overlap, periodic)
 }
 
 /// What a SIMPLE solver of `cfg` on `backend` is.
@@ -734,12 +730,12 @@ impl Solver for Simple {
         if split || cfg.momentum_solver != self.cfg.momentum_solver {
             for c in 0..2 {
                 let sys = &self.sys[c];
-                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, [sys.ni, sys.nj], sys.periodic);
+                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, sys.n, sys.periodic);
             }
         }
         if split || cfg.pressure_solver != self.cfg.pressure_solver {
             let sys = &self.sys_p;
-            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, [sys.ni, sys.nj], sys.periodic);
+            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, sys.n, sys.periodic);
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
         self.cfg = cfg;

@@ -8,7 +8,7 @@
 //! (its compatibility) and the mean of the solution after.
 
 use crate::solver::incompressible::staggered::Layout;
-use crate::solver::linear::FivePoint;
+use crate::solver::linear::Stencil;
 
 /// Fills `sys` from the face coefficients `du`, `dv` and the velocities `u`, `v` (ghosted);
 /// returns `(sum |b|, sum over faces of |F|)`, the mass imbalance before the compatibility shift
@@ -21,7 +21,7 @@ pub fn assemble(
     dv: &[f64],
     u: &[f64],
     v: &[f64],
-    sys: &mut FivePoint<f64>,
+    sys: &mut Stencil<f64, 2>,
 ) -> (f64, f64) {
     let (nx, ny) = (l.n[0], l.n[1]);
     let (ax, ay) = (density * spacing[1], density * spacing[0]);
@@ -35,10 +35,10 @@ pub fn assemble(
             let k = l.at([i, j]);
             let (ae, aw) = (ax * du_at(i, j), ax * du_at(i - 1, j));
             let (an, as_) = (ay * dv_at(i, j), ay * dv_at(i, j - 1));
-            sys.ae[n] = ae;
-            sys.aw[n] = aw;
-            sys.an[n] = an;
-            sys.as_[n] = as_;
+            sys.a[0][1][n] = ae;
+            sys.a[0][0][n] = aw;
+            sys.a[1][1][n] = an;
+            sys.a[1][0][n] = as_;
             sys.ap[n] = ae + aw + an + as_;
             let b = ax * (u[k - 1] - u[k]) + ay * (v[k - l.stride[1]] - v[k]);
             sys.b[n] = b;
