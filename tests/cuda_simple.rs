@@ -18,7 +18,7 @@ use flowlab::backend::cuda::Gpu;
 use flowlab::case::LinearSolverKind;
 use flowlab::solver::incompressible::{CudaSimple, SimpleConfig};
 use flowlab::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
-use flowlab::solver::linear::{FivePoint, LinearSolver, pcr, thomas};
+use flowlab::solver::linear::{LinearSolver, Stencil, pcr, thomas};
 use flowlab::solver::{self, Solver};
 
 const ITERATIONS: usize = 40;
@@ -43,31 +43,35 @@ fn random_system(
     nj: usize,
     periodic: [bool; 2],
     symmetric: bool,
-) -> FivePoint<f64> {
-    let mut s = FivePoint::new(ni, nj, periodic);
+) -> Stencil<f64, 2> {
+    let mut s = Stencil::new([ni, nj], periodic);
     let n = ni * nj;
     for k in 0..n {
-        s.ae[k] = rng.next();
-        s.an[k] = rng.next();
-        s.aw[k] = rng.next();
-        s.as_[k] = rng.next();
+        s.a[0][1][k] = rng.next();
+        s.a[1][1][k] = rng.next();
+        s.a[0][0][k] = rng.next();
+        s.a[1][0][k] = rng.next();
         s.b[k] = 2.0 * rng.next() - 1.0;
     }
     if symmetric {
         for j in 0..nj {
             for i in 0..ni {
                 let k = j * ni + i;
-                s.aw[k] = if i > 0 { s.ae[k - 1] } else { s.ae[k + ni - 1] };
-                s.as_[k] = if j > 0 {
-                    s.an[k - ni]
+                s.a[0][0][k] = if i > 0 {
+                    s.a[0][1][k - 1]
                 } else {
-                    s.an[(nj - 1) * ni + i]
+                    s.a[0][1][k + ni - 1]
+                };
+                s.a[1][0][k] = if j > 0 {
+                    s.a[1][1][k - ni]
+                } else {
+                    s.a[1][1][(nj - 1) * ni + i]
                 };
             }
         }
     }
     for k in 0..n {
-        s.ap[k] = s.ae[k] + s.aw[k] + s.an[k] + s.as_[k] + 0.05 + 0.5 * rng.next();
+        s.ap[k] = s.a[0][1][k] + s.a[0][0][k] + s.a[1][1][k] + s.a[1][0][k] + 0.05 + 0.5 * rng.next();
     }
     s
 }
@@ -106,8 +110,8 @@ fn pcr_lines_on_the_gpu_equal_the_cpu() {
     ] {
         // Rows decoupled (no links across), so one sweep along x solves each row exactly.
         let mut sys = random_system(&mut rng, ni, nj, [false, false], false);
-        sys.an.iter_mut().for_each(|a| *a = 0.0);
-        sys.as_.iter_mut().for_each(|a| *a = 0.0);
+        sys.a[1][1].iter_mut().for_each(|a| *a = 0.0);
+        sys.a[1][0].iter_mut().for_each(|a| *a = 0.0);
         let d = DeviceSystem::new(&g, ni, nj, [false, false]).unwrap();
         d.upload(&g, &sys).unwrap();
         let x = upload(&g, &vec![0.0; ni * nj]);
@@ -116,8 +120,8 @@ fn pcr_lines_on_the_gpu_equal_the_cpu() {
         let got = download(&g, &x);
         for j in 0..nj {
             let row = j * ni..(j + 1) * ni;
-            let a: Vec<f64> = sys.aw[row.clone()].iter().map(|v| -v).collect();
-            let c: Vec<f64> = sys.ae[row.clone()].iter().map(|v| -v).collect();
+            let a: Vec<f64> = sys.a[0][0][row.clone()].iter().map(|v| -v).collect();
+            let c: Vec<f64> = sys.a[0][1][row.clone()].iter().map(|v| -v).collect();
             let (b, rhs) = (&sys.ap[row.clone()], &sys.b[row.clone()]);
             let mut want = vec![0.0; ni];
             let mut scratch = vec![0.0; 8 * ni];
@@ -154,7 +158,7 @@ fn gpu_linear_solvers_match_the_cpu() {
         for (kind, symmetric, tol, max) in cases {
             let sys = random_system(&mut rng, ni, nj, periodic, symmetric);
             let x0: Vec<f64> = (0..ni * nj).map(|_| rng.next() - 0.5).collect();
-            let mut cpu = LinearSolver::new(kind, ni, nj);
+            let mut cpu = LinearSolver::new(kind, [ni, nj]);
             let mut want = x0.clone();
             let st_c = cpu.solve(&sys, &mut want, tol, max);
             let d = DeviceSystem::new(&g, ni, nj, periodic).unwrap();
