@@ -117,6 +117,22 @@ __device__ __forceinline__ real solved_coefficient(const Group& g, const int j[D
 // The index along axis a of the group of k in pattern e (bit a: n_a - k_a).
 __device__ __forceinline__ int pattern_index(int k, int n, int e, int a) { return ((e >> a) & 1) ? n - k : k; }
 
+// The stored entry that pattern `own` (bit a: index n_a - k_a along axis a; bit 0 clear, x
+// stays k_x) of the group of k stands for, as its index r and flat index in the half spectrum
+// (x in 0..=nx/2); false where that entry is the same as a pattern with fewer bits (k_a = 0 or
+// n_a - k_a = k_a along a set bit), which its own pattern writes.
+__device__ __forceinline__ bool owned_entry(const int k[DIM], int own, const Cells& c, int r[DIM], int* at) {
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        const bool up = (own >> a) & 1;
+        r[a] = up ? c.n[a] - k[a] : k[a];
+        if (up && (k[a] == 0 || r[a] == k[a])) return false;
+    }
+    const int h = c.n[0] / 2 + 1;
+    *at = DIM == 3 ? (r[DIM - 1] * c.n[1] + r[1]) * h + r[0] : r[1] * h + r[0];
+    return true;
+}
+
 // With periodic axes (`pack`'s periodic bits): the stored entries of the group of k, owned as in
 // dct_divide, from the DFT V to the spectrum of the solution, in place. The group's 2^DIM values
 // (V at the index patterns, by Hermitian symmetry) go through the cosine axes in order,
@@ -184,19 +200,10 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
 #pragma unroll
         for (int e = 0; e < G; ++e) z[e] = y[e];
     }
-    const int h = c.n[0] / 2 + 1;
 #pragma unroll
     for (int own = 0; own < G; own += 2) {
-        int r[DIM];
-        bool dup = false;
-#pragma unroll
-        for (int a = 0; a < DIM; ++a) {
-            const bool up = (own >> a) & 1;
-            r[a] = up ? c.n[a] - k[a] : k[a];
-            dup = dup || (up && (k[a] == 0 || r[a] == k[a]));
-        }
-        if (dup) continue;
-        const int at = DIM == 3 ? (r[DIM - 1] * c.n[1] + r[1]) * h + r[0] : r[1] * h + r[0];
+        int r[DIM], at;
+        if (!owned_entry(k, own, c, r, &at)) continue;
         V[2 * at] = z[own].re;
         V[2 * at + 1] = z[own].im;
     }
@@ -237,18 +244,10 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
         for (int a = 0; a < DIM; ++a) j[a] = ((e >> a) & 1) ? c.n[a] - k[a] : k[a];
         y[e] = solved_coefficient(g, j, c, t);
     }
-    const int h = nx / 2 + 1;
 #pragma unroll
     for (int own = 0; own < (1 << DIM); own += 2) {
-        int r[DIM];
-        bool dup = false;
-#pragma unroll
-        for (int a = 0; a < DIM; ++a) {
-            const bool up = (own >> a) & 1;
-            r[a] = up ? c.n[a] - k[a] : k[a];
-            dup = dup || (up && (k[a] == 0 || r[a] == k[a]));
-        }
-        if (dup) continue;
+        int r[DIM], at;
+        if (!owned_entry(k, own, c, r, &at)) continue;
         // conj of the twiddles' product, slowest axis first.
         real wr = t.tw[DIM - 1][2 * r[DIM - 1]], wi = t.tw[DIM - 1][2 * r[DIM - 1] + 1];
 #pragma unroll
@@ -264,7 +263,6 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
         const real zr = y[own] - (y[own ^ 3] + y[own ^ 5] + y[own ^ 6]);
         const real zi = y[own ^ 7] - (y[own ^ 1] + y[own ^ 2] + y[own ^ 4]);
 #endif
-        const int at = DIM == 3 ? (r[DIM - 1] * ny + r[1]) * h + r[0] : r[1] * h + r[0];
         V[2 * at] = wr * zr - wi * zi;
         V[2 * at + 1] = wr * zi + wi * zr;
     }
