@@ -41,20 +41,11 @@ fn compare(text: &str, sets: &[String]) -> [f64; 3] {
     for s in sets {
         case.set_assignment(s).unwrap_or_else(|e| panic!("{s}: {e:?}"));
     }
-    case.set_assignment("solver.backend=\"cpu\"").unwrap();
-    let mut cpu = solver::build(&case.spec).expect("cpu solver");
-    case.set_assignment("solver.backend=\"cuda\"").unwrap();
-    let mut gpu = solver::build(&case.spec).expect("cuda solver");
-    assert_eq!(gpu.info().backend, "cuda");
+    let (mut cpu, mut gpu) = both_backends(&mut case);
     let mut out = [0.0; 3];
-    let (mut t_cpu, mut t_gpu) = (0.0, 0.0);
+    let mut seconds = [0.0; 2];
     for step in 1..=STEPS {
-        let t = std::time::Instant::now();
-        cpu.step().expect("cpu step");
-        t_cpu += t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        gpu.step().expect("cuda step");
-        t_gpu += t.elapsed().as_secs_f64();
+        step_both(cpu.as_mut(), gpu.as_mut(), &mut seconds);
         match step {
             1 => out[0] = difference(cpu.as_ref(), gpu.as_ref()),
             10 => out[1] = difference(cpu.as_ref(), gpu.as_ref()),
@@ -72,8 +63,8 @@ fn compare(text: &str, sets: &[String]) -> [f64; 3] {
     out[2] = last;
     eprintln!(
         "  ms/step cpu {:.3} cuda {:.3}",
-        1e3 * t_cpu / STEPS as f64,
-        1e3 * t_gpu / STEPS as f64
+        1e3 * seconds[0] / STEPS as f64,
+        1e3 * seconds[1] / STEPS as f64
     );
     out
 }

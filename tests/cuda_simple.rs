@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{gpu, rel_l2};
+use common::{both_backends, gpu, rel_l2};
 use flowlab::backend::cuda::Gpu;
 use flowlab::case::LinearSolverKind;
 use flowlab::solver::incompressible::{CudaSimple, SimpleConfig};
@@ -190,11 +190,7 @@ fn gpu_linear_solvers_match_the_cpu() {
 /// worst relative L2 difference of u, v, p.
 fn compare(name: &str, sets: &[&str]) -> f64 {
     let mut case = common::case(name, sets);
-    case.set_assignment("solver.backend=\"cpu\"").unwrap();
-    let mut cpu = solver::build(&case.spec).expect("cpu solver");
-    case.set_assignment("solver.backend=\"cuda\"").unwrap();
-    let mut dev = solver::build(&case.spec).expect("cuda solver");
-    assert_eq!(dev.info().backend, "cuda");
+    let (mut cpu, mut dev) = both_backends(&mut case);
     let (mut it_c, mut it_g) = (0.0, 0.0);
     for _ in 0..ITERATIONS {
         cpu.step().expect("cpu iteration");

@@ -293,6 +293,27 @@ pub fn gpu() -> bool {
     }
 }
 
+/// The CPU and the CUDA solver of `case` (its `solver.backend` set to each in turn; the second
+/// asserted to run on the GPU), for the parity tests.
+pub fn both_backends(case: &mut Case) -> (Box<dyn Solver>, Box<dyn Solver>) {
+    case.set_assignment("solver.backend=\"cpu\"").unwrap();
+    let cpu = build(&case.spec).expect("cpu solver");
+    case.set_assignment("solver.backend=\"cuda\"").unwrap();
+    let gpu = build(&case.spec).expect("cuda solver");
+    assert_eq!(gpu.info().backend, "cuda");
+    (cpu, gpu)
+}
+
+/// One step of each of a CPU and a CUDA solver, the wall seconds of each added to `seconds`.
+pub fn step_both(cpu: &mut dyn Solver, gpu: &mut dyn Solver, seconds: &mut [f64; 2]) {
+    let t = std::time::Instant::now();
+    cpu.step().expect("cpu step");
+    seconds[0] += t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    gpu.step().expect("cuda step");
+    seconds[1] += t.elapsed().as_secs_f64();
+}
+
 /// Relative L2 distance `|a - b| / |b|` (absolute where `b` is zero).
 pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());

@@ -2,7 +2,7 @@
 //! `tests/cuda_parity_3d.rs`): the same case stepped [`STEPS`] times by both backends, the fields
 //! compared by relative L2, in f64 and f32.
 
-use super::{field, gpu, rel_l2};
+use super::{both_backends, field, gpu, rel_l2, step_both};
 use flowlab::case::Case;
 use flowlab::solver::{self, Solver};
 
@@ -13,11 +13,7 @@ pub const STEPS: usize = 200;
 /// the time differs as much as the velocities do), and both solvers' total pressure
 /// iterations.
 pub fn compare(mut case: Case, fields: &[&str]) -> (f64, f64, f64) {
-    case.set_assignment("solver.backend=\"cpu\"").unwrap();
-    let mut cpu = solver::build(&case.spec).expect("cpu solver");
-    case.set_assignment("solver.backend=\"cuda\"").unwrap();
-    let mut gpu = solver::build(&case.spec).expect("cuda solver");
-    assert_eq!(gpu.info().backend, "cuda");
+    let (mut cpu, mut gpu) = both_backends(&mut case);
     let (mut it_c, mut it_g) = (0.0, 0.0);
     let get = |s: &dyn Solver, k: &str| {
         s.residuals()
@@ -25,14 +21,9 @@ pub fn compare(mut case: Case, fields: &[&str]) -> (f64, f64, f64) {
             .find(|(n, _)| *n == k)
             .map_or(0.0, |(_, v)| *v)
     };
-    let (mut t_cpu, mut t_gpu) = (0.0, 0.0);
+    let mut seconds = [0.0; 2];
     for _ in 0..STEPS {
-        let t = std::time::Instant::now();
-        cpu.step().expect("cpu step");
-        t_cpu += t.elapsed().as_secs_f64();
-        let t = std::time::Instant::now();
-        gpu.step().expect("cuda step");
-        t_gpu += t.elapsed().as_secs_f64();
+        step_both(cpu.as_mut(), gpu.as_mut(), &mut seconds);
         it_c += get(cpu.as_ref(), "pressure_iterations");
         it_g += get(gpu.as_ref(), "pressure_iterations");
     }
@@ -40,8 +31,8 @@ pub fn compare(mut case: Case, fields: &[&str]) -> (f64, f64, f64) {
         "  residuals cpu {:?}\n  residuals gpu {:?}\n  ms/step cpu {:.3} gpu {:.3}",
         cpu.residuals(),
         gpu.residuals(),
-        1e3 * t_cpu / STEPS as f64,
-        1e3 * t_gpu / STEPS as f64
+        1e3 * seconds[0] / STEPS as f64,
+        1e3 * seconds[1] / STEPS as f64
     );
     let time_diff = (cpu.time() - gpu.time()).abs() / cpu.time();
     let mut worst: f64 = 0.0;
