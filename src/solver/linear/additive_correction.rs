@@ -24,6 +24,7 @@
 //! rounded as here.
 
 use super::Stencil;
+use crate::backend::cpu::DisjointWriter;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
@@ -81,46 +82,48 @@ fn children<T: Real, const D: usize>(
 /// matrix and is skipped).
 pub fn coarsen<T: Real, const D: usize>(fine: &Stencil<T, D>, coarse: &mut Stencil<T, D>) {
     coarse.periodic = fine.periodic;
-    let cn = coarse.n;
-    let values: Vec<(T, [[T; 2]; D])> = (0..coarse.len())
-        .into_par_iter()
-        .map(|kc| {
-            let mut c = [0; D];
-            let mut rest = kc;
+    let (cn, len) = (coarse.n, coarse.len());
+    let ap = DisjointWriter::new(&mut coarse.ap);
+    let out = coarse
+        .a
+        .each_mut()
+        .map(|[l, u]| [DisjointWriter::new(l), DisjointWriter::new(u)]);
+    (0..len).into_par_iter().for_each(|kc| {
+        let mut c = [0; D];
+        let mut rest = kc;
+        for a in 0..D {
+            c[a] = rest % cn[a];
+            rest /= cn[a];
+        }
+        let mut p = T::zero();
+        let mut links = [[T::zero(); 2]; D];
+        for (k, idx) in children(fine, c) {
+            p = p + fine.ap[k];
             for a in 0..D {
-                c[a] = rest % cn[a];
-                rest /= cn[a];
-            }
-            let mut p = T::zero();
-            let mut links = [[T::zero(); 2]; D];
-            for (k, idx) in children(fine, c) {
-                p = p + fine.ap[k];
-                for a in 0..D {
-                    let (n, i) = (fine.n[a], idx[a]);
-                    // (side, the neighbour's block along a, or None where the link is not read)
-                    for (side, other) in [
-                        (1, (i + 1 < n || fine.periodic[a]).then(|| ((i + 1) % n) / 2)),
-                        (0, (i > 0 || fine.periodic[a]).then(|| ((i + n - 1) % n) / 2)),
-                    ] {
-                        let l = fine.a[a][side][k];
-                        match other {
-                            Some(o) if o == c[a] => p = p - l,
-                            Some(_) => links[a][side] = links[a][side] + l,
-                            None => {}
-                        }
+                let (n, i) = (fine.n[a], idx[a]);
+                // (side, the neighbour's block along a, or None where the link is not read)
+                for (side, other) in [
+                    (1, (i + 1 < n || fine.periodic[a]).then(|| ((i + 1) % n) / 2)),
+                    (0, (i > 0 || fine.periodic[a]).then(|| ((i + n - 1) % n) / 2)),
+                ] {
+                    let l = fine.a[a][side][k];
+                    match other {
+                        Some(o) if o == c[a] => p = p - l,
+                        Some(_) => links[a][side] = links[a][side] + l,
+                        None => {}
                     }
                 }
             }
-            (p, links)
-        })
-        .collect();
-    for (kc, (p, links)) in values.into_iter().enumerate() {
-        coarse.ap[kc] = p;
-        for a in 0..D {
-            coarse.a[a][0][kc] = links[a][0];
-            coarse.a[a][1][kc] = links[a][1];
         }
-    }
+        // SAFETY: each coarse unknown is written by its own closure call only.
+        unsafe {
+            ap.set(kc, p);
+            for a in 0..D {
+                out[a][0].set(kc, links[a][0]);
+                out[a][1].set(kc, links[a][1]);
+            }
+        }
+    });
 }
 
 /// `x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P` of unknown `k` at `idx` with the neighbours'

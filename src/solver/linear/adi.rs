@@ -50,11 +50,12 @@ pub fn sweep<T: Real, const D: usize>(sys: &Stencil<T, D>, x: &mut [T], axis: us
     let len = sys.n[axis];
     let along = sys.stride(axis);
     let lines = sys.len() / len;
-    // The axes across the lines, their sizes and index steps.
-    let across: Vec<(usize, usize, usize, bool)> = (0..D)
-        .filter(|&b| b != axis)
-        .map(|b| (b, sys.n[b], sys.stride(b), sys.periodic[b]))
-        .collect();
+    // The axes across the lines (axis, size, index step, periodic); D - 1 of them, no allocation.
+    let mut across_axes = [(0, 0, 0, false); 2];
+    for (m, b) in (0..D).filter(|&b| b != axis).enumerate() {
+        across_axes[m] = (b, sys.n[b], sys.stride(b), sys.periodic[b]);
+    }
+    let across = &across_axes[..D - 1];
     let periodic_line = sys.periodic[axis];
     // First unknown of line `l` and its position along the axes across (`across` order).
     let line = |mut l: usize| {
