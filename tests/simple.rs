@@ -4,25 +4,9 @@
 mod common;
 
 use flowlab::case::Case;
-use flowlab::solver::{Solver, StopReason, StopRule, build, run_until};
+use flowlab::solver::{Solver, StopReason, build};
 
-/// Runs a case to its stop rule; returns the solver and the outcome's reason.
-fn run(case: &Case) -> (Box<dyn Solver>, StopReason) {
-    let mut s = build(&case.spec).unwrap_or_else(|e| panic!("{e:?}"));
-    let st = &case.spec.stop;
-    let rule = StopRule {
-        steps: st.steps,
-        t_end: None,
-        steady_tol: st.steady_tol,
-        ..Default::default()
-    };
-    let out = run_until(s.as_mut(), &rule, |_| {}).unwrap_or_else(|e| panic!("{e}"));
-    (s, out.reason)
-}
-
-fn residual(s: &dyn Solver, name: &str) -> f64 {
-    s.residuals().iter().find(|(n, _)| *n == name).unwrap().1
-}
+use common::{residual, run_to_stop as run};
 
 #[test]
 fn newtonian_poiseuille_equals_the_parabola() {

@@ -6,7 +6,7 @@ pub mod parity;
 use flowlab::case::{Case, RiemannSolver};
 use flowlab::render::headless::Headless;
 use flowlab::solver::limiter::Limiter;
-use flowlab::solver::{Solver, SolverError, StopRule, build, run_until};
+use flowlab::solver::{Solver, SolverError, StopReason, StopRule, build, run_until};
 use std::path::PathBuf;
 
 /// The crate root: `FLOWLAB_ROOT` when set (test binaries run from a copy of the repository,
@@ -32,7 +32,7 @@ pub fn case(name: &str, sets: &[&str]) -> Case {
     let mut case = Case::load(&root().join("cases").join(format!("{name}.toml"))).expect("case loads");
     on_cpu_unless_named(&mut case);
     for s in sets {
-        case.set_assignment(s).expect("override applies");
+        case.set_assignment(s).unwrap_or_else(|e| panic!("{s}: {e}"));
     }
     case
 }
@@ -53,6 +53,26 @@ pub fn reference_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
         .map(|l| l.split(',').map(|v| v.trim().parse().expect("number")).collect())
         .collect();
     (header, rows)
+}
+
+/// Runs a case to its `[stop]` rule (steps, steady tolerance); returns the solver and why it
+/// stopped.
+pub fn run_to_stop(case: &Case) -> (Box<dyn Solver>, StopReason) {
+    let mut s = build(&case.spec).unwrap_or_else(|e| panic!("{e:?}"));
+    let st = &case.spec.stop;
+    let rule = StopRule {
+        steps: st.steps,
+        t_end: None,
+        steady_tol: st.steady_tol,
+        ..Default::default()
+    };
+    let out = run_until(s.as_mut(), &rule, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    (s, out.reason)
+}
+
+/// The value of residual `name` of the solver's last step.
+pub fn residual(s: &dyn Solver, name: &str) -> f64 {
+    s.residuals().iter().find(|(n, _)| *n == name).unwrap().1
 }
 
 /// Builds the solver of a case given as TOML text, on the CPU unless the text names a backend.

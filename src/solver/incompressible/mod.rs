@@ -39,7 +39,11 @@ pub fn check(spec: &CaseSpec) -> Result<(), Invalid> {
 /// Builds the incompressible solver of a case in the precision it asks for.
 pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
     if steady(spec) {
-        return Ok(Box::new(Simple::new(SimpleConfig::from_spec(spec)?)));
+        let cfg = SimpleConfig::from_spec(spec)?;
+        return Ok(match cfg.flow.grid.dim {
+            2 => Box::new(Simple::<2>::new(cfg)),
+            _ => Box::new(Simple::<3>::new(cfg)),
+        });
     }
     let cfg = Config::from_spec(spec)?;
     Ok(match (cfg.precision, cfg.grid.dim) {

@@ -1,11 +1,9 @@
 //! Resolved settings of a SIMPLE or SIMPLER case: defaults filled in, every value checked, and
 //! errors naming the key and its valid choices.
 
-use super::coefficients::unknowns;
 use super::viscosity::Viscosity;
 use crate::case::{Boundary, CaseSpec, Convection, Invalid, LinearSolverKind, Method, Precision};
 use crate::solver::incompressible::config::Flow;
-use crate::solver::incompressible::staggered::Layout;
 use crate::solver::limiter::Limiter;
 
 /// How the convection term enters the momentum coefficients.
@@ -101,8 +99,8 @@ pub struct SimpleConfig {
     pub flow: Flow,
     pub algorithm: Algorithm,
     pub viscosity: Viscosity,
-    /// Imposed mean pressure gradient `[dp/dx, dp/dy]` [Pa/m].
-    pub pressure_gradient: [f64; 2],
+    /// Imposed mean pressure gradient `[dp/dx, dp/dy, dp/dz]` [Pa/m] (0 along unused axes).
+    pub pressure_gradient: [f64; 3],
     pub scheme: Scheme,
     pub alpha_u: f64,
     /// Pseudo-time step of the momentum equations [s] (`solver.pseudo_dt`; infinite: none).
@@ -167,30 +165,28 @@ impl SimpleConfig {
                 "analytic initial states run by the projection method (solver.method = \"projection\")",
             ));
         }
-        if flow.grid.dim != 2 {
-            return Err(Invalid::new(
-                "case.dim",
-                "SIMPLE, SIMPLEC and SIMPLER are 2D (dim = 2) for now; a 3D case runs by the projection \
-                 method (solver.method = \"projection\")",
-            ));
-        }
         let viscosity = Viscosity::from_spec(spec, flow.nu.map(|nu| nu * flow.density))?;
-        let pressure_gradient = match spec.physics.pressure_gradient.as_deref() {
-            None => [0.0, 0.0],
-            Some([gx, gy]) if gx.is_finite() && gy.is_finite() => [*gx, *gy],
+        let dim = flow.grid.dim;
+        let mut pressure_gradient = [0.0; 3];
+        match spec.physics.pressure_gradient.as_deref() {
+            None => {}
+            Some(g) if g.len() == dim && g.iter().all(|x| x.is_finite()) => {
+                pressure_gradient[..dim].copy_from_slice(g);
+            }
             Some(g) => {
+                let names = ["dp/dx", "dp/dy", "dp/dz"][..dim].join(", ");
                 return Err(Invalid::new(
                     "physics.pressure_gradient",
-                    format!("needs 2 finite components [dp/dx, dp/dy], got {g:?}"),
+                    format!("needs {dim} finite components [{names}], got {g:?}"),
                 ));
             }
-        };
+        }
         if flow
             .bc
             .iter()
             .flatten()
             .all(|b| !matches!(b, Boundary::Outflow {} | Boundary::Periodic {}))
-            && pressure_gradient != [0.0, 0.0]
+            && pressure_gradient != [0.0; 3]
         {
             return Err(Invalid::new(
                 "physics.pressure_gradient",
@@ -310,15 +306,15 @@ impl SimpleConfig {
     /// pressure-driven channel the Newtonian centreline speed `|G| L^2 / (8 mu)` with the
     /// smallest viscosity the fluid model gives (the power law's centreline speed for it).
     pub fn velocity_scale(&self) -> f64 {
-        let g = self.pressure_gradient[0].hypot(self.pressure_gradient[1]);
-        let l = self.flow.grid.extent(0).max(self.flow.grid.extent(1));
+        let g = self.pressure_gradient.iter().map(|g| g * g).sum::<f64>().sqrt();
+        let l = (0..self.flow.grid.dim).map(|a| self.flow.grid.extent(a)).fold(0.0, f64::max);
         self.flow.velocity_scale().max(self.viscosity.channel_speed(g, l))
     }
 }
 
-/// `solver.linear_solver.subdomains` (default 1) and `overlap` (default 2 rows), checked: at
-/// least one strip, no decomposition of a periodic y axis, and every strip of the smallest
-/// system (u, v or pressure) at least `overlap + 1` rows, so that strips of one colour do not
+/// `solver.linear_solver.subdomains` (default 1) and `overlap` (default 2 layers), checked: at
+/// least one slab, no decomposition of a periodic last axis (y in 2D, z in 3D), and every slab
+/// of the smallest system at least `overlap + 1` layers, so that slabs of one colour do not
 /// touch (see [`crate::solver::linear::schwarz`]).
 fn decomposition(
     flow: &Flow,
@@ -337,20 +333,22 @@ fn decomposition(
     if n == 1 {
         return Ok((n, k));
     }
-    let [nx, ny, _] = flow.grid.n;
-    let l = Layout::new([nx, ny], &flow.bc);
-    if l.periodic[1] {
+    // Slabs along the last axis (y in 2D, z in 3D).
+    let last = flow.grid.dim - 1;
+    let axis = ["x", "y", "z"][last];
+    if flow.bc[last][0] == (Boundary::Periodic {}) {
         return Err(Invalid::new(
             key,
-            "the strips run along y and a periodic y axis is not decomposed; use subdomains = 1",
+            format!("the slabs run along {axis} and a periodic {axis} axis is not decomposed; use subdomains = 1"),
         ));
     }
-    let rows = unknowns(&l, 0).1.count().min(unknowns(&l, 1).1.count()).min(ny);
+    // The fewest unknown layers along it: the last component's, between its two walls.
+    let rows = flow.grid.n[last] - 1;
     if rows / n < k + 1 {
         return Err(Invalid::new(
             key,
             format!(
-                "{n} strips of the {rows} unknown rows along y leave a strip of {} rows, fewer than \
+                "{n} slabs of the {rows} unknown layers along {axis} leave a slab of {} layers, fewer than \
                  solver.linear_solver.overlap + 1 = {}; use at most {} subdomains or a smaller overlap",
                 rows / n,
                 k + 1,

@@ -1,6 +1,6 @@
-//! Patankar's SIMPLE and SIMPLER for steady incompressible flow on the staggered grid (Patankar,
-//! Numerical Heat Transfer and Fluid Flow, 1980, ch. 6; the GPU formulations of Lohry 2010 and
-//! Pereira 2011). Dynamic form: density `rho` [kg/m^3], viscosity `mu` [Pa s] (Newtonian from
+//! Patankar's SIMPLE, SIMPLEC and SIMPLER for steady incompressible flow on the staggered grid in
+//! 2D and 3D, one source for both (`Simple<D>`; Patankar, Numerical Heat Transfer and Fluid Flow,
+//! 1980, ch. 6; the GPU formulations of Lohry 2010, in 3D, and Pereira 2011). Dynamic form: density `rho` [kg/m^3], viscosity `mu` [Pa s] (Newtonian from
 //! `physics.re` as `rho / re` or `physics.viscosity` as `rho nu`, or a generalized Newtonian
 //! [`Viscosity`]), pressure [Pa].
 //!
@@ -12,30 +12,32 @@
 //!    the pressure equation with `u^` ([`pressure_correction`]);
 //! 4. the momentum equations with that pressure, solved by the momentum linear solver: `u*`;
 //!    outflow faces take their inner neighbour's value, scaled so that the outflow equals the
-//!    inflow (mass-flow correction);
+//!    inflow (mass-flow correction; [`boundary`]);
 //! 5. the pressure correction `p'` from the mass imbalance of `u*`; `u = u* + d (p'_P - p'_E)`,
 //!    and SIMPLE also updates `p += alpha_p p'`.
 //!
 //! Every linear solve of steps 3-5 goes through [`Schwarz`]: the inner solver on the whole grid,
 //! or with `solver.linear_solver.subdomains` > 1 one coloured multiplicative pass over
-//! overlapping strips along y (Lohry 2010, ch. 3). The decomposition changes the path of the
+//! overlapping slabs along the last axis, y in 2D and z in 3D (Lohry 2010, ch. 3). The decomposition changes the path of the
 //! outer iteration, not its converged solution.
 //!
 //! Residuals (the `steady_change` the stop rule reads is the largest of them):
-//! - `momentum_u`, `momentum_v`: `sum |a_P q_P - sum a_nb q_nb - b|` over the component's
-//!   unknowns, with the coefficients and the velocity at the start of the iteration, divided by
-//!   `sum |a_P q_P|` over the unknowns of both components (the scaled residual of Patankar's
+//! - `momentum_u`, `momentum_v` (and `momentum_w`): `sum |a_P q_P - sum a_nb q_nb - b|` over the
+//!   component's unknowns, with the coefficients and the velocity at the start of the iteration,
+//!   divided by `sum |a_P q_P|` over the unknowns of all components (the scaled residual of Patankar's
 //!   discretisation equations, normalised by the momentum equations' own magnitude as Lohry 2010
-//!   and Pereira 2011 do; both components share the scale so that a component that vanishes,
+//!   and Pereira 2011 do; the components share the scale so that a component that vanishes,
 //!   like v in a channel, is not measured against nothing);
 //! - `mass`: `sum over cells |b|` of the pressure-correction equation (the mass imbalance of
 //!   `u*`) divided by `sum over faces |F|` (the mass flux through all faces).
 
+mod boundary;
 mod coefficients;
 pub mod config;
 mod cuda;
 mod pressure_correction;
 pub mod viscosity;
+mod viscosity_field;
 
 pub use config::{Algorithm, Scheme, SimpleConfig};
 pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
@@ -43,14 +45,14 @@ pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
 use super::derived::View;
-use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
-use crate::case::{Boundary, CaseSpec, Invalid, Kind, LinearSolverKind, Side};
+use super::staggered::{Layout, for_each_index, node_position};
+use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
-use coefficients::Constants;
+use coefficients::{Constants, cell, unknowns};
 
-/// Fields SIMPLE produces, at cell centres.
-pub const FIELDS: &[&str] = &[
+/// Fields SIMPLE produces in 2D, at cell centres.
+const FIELDS_2D: &[&str] = &[
     "u",
     "v",
     "speed",
@@ -61,35 +63,70 @@ pub const FIELDS: &[&str] = &[
     "viscosity",
 ];
 
-/// Names of the arrays of a saved state ([`Solver::snapshot`]), in the order of `state_mut`.
-const STATE: [&str; 5] = ["u", "v", "p", "mu_c", "mu_n"];
+/// Fields SIMPLE produces in 3D, at cell centres (those of [`super::FIELDS_3D`] and the
+/// viscosity).
+const FIELDS_3D: &[&str] = &[
+    "u",
+    "v",
+    "w",
+    "speed",
+    "p",
+    "vorticity_x",
+    "vorticity_y",
+    "vorticity_z",
+    "vorticity_magnitude",
+    "q_criterion",
+    "lambda2",
+    "helicity",
+    "divergence",
+    "viscosity",
+];
 
-pub struct Simple {
+/// The fields of a `D`-dimensional SIMPLE solver.
+pub fn fields<const D: usize>() -> &'static [&'static str] {
+    if D == 2 { FIELDS_2D } else { FIELDS_3D }
+}
+
+/// Names of the arrays of a saved state ([`Solver::snapshot`]), in the order of
+/// [`Simple::state_mut`]: the velocity components, the pressure, the cell viscosity and the edge
+/// viscosities (2D: the corners, `mu_n`, the name saved checkpoints carry).
+fn state_names<const D: usize>() -> &'static [&'static str] {
+    if D == 2 {
+        &["u", "v", "p", "mu_c", "mu_n"]
+    } else {
+        &["u", "v", "w", "p", "mu_c", "mu_xy", "mu_xz", "mu_yz"]
+    }
+}
+
+/// Names of the momentum residuals, by component.
+const MOMENTUM: [&str; 3] = ["momentum_u", "momentum_v", "momentum_w"];
+
+pub struct Simple<const D: usize> {
     cfg: SimpleConfig,
-    l: Layout<2>,
-    /// Ghosted staggered velocities (tangential ghosts by the quadratic wall rule).
-    u: Vec<f64>,
-    v: Vec<f64>,
-    /// Pressure [Pa], `nx * ny`.
+    l: Layout<D>,
+    /// Cell size [m] per axis.
+    spacing: [f64; D],
+    /// Ghosted staggered velocity components (tangential ghosts by the quadratic wall rule).
+    vel: [Vec<f64>; D],
+    /// Pressure [Pa] at the cell centres, no ghosts ([`coefficients::cell`]).
     p: Vec<f64>,
     /// Viscosity [Pa s] at cell centres (ghosted, ghost cells copy their neighbour or the
-    /// periodic image) and at cell corners (corner `(i, j)` = top-right of cell `(i, j)`).
+    /// periodic image) and on the cell edges, one array per pair of axes
+    /// ([`coefficients::edge`]; the corners in 2D).
     mu_c: Vec<f64>,
-    mu_n: Vec<f64>,
-    /// Momentum `d = A / a_P` of each velocity unknown (zero elsewhere).
-    du: Vec<f64>,
-    dv: Vec<f64>,
+    mu_e: Vec<Vec<f64>>,
+    /// Momentum `d = A / a_P` of each velocity unknown (zero elsewhere), by component.
+    d: [Vec<f64>; D],
     /// SIMPLER's pseudo-velocities.
-    u_hat: Vec<f64>,
-    v_hat: Vec<f64>,
-    sys: [Stencil<f64, 2>; 2],
-    sys_p: Stencil<f64, 2>,
-    /// Unknown vectors of the u, v systems, and the pressure (correction).
-    x: [Vec<f64>; 2],
+    hat: [Vec<f64>; D],
+    sys: [Stencil<f64, D>; D],
+    sys_p: Stencil<f64, D>,
+    /// Unknown vectors of the momentum systems, and the pressure (correction).
+    x: [Vec<f64>; D],
     pc: Vec<f64>,
-    /// Linear solvers of the u, v and pressure systems (overlapping Schwarz strips or whole).
-    solvers: [Schwarz<f64, 2>; 2],
-    solver_p: Schwarz<f64, 2>,
+    /// Linear solvers of the momentum and pressure systems (overlapping Schwarz slabs or whole).
+    solvers: [Schwarz<f64, D>; D],
+    solver_p: Schwarz<f64, D>,
     partial: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
@@ -97,43 +134,46 @@ pub struct Simple {
     capped: Option<CappedSolve>,
 }
 
-impl Simple {
+/// Calls `f(m, k)` for every unknown of component `c`: `m` its place in the system's vector,
+/// `k` its ghosted index.
+fn each_unknown<const D: usize>(l: &Layout<D>, c: usize, mut f: impl FnMut(usize, usize)) {
+    let (lo, hi) = unknowns(l, c);
+    let mut m = 0;
+    for_each_index(lo, hi, |idx| {
+        f(m, l.at(idx));
+        m += 1;
+    });
+}
+
+impl<const D: usize> Simple<D> {
     pub fn new(cfg: SimpleConfig) -> Self {
-        let [nx, ny, _] = cfg.flow.grid.n;
-        let l = Layout::new([nx, ny], &cfg.flow.bc);
-        let n = l.len();
-        let periodic = [l.periodic[0], l.periodic[1]];
-        let dims = |c| {
-            let (a, b) = coefficients::unknowns(&l, c);
-            (a.count(), b.count())
-        };
-        let ((ui, uj), (vi, vj)) = (dims(0), dims(1));
+        let n: [usize; D] = std::array::from_fn(|a| cfg.flow.grid.n[a]);
+        let l = Layout::new(n, &cfg.flow.bc);
+        let len = l.len();
+        let cells: usize = n.iter().product();
+        let periodic = l.periodic;
+        let shape = |c| coefficients::shape(&l, c);
+        let rows = |shape: [usize; D]| shape[1..].iter().product::<usize>();
         let mu0 = cfg.viscosity.mu(0.0);
-        let [u0, v0, _] = cfg.flow.initial_velocity;
         let mut s = Self {
-            u: vec![u0; n],
-            v: vec![v0; n],
-            p: vec![0.0; nx * ny],
-            mu_c: vec![mu0; n],
-            mu_n: vec![mu0; n],
-            du: vec![0.0; n],
-            dv: vec![0.0; n],
-            u_hat: vec![0.0; n],
-            v_hat: vec![0.0; n],
-            sys: [Stencil::new([ui, uj], periodic), Stencil::new([vi, vj], periodic)],
-            sys_p: Stencil::new([nx, ny], periodic),
-            x: [vec![0.0; ui * uj], vec![0.0; vi * vj]],
-            pc: vec![0.0; nx * ny],
-            solvers: [
-                linear_solver(&cfg, cfg.momentum_solver, [ui, uj], periodic),
-                linear_solver(&cfg, cfg.momentum_solver, [vi, vj], periodic),
-            ],
-            solver_p: linear_solver(&cfg, cfg.pressure_solver, [nx, ny], periodic),
-            partial: vec![0.0; ny.max(uj).max(vj)],
+            spacing: std::array::from_fn(|a| cfg.flow.grid.spacing[a]),
+            vel: std::array::from_fn(|c| vec![cfg.flow.initial_velocity[c]; len]),
+            p: vec![0.0; cells],
+            mu_c: vec![mu0; len],
+            mu_e: vec![vec![mu0; len]; D * (D - 1) / 2],
+            d: std::array::from_fn(|_| vec![0.0; len]),
+            hat: std::array::from_fn(|_| vec![0.0; len]),
+            sys: std::array::from_fn(|c| Stencil::new(shape(c), periodic)),
+            sys_p: Stencil::new(n, periodic),
+            x: std::array::from_fn(|c| vec![0.0; shape(c).iter().product()]),
+            pc: vec![0.0; cells],
+            solvers: std::array::from_fn(|c| linear_solver(&cfg, cfg.momentum_solver, shape(c), periodic)),
+            solver_p: linear_solver(&cfg, cfg.pressure_solver, n, periodic),
+            partial: vec![0.0; (0..D).map(|c| rows(shape(c))).fold(rows(n), usize::max)],
             l,
             cfg,
             steps: 0,
-            residuals: Vec::with_capacity(8),
+            residuals: Vec::with_capacity(9),
             capped: None,
         };
         s.boundaries();
@@ -145,17 +185,21 @@ impl Simple {
         &self.cfg
     }
 
-    /// The state: ghosted `u`, `v`, the pressure, and the ghosted cell and corner viscosities
-    /// (what [`CudaSimple`] copies in and out).
-    /// `u`, `v`, `p` and the viscosities at centres and corners, in the order of [`STATE`].
-    pub(crate) fn state_mut(&mut self) -> [&mut Vec<f64>; 5] {
-        [
-            &mut self.u,
-            &mut self.v,
-            &mut self.p,
-            &mut self.mu_c,
-            &mut self.mu_n,
-        ]
+    /// The state (what [`CudaSimple`] copies in and out), in the order of the state names: the
+    /// ghosted velocity components, the pressure, and the ghosted cell and edge viscosities.
+    pub(crate) fn state_mut(&mut self) -> Vec<&mut Vec<f64>> {
+        let mut out: Vec<&mut Vec<f64>> = self.vel.iter_mut().collect();
+        out.push(&mut self.p);
+        out.push(&mut self.mu_c);
+        out.extend(self.mu_e.iter_mut());
+        out
+    }
+
+    fn state(&self) -> Vec<&Vec<f64>> {
+        let mut out: Vec<&Vec<f64>> = self.vel.iter().collect();
+        out.extend([&self.p, &self.mu_c]);
+        out.extend(self.mu_e.iter());
+        out
     }
 
     /// Steps taken (the mirror of [`CudaSimple`] keeps its count).
@@ -163,273 +207,103 @@ impl Simple {
         self.steps = steps;
     }
 
-    fn view(&self) -> View<'_, f64, 2> {
+    fn velocity(&self) -> [&[f64]; D] {
+        std::array::from_fn(|c| &self.vel[c][..])
+    }
+
+    fn view(&self) -> View<'_, f64, D> {
         View {
             l: self.l,
             grid: self.cfg.flow.grid,
-            vel: [&self.u, &self.v],
+            vel: self.velocity(),
             p: &self.p,
             p_scale: 1.0,
         }
     }
 
-    /// Boundary faces and ghosts: the shared ghost rules, outflow faces from their inner
-    /// neighbour with the mass-flow correction, then the quadratic wall rule for tangential
-    /// ghosts of walls and inflow sides.
+    /// Boundary faces and ghosts ([`boundary::apply`]).
     fn boundaries(&mut self) {
-        let l = self.l;
-        let (nx, ny) = (l.n[0], l.n[1]);
-        fill_velocity_ghosts(&l, &self.cfg.flow.bc, [&mut self.u[..], &mut self.v[..]]);
-        let bc: [&Boundary; 4] = std::array::from_fn(|s| self.cfg.flow.side(s));
-        let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
-        // Net inflow through the fixed boundary faces, and the raw outflow.
-        let (mut inflow, mut outflow) = (0.0, 0.0);
-        for side in 0..4 {
-            let sign = if side % 2 == 0 { 1.0 } else { -1.0 };
-            let is_out = *bc[side] == Boundary::Outflow {};
-            let faces: Vec<usize> = match side {
-                0 | 1 => (1..=ny)
-                    .map(|j| l.at([if side == 0 { 0 } else { nx }, j]))
-                    .collect(),
-                _ => (1..=nx)
-                    .map(|i| l.at([i, if side == 2 { 0 } else { ny }]))
-                    .collect(),
-            };
-            let (q, area, inner) = if side < 2 {
-                (&mut self.u, dy, if side == 0 { 1isize } else { -1 })
-            } else {
-                (
-                    &mut self.v,
-                    dx,
-                    if side == 2 {
-                        l.stride[1] as isize
-                    } else {
-                        -(l.stride[1] as isize)
-                    },
-                )
-            };
-            for k in faces {
-                if is_out {
-                    q[k] = q[(k as isize + inner) as usize];
-                    outflow -= sign * q[k] * area;
-                } else if !matches!(bc[side], Boundary::Periodic {}) {
-                    inflow += sign * q[k] * area;
-                }
-            }
-        }
-        if outflow != 0.0 {
-            let scale = inflow / outflow;
-            for side in 0..4 {
-                if !matches!(bc[side], Boundary::Outflow {}) {
-                    continue;
-                }
-                if side < 2 {
-                    let i = if side == 0 { 0 } else { nx };
-                    (1..=ny).for_each(|j| self.u[l.at([i, j])] *= scale);
-                } else {
-                    let j = if side == 2 { 0 } else { ny };
-                    (1..=nx).for_each(|i| self.v[l.at([i, j])] *= scale);
-                }
-            }
-        }
-        // Quadratic wall rule: q_g = (8 U - 6 q_1 + q_2) / 3.
-        let rule = |wall: f64, q1: f64, q2: f64| (8.0 * wall - 6.0 * q1 + q2) / 3.0;
-        for side in 0..4 {
-            let Some(wall) =
-                side_velocity(bc[side], Side::ALL[side]).map(|v| v[if side < 2 { 1 } else { 0 }])
-            else {
-                continue;
-            };
-            match side {
-                0 | 1 => {
-                    let (g, a, b) = if side == 0 {
-                        (0, 1, 2)
-                    } else {
-                        (nx + 1, nx, nx - 1)
-                    };
-                    for j in 0..=ny {
-                        self.v[l.at([g, j])] = rule(wall, self.v[l.at([a, j])], self.v[l.at([b, j])]);
-                    }
-                }
-                _ => {
-                    let (g, a, b) = if side == 2 {
-                        (0, 1, 2)
-                    } else {
-                        (ny + 1, ny, ny - 1)
-                    };
-                    for i in 0..=nx {
-                        self.u[l.at([i, g])] = rule(wall, self.u[l.at([i, a])], self.u[l.at([i, b])]);
-                    }
-                }
-            }
-        }
+        boundary::apply(&self.l, &self.cfg.flow, self.spacing, self.vel.each_mut().map(|q| &mut q[..]));
     }
 
-    /// u and v on their faces and the pressure at the centres, sampled from `from`.
+    /// The velocity on this grid's faces and the pressure at its centres, sampled from `from`.
     fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
         let l = self.l;
         let g = self.cfg.flow.grid;
-        let (dx, dy, ox, oy) = (g.spacing[0], g.spacing[1], g.origin[0], g.origin[1]);
-        let at = |name: &str, x: f64, y: f64| from.sample(name, [ox + x, oy + y, 0.0]);
-        for j in 1..=l.n[1] {
-            for i in 0..=l.n[0] {
-                self.u[l.at([i, j])] = at("u", i as f64 * dx, (j as f64 - 0.5) * dy)?;
+        let names = ["u", "v", "w"];
+        for c in 0..D {
+            let mut lo = [1; D];
+            lo[c] = 0;
+            let mut missing = false;
+            let q = &mut self.vel[c];
+            for_each_index(lo, l.n, |idx| match from.sample(names[c], node_position(&g, c, idx)) {
+                Some(x) => q[l.at(idx)] = x,
+                None => missing = true,
+            });
+            if missing {
+                return None;
             }
         }
-        for j in 0..=l.n[1] {
-            for i in 1..=l.n[0] {
-                self.v[l.at([i, j])] = at("v", (i as f64 - 0.5) * dx, j as f64 * dy)?;
-            }
-        }
-        for j in 1..=l.n[1] {
-            for i in 1..=l.n[0] {
-                self.p[(j - 1) * l.n[0] + i - 1] = at("p", (i as f64 - 0.5) * dx, (j as f64 - 0.5) * dy)?;
-            }
-        }
-        Some(())
+        let mut centre = [0.0; 3];
+        for_each_index([1; D], l.n, |idx| {
+            (0..D).for_each(|a| centre[a] = g.centre(a, idx[a] - 1));
+            self.p[cell(&l, idx)] = from.sample("p", centre).unwrap_or(f64::NAN);
+        });
+        self.p.iter().all(|p| !p.is_nan()).then_some(())
     }
 
-    /// Viscosity at cell centres and corners from the shear rate of the current velocity.
+    /// Viscosity at cell centres and edges from the shear rate of the current velocity.
     fn update_viscosity(&mut self) {
         if self.cfg.viscosity.is_newtonian() {
             return;
         }
-        let l = self.l;
-        let (nx, ny) = (l.n[0], l.n[1]);
-        let [dx, dy] = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
-        let (u, v) = (&self.u, &self.v);
-        let model = self.cfg.viscosity;
-        // Normal strain rates at cell centres.
-        let ux = |i: usize, j: usize| (u[l.at([i, j])] - u[l.at([i - 1, j])]) / dx;
-        let vy = |i: usize, j: usize| (v[l.at([i, j])] - v[l.at([i, j - 1])]) / dy;
-        let uc = |i: usize, j: usize| 0.5 * (u[l.at([i - 1, j])] + u[l.at([i, j])]);
-        let vc = |i: usize, j: usize| 0.5 * (v[l.at([i, j - 1])] + v[l.at([i, j])]);
-        for j in 1..=ny {
-            for i in 1..=nx {
-                let shear =
-                    (uc(i, j + 1) - uc(i, j - 1)) / (2.0 * dy) + (vc(i + 1, j) - vc(i - 1, j)) / (2.0 * dx);
-                let g = (2.0 * ux(i, j).powi(2) + 2.0 * vy(i, j).powi(2) + shear * shear).sqrt();
-                self.mu_c[l.at([i, j])] = model.mu(g);
-            }
-        }
-        // Ghost cells: periodic image or the neighbour inside.
-        let wrap = |k: usize, n: usize, periodic: bool| match k {
-            0 if periodic => n,
-            0 => 1,
-            k if k == n + 1 && periodic => 1,
-            k if k == n + 1 => n,
-            k => k,
-        };
-        for j in 0..=ny + 1 {
-            for i in 0..=nx + 1 {
-                if (1..=nx).contains(&i) && (1..=ny).contains(&j) {
-                    continue;
-                }
-                let (si, sj) = (wrap(i, nx, l.periodic[0]), wrap(j, ny, l.periodic[1]));
-                self.mu_c[l.at([i, j])] = self.mu_c[l.at([si, sj])];
-            }
-        }
-        // Corners: shear from the staggered differences there, normal strain averaged from the
-        // nearest cells.
-        for j in 0..=ny {
-            for i in 0..=nx {
-                let shear = (u[l.at([i, j + 1])] - u[l.at([i, j])]) / dy
-                    + (v[l.at([i + 1, j])] - v[l.at([i, j])]) / dx;
-                let cells = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)]
-                    .map(|(a, b)| (a.clamp(1, nx), b.clamp(1, ny)));
-                let normal = cells
-                    .iter()
-                    .map(|&(a, b)| 2.0 * ux(a, b).powi(2) + 2.0 * vy(a, b).powi(2))
-                    .sum::<f64>()
-                    / 4.0;
-                self.mu_n[l.at([i, j])] = model.mu((normal + shear * shear).sqrt());
-            }
-        }
+        let vel = std::array::from_fn(|c| &self.vel[c][..]);
+        viscosity_field::update(&self.l, self.spacing, self.cfg.viscosity, vel, &mut self.mu_c, &mut self.mu_e);
     }
 
-    /// Copies component `c`'s unknowns between the ghosted array and the system's vector.
-    fn gather(&mut self, c: usize) {
-        let (ia, ja) = coefficients::unknowns(&self.l, c);
-        let q = if c == 0 { &self.u } else { &self.v };
-        let ni = ia.clone().count();
-        for (b, j) in ja.enumerate() {
-            for (a, i) in ia.clone().enumerate() {
-                self.x[c][b * ni + a] = q[self.l.at([i, j])];
-            }
-        }
-    }
-
-    fn scatter(&mut self, c: usize, from: Option<usize>) {
-        let (ia, ja) = coefficients::unknowns(&self.l, c);
-        let ni = ia.clone().count();
-        let l = self.l;
-        let (q, x) = match (c, from) {
-            (0, None) => (&mut self.u, &self.x[0]),
-            (1, None) => (&mut self.v, &self.x[1]),
-            (0, Some(_)) => (&mut self.u_hat, &self.x[0]),
-            _ => (&mut self.v_hat, &self.x[1]),
-        };
-        for (b, j) in ja.enumerate() {
-            for (a, i) in ia.clone().enumerate() {
-                q[l.at([i, j])] = x[b * ni + a];
-            }
-        }
-    }
-
-    /// SIMPLER's pseudo-velocities `(sum a_nb q_nb + b) / a_P` of component `c` into the unknown
-    /// vector (the velocity itself stays in the ghosted array).
+    /// SIMPLER's pseudo-velocities `(sum a_nb q_nb + b) / a_P` of component `c` from the
+    /// unknown vector `x[c]` (the current velocity) into `hat[c]`, whose other entries are the
+    /// velocity's.
     fn pseudo_velocity(&mut self, c: usize) {
-        let sys = &self.sys[c];
-        let x = &self.x[c];
-        let hat: Vec<f64> = (0..sys.len())
-            .map(|k| (sys.neighbours(|m| x[m], sys.position(k), k) + sys.b[k]) / sys.ap[k])
-            .collect();
-        self.x[c].copy_from_slice(&hat);
+        let (sys, x, hat) = (&self.sys[c], &self.x[c], &mut self.hat[c]);
+        hat.copy_from_slice(&self.vel[c]);
+        each_unknown(&self.l, c, |m, k| {
+            hat[k] = (sys.neighbours(|j| x[j], sys.position(m), m) + sys.b[m]) / sys.ap[m];
+        });
+        // The periodic seam: face 0 is the image of face n.
+        if self.l.periodic[c] {
+            let (mut lo, mut hi) = ([1; D], self.l.n);
+            (lo[c], hi[c]) = (0, 0);
+            let seam = self.l.n[c] * self.l.stride[c];
+            for_each_index(lo, hi, |idx| {
+                let k = self.l.at(idx);
+                hat[k] = hat[k + seam];
+            });
+        }
     }
 
     /// One outer iteration.
     fn iterate(&mut self) -> Result<(), SolverError> {
         self.update_viscosity();
-        let spacing = [self.cfg.flow.grid.spacing[0], self.cfg.flow.grid.spacing[1]];
-        let mut norms = [0.0; 2];
-        for c in 0..2 {
-            let k = constants(&self.cfg, self.l, c);
-            let (q, o) = if c == 0 {
-                (&self.u, &self.v)
-            } else {
-                (&self.v, &self.u)
-            };
-            let d = if c == 0 { &mut self.du } else { &mut self.dv };
-            norms[c] = coefficients::assemble(&k, c, q, o, &self.mu_c, &self.mu_n, &mut self.sys[c], d);
+        let h = self.spacing;
+        let rho = self.cfg.flow.density;
+        let mut norms = [0.0; D];
+        for c in 0..D {
+            let k = constants(&self.cfg, self.l, h, c);
+            let vel = std::array::from_fn(|c| &self.vel[c][..]);
+            norms[c] = coefficients::assemble(&k, c, vel, &self.mu_c, &self.mu_e, &mut self.sys[c], &mut self.d[c]);
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
         self.capped = None;
         if self.cfg.algorithm.pseudo_velocities() {
-            self.u_hat.copy_from_slice(&self.u);
-            self.v_hat.copy_from_slice(&self.v);
-            for c in 0..2 {
-                self.gather(c);
+            for c in 0..D {
+                gather(&self.l, c, &self.vel[c], &mut self.x[c]);
                 self.pseudo_velocity(c);
-                self.scatter(c, Some(c));
             }
-            let l = self.l;
-            if l.periodic[0] {
-                (1..=l.n[1]).for_each(|j| self.u_hat[l.at([0, j])] = self.u_hat[l.at([l.n[0], j])]);
-            }
-            if l.periodic[1] {
-                (1..=l.n[0]).for_each(|i| self.v_hat[l.at([i, 0])] = self.v_hat[l.at([i, l.n[1]])]);
-            }
-            pressure_correction::assemble(
-                &l,
-                spacing,
-                self.cfg.flow.density,
-                &self.du,
-                &self.dv,
-                &self.u_hat,
-                &self.v_hat,
-                &mut self.sys_p,
-            );
+            let d = std::array::from_fn(|c| &self.d[c][..]);
+            let hat = std::array::from_fn(|c| &self.hat[c][..]);
+            pressure_correction::assemble(&self.l, h, rho, d, hat, &mut self.sys_p);
             let st = self.solver_p.solve(
                 &self.sys_p,
                 &mut self.p,
@@ -441,15 +315,15 @@ impl Simple {
             remove_mean(&mut self.p);
             pressure_residual = st.reduction();
         }
-        let mut momentum = [0.0; 2];
+        let mut momentum = [0.0; D];
         let mut momentum_iterations = 0;
-        for c in 0..2 {
-            coefficients::add_pressure(&self.l, c, spacing, &self.p, &mut self.sys[c]);
-            self.gather(c);
+        // The relaxed system's residual at the current velocity equals the unrelaxed one; norms
+        // are with the unrelaxed a_P, summed over the components.
+        let norm = norms.iter().fold(0.0, |s, n| s + n);
+        for c in 0..D {
+            coefficients::add_pressure(&self.l, c, h, &self.p, &mut self.sys[c]);
+            gather(&self.l, c, &self.vel[c], &mut self.x[c]);
             let r1 = self.sys[c].residual_l1(&self.x[c], &mut self.partial[..self.sys[c].rows()]);
-            // The relaxed system's residual at the current velocity equals the unrelaxed one;
-            // norms are with the unrelaxed a_P, summed over both components.
-            let norm = norms[0] + norms[1];
             momentum[c] = if norm > 0.0 {
                 r1 / norm
             } else if r1 > 0.0 {
@@ -464,19 +338,13 @@ impl Simple {
                 self.cfg.momentum_iterations,
             );
             momentum_iterations += st.iterations;
-            self.scatter(c, None);
+            let (x, q) = (&self.x[c], &mut self.vel[c]);
+            each_unknown(&self.l, c, |m, k| q[k] = x[m]);
         }
         self.boundaries();
-        let (imbalance, flux) = pressure_correction::assemble(
-            &self.l,
-            spacing,
-            self.cfg.flow.density,
-            &self.du,
-            &self.dv,
-            &self.u,
-            &self.v,
-            &mut self.sys_p,
-        );
+        let d = std::array::from_fn(|c| &self.d[c][..]);
+        let vel = std::array::from_fn(|c| &self.vel[c][..]);
+        let (imbalance, flux) = pressure_correction::assemble(&self.l, h, rho, d, vel, &mut self.sys_p);
         let mass = if flux > 0.0 { imbalance / flux } else { 0.0 };
         self.pc.iter_mut().for_each(|x| *x = 0.0);
         let st = self.solver_p.solve(
@@ -492,14 +360,8 @@ impl Simple {
         if !self.cfg.algorithm.pseudo_velocities() {
             pressure_residual = st.reduction();
         }
-        pressure_correction::correct_velocity(
-            &self.l,
-            &self.du,
-            &self.dv,
-            &self.pc,
-            &mut self.u,
-            &mut self.v,
-        );
+        let d = std::array::from_fn(|c| &self.d[c][..]);
+        pressure_correction::correct_velocity(&self.l, d, &self.pc, self.vel.each_mut().map(|q| &mut q[..]));
         if !self.cfg.algorithm.pseudo_velocities() {
             let a = self.cfg.alpha_p;
             self.p.iter_mut().zip(&self.pc).for_each(|(p, pc)| *p += a * pc);
@@ -507,14 +369,12 @@ impl Simple {
         }
         self.boundaries();
         self.steps += 1;
-        let [um, vm] = self.l.max_face_speeds([&self.u, &self.v]);
-        let max_velocity = um.max(vm);
-        let worst = momentum[0].max(momentum[1]).max(mass);
+        let max_velocity = self.l.max_face_speeds(self.velocity()).into_iter().reduce(f64::max).unwrap_or(0.0);
+        let worst = momentum.into_iter().reduce(f64::max).unwrap_or(0.0).max(mass);
         self.residuals.clear();
+        self.residuals.push(("steady_change", worst));
+        self.residuals.extend((0..D).map(|c| (MOMENTUM[c], momentum[c])));
         self.residuals.extend_from_slice(&[
-            ("steady_change", worst),
-            ("momentum_u", momentum[0]),
-            ("momentum_v", momentum[1]),
             ("mass", mass),
             ("momentum_iterations", momentum_iterations as f64),
             ("pressure_iterations", pressure_iterations as f64),
@@ -531,6 +391,11 @@ impl Simple {
         }
         Err(diverged(&self.cfg, self.steps, max_velocity, finite))
     }
+}
+
+/// Copies component `c`'s unknowns from the ghosted array `q` into the system's vector `x`.
+fn gather<const D: usize>(l: &Layout<D>, c: usize, q: &[f64], x: &mut [f64]) {
+    each_unknown(l, c, |m, k| x[m] = q[k]);
 }
 
 /// The error of a run that diverged after `steps` outer iterations: the largest velocity
@@ -566,12 +431,11 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
 }
 
 /// The assembly constants of component `c`.
-fn constants(cfg: &SimpleConfig, l: Layout<2>, c: usize) -> Constants<'_> {
-    let g = &cfg.flow.grid;
+fn constants<const D: usize>(cfg: &SimpleConfig, l: Layout<D>, spacing: [f64; D], c: usize) -> Constants<'_, D> {
     Constants {
         l,
         flow: &cfg.flow,
-        spacing: [g.spacing[0], g.spacing[1]],
+        spacing,
         density: cfg.flow.density,
         scheme: cfg.scheme,
         alpha: cfg.alpha_u,
@@ -583,12 +447,12 @@ fn constants(cfg: &SimpleConfig, l: Layout<2>, c: usize) -> Constants<'_> {
 }
 
 /// The linear solver of `kind` for systems of `shape` unknowns, decomposed as the case says.
-fn linear_solver(
+fn linear_solver<const D: usize>(
     cfg: &SimpleConfig,
     kind: LinearSolverKind,
-    shape: [usize; 2],
-    periodic: [bool; 2],
-) -> Schwarz<f64, 2> {
+    shape: [usize; D],
+    periodic: [bool; D],
+) -> Schwarz<f64, D> {
     Schwarz::new(kind, shape, cfg.subdomains, cfg.overlap, periodic)
 }
 
@@ -608,7 +472,7 @@ fn remove_mean(p: &mut [f64]) {
     p.iter_mut().for_each(|x| *x -= mean);
 }
 
-impl Solver for Simple {
+impl<const D: usize> Solver for Simple<D> {
     fn info(&self) -> SolverInfo {
         solver_info(&self.cfg, "cpu")
     }
@@ -639,7 +503,7 @@ impl Solver for Simple {
     }
 
     fn field_names(&self) -> &'static [&'static str] {
-        FIELDS
+        fields::<D>()
     }
 
     /// Takes over another solver's flow (e.g. a projection run's, or a coarser SIMPLE run's):
@@ -647,12 +511,12 @@ impl Solver for Simple {
     /// then go on from it.
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let kept = (self.u.clone(), self.v.clone(), self.p.clone());
+        let kept = (self.vel.clone(), self.p.clone());
         if self.sample_state(from).is_none() {
-            (self.u, self.v, self.p) = kept;
+            (self.vel, self.p) = kept;
             return Err(Invalid::new(
                 "case",
-                "the running solver cannot provide u, v and p",
+                "the running solver cannot provide the velocity and p",
             ));
         }
         self.steps = from.steps();
@@ -665,10 +529,7 @@ impl Solver for Simple {
     /// starts from) and the iteration count.
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
         let mut s = Snapshot::new(&self.info(), self.time(), self.steps, self.dt());
-        for (name, a) in STATE
-            .iter()
-            .zip([&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n])
-        {
+        for (name, a) in state_names::<D>().iter().zip(self.state()) {
             s.put(name, a);
         }
         Ok(s)
@@ -676,8 +537,8 @@ impl Solver for Simple {
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
         state.check(&self.info())?;
-        let mut next = [&self.u, &self.v, &self.p, &self.mu_c, &self.mu_n].map(|a| a.clone());
-        for (name, a) in STATE.iter().zip(&mut next) {
+        let mut next: Vec<Vec<f64>> = self.state().into_iter().cloned().collect();
+        for (name, a) in state_names::<D>().iter().zip(&mut next) {
             state.take(name, a)?;
         }
         for (dst, src) in self.state_mut().into_iter().zip(next) {
@@ -691,13 +552,8 @@ impl Solver for Simple {
         if name != "viscosity" {
             return self.view().field(name, out);
         }
-        let l = self.l;
         out.clear();
-        out.extend(
-            (1..=l.n[1])
-                .flat_map(|j| (1..=l.n[0]).map(move |i| l.at([i, j])))
-                .map(|k| self.mu_c[k]),
-        );
+        for_each_index([1; D], self.l.n, |idx| out.push(self.mu_c[self.l.at(idx)]));
         Some(())
     }
 
@@ -706,12 +562,11 @@ impl Solver for Simple {
             return self.view().sample(name, point);
         }
         let g = &self.cfg.flow.grid;
-        let l = self.l;
-        let i = (((point[0] - g.origin[0]) / g.spacing[0]).floor() as isize).clamp(0, l.n[0] as isize - 1)
-            as usize;
-        let j = (((point[1] - g.origin[1]) / g.spacing[1]).floor() as isize).clamp(0, l.n[1] as isize - 1)
-            as usize;
-        Some(self.mu_c[l.at([i + 1, j + 1])])
+        let idx = std::array::from_fn(|a| {
+            let i = ((point[a] - g.origin[a]) / g.spacing[a]).floor() as isize;
+            i.clamp(0, self.l.n[a] as isize - 1) as usize + 1
+        });
+        Some(self.mu_c[self.l.at(idx)])
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
@@ -728,7 +583,7 @@ impl Solver for Simple {
         }
         let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
         if split || cfg.momentum_solver != self.cfg.momentum_solver {
-            for c in 0..2 {
+            for c in 0..D {
                 let sys = &self.sys[c];
                 self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, sys.n, sys.periodic);
             }
@@ -742,7 +597,7 @@ impl Solver for Simple {
         if newtonian_change {
             let mu = self.cfg.viscosity.mu(0.0);
             self.mu_c.iter_mut().for_each(|m| *m = mu);
-            self.mu_n.iter_mut().for_each(|m| *m = mu);
+            self.mu_e.iter_mut().flatten().for_each(|m| *m = mu);
             self.update_viscosity();
         }
         Ok(())

@@ -19,7 +19,7 @@
 //! [`Simple`] mirror, none of them per frame.
 
 use super::viscosity::Viscosity;
-use super::{FIELDS, Simple, SimpleConfig, coefficients};
+use super::{Simple, SimpleConfig, coefficients, fields};
 use crate::backend::cuda::{
     Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
     limiter_code, slots,
@@ -92,7 +92,7 @@ pub struct CudaSimple {
     capped: Option<CappedSolve>,
     display: StaggeredDisplay,
     readback: Mutex<Readback<f64>>,
-    mirror: Mutex<HostMirror<Simple, f64>>,
+    mirror: Mutex<HostMirror<Simple<2>, f64>>,
 }
 
 impl CudaSimple {
@@ -104,17 +104,19 @@ impl CudaSimple {
         let (nx, ny) = (l.n[0], l.n[1]);
         let n = l.len();
         let periodic = [l.periodic[0], l.periodic[1]];
-        let dims = |c| {
-            let (a, b) = coefficients::unknowns(&l, c);
-            (a.count(), b.count())
-        };
-        let ((ui, uj), (vi, vj)) = (dims(0), dims(1));
+        let ([ui, uj], [vi, vj]) = (coefficients::shape(&l, 0), coefficients::shape(&l, 1));
         let buf = |data: &Vec<f64>| -> Result<DevBuf<f64>, CudaError> {
             let b = gpu.alloc(data.len())?;
             gpu.upload(&b, data)?;
             Ok(b)
         };
-        let [u, v, p, mu_c, mu_n] = cpu.state_mut().map(|a| a.clone());
+        let [u, v, p, mu_c, mu_n]: [Vec<f64>; 5] = cpu
+            .state_mut()
+            .into_iter()
+            .map(|a| a.clone())
+            .collect::<Vec<_>>()
+            .try_into()
+            .expect("a 2D SIMPLE state has five arrays");
         let solver = |kind, ni, nj| DeviceLinearSolver::new(&gpu, kind, ni, nj);
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
@@ -312,7 +314,7 @@ impl CudaSimple {
     }
 
     /// Refreshes the CPU mirror from the device when stale.
-    fn with_mirror<R>(&self, f: impl FnOnce(&Simple) -> R) -> Option<R> {
+    fn with_mirror<R>(&self, f: impl FnOnce(&Simple<2>) -> R) -> Option<R> {
         let mut m = self.mirror.lock().expect("mirror lock");
         let cpu = m.fresh(&self.gpu, |cpu, stage| {
             for (dst, src) in cpu.state_mut().into_iter().zip(self.state()) {
@@ -336,7 +338,7 @@ impl CudaSimple {
     }
 
     /// Makes `cpu`'s state and iteration count this solver's, `cpu` the fresh mirror.
-    fn adopt(&mut self, mut cpu: Simple) -> Result<(), Invalid> {
+    fn adopt(&mut self, mut cpu: Simple<2>) -> Result<(), Invalid> {
         self.upload_from(&mut cpu)
             .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
         self.steps = cpu.steps();
@@ -349,7 +351,7 @@ impl CudaSimple {
     }
 
     /// Uploads a CPU solver's state (`load_state`, a viscosity model change).
-    fn upload_from(&self, cpu: &mut Simple) -> Result<(), CudaError> {
+    fn upload_from(&self, cpu: &mut Simple<2>) -> Result<(), CudaError> {
         for (src, dst) in cpu.state_mut().into_iter().zip(self.state()) {
             self.gpu.upload(dst, src)?;
         }
@@ -364,7 +366,7 @@ impl CudaSimple {
             viscosity: Some(&self.b.mu_c),
         };
         self.display
-            .derive(&self.gpu, &self.cfg.flow.grid, FIELDS, &state, name, dst)
+            .derive(&self.gpu, &self.cfg.flow.grid, fields::<2>(), &state, name, dst)
     }
 
     fn check_health(&self, max_velocity: f64, p_sum: f64) -> Result<(), SolverError> {
@@ -426,22 +428,22 @@ impl Solver for CudaSimple {
     }
 
     fn field_names(&self) -> &'static [&'static str] {
-        FIELDS
+        fields::<2>()
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(FIELDS, name, |n, dst| self.derive(n, dst), out)
+        r.solver_field(fields::<2>(), name, |n, dst| self.derive(n, dst), out)
     }
 
     fn prefetch(&self, names: &[&str]) {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(FIELDS, names, |n, dst| self.derive(n, dst));
+        r.solver_prefetch(fields::<2>(), names, |n, dst| self.derive(n, dst));
     }
 
     fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(FIELDS, names, |n, dst| self.derive(n, dst), out)
+        r.solver_display(fields::<2>(), names, |n, dst| self.derive(n, dst), out)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
