@@ -54,6 +54,8 @@ const BOX_3D: &str = include_str!("../../../cases/thibault_senocak_box.toml");
 const CAVITY_SIMPLE: &str = include_str!("../../../cases/lid_driven_cavity_re100_simple.toml");
 const CAVITY_RE100: &str = include_str!("../../../cases/lid_driven_cavity_re100.toml");
 const CAVITY_SIMPLE_RE1000: &str = include_str!("../../../cases/lid_driven_cavity_re1000_simple.toml");
+const CAVITY_3D_RE100: &str = include_str!("../../../cases/cavity_3d_re100.toml");
+const CAVITY_3D_SIMPLE: &str = include_str!("../../../cases/cavity_3d_re100_simple.toml");
 const SOD: &str = include_str!("../../../cases/sod.toml");
 const QUADRANT: &str = include_str!("../../../cases/riemann_quadrant_config3.toml");
 const CESE_SOD: &str = include_str!("../../../cases/cese_sod.toml");
@@ -125,6 +127,9 @@ pub struct Args {
     /// Overlaps in rows (`--family schwarz`).
     #[arg(long, value_delimiter = ',', default_values_t = [2usize])]
     pub overlaps: Vec<usize>,
+    /// Dimension of the time-to-steady cavity (`--family steady`): 2 (square) or 3 (cube).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    pub steady_dim: u8,
     /// Cavity sizes N of the time-to-steady table (`--family steady`).
     #[arg(long, value_delimiter = ',', default_values_t = [128usize, 512])]
     pub steady_sizes: Vec<usize>,

@@ -76,9 +76,11 @@ pub(super) fn schwarz(args: &Args) -> anyhow::Result<()> {
 }
 
 /// Time to a steady cavity: each of `args.steady_methods` at each size and Reynolds number (the
-/// shipped case files `lid_driven_cavity_re{100,1000}{,_simple}.toml` with the grid replaced), from
+/// shipped case files `lid_driven_cavity_re{100,1000}{,_simple}.toml`, in 3D
+/// `cavity_3d_re{100,1000}.toml` and `cavity_3d_re100_simple.toml` with `physics.re`, with the
+/// grid replaced), from
 /// rest until the steady measure falls below 1e-6 or `args.steady_seconds` pass. SIMPLE's and
-/// SIMPLER's measure is the largest normalised residual (momentum u, v, mass); the projection
+/// SIMPLER's measure is the largest normalised residual (momentum u, v (w), mass); the projection
 /// method's is its steady change `||u^(n+1) - u^n||_2 / (dt ||u^(n+1)||_2)` (per unit time), with the
 /// multigrid pressure solve to 1e-8 so that its noise stays below the target.
 pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
@@ -91,6 +93,7 @@ pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
         "| cells | Re | method | momentum solver | pressure solver | backend | threads | outer iterations / steps | steady | seconds | ms/iteration | measure reached | momentum its/iteration | pressure its/iteration |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let three = args.steady_dim == 3;
     for &n in &args.steady_sizes {
         for &re in &args.steady_re {
             // (method, momentum solver (None: the method's), pressure solver); the projection
@@ -112,11 +115,15 @@ pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
                 solvers.into_iter().map(move |s| (m, s))
             });
             for (method, solvers) in variants {
-                let (text, mut sets) = match (method.as_str(), re) {
-                    ("projection", 100) => (CAVITY_RE100, vec![]),
-                    ("projection", _) => (CAVITY, vec![]),
-                    (_, 100) => (CAVITY_SIMPLE, vec![format!("solver.method=\"{method}\"")]),
-                    _ => (CAVITY_SIMPLE_RE1000, vec![format!("solver.method=\"{method}\"")]),
+                let simple = vec![format!("solver.method=\"{method}\"")];
+                let (text, mut sets) = match (method.as_str(), re, three) {
+                    ("projection", 100, false) => (CAVITY_RE100, vec![]),
+                    ("projection", _, false) => (CAVITY, vec![]),
+                    (_, 100, false) => (CAVITY_SIMPLE, simple),
+                    (_, _, false) => (CAVITY_SIMPLE_RE1000, simple),
+                    ("projection", 100, true) => (CAVITY_3D_RE100, vec![]),
+                    ("projection", _, true) => (CAVITY_3D, vec![]),
+                    (_, _, true) => (CAVITY_3D_SIMPLE, [simple, vec![format!("physics.re={re}.0")]].concat()),
                 };
                 let solver_name = match solvers {
                     Some((mo, p)) => {
@@ -137,6 +144,9 @@ pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
                     format!("grid.ny={n}"),
                     format!("solver.backend=\"{}\"", args.backend),
                 ]);
+                if three {
+                    sets.push(format!("grid.nz={n}"));
+                }
                 let label = format!("bench steady cavity Re {re} {method}");
                 let mut case = Case::parse(text, &label)?;
                 for s in &sets {
@@ -179,7 +189,8 @@ pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
                 let seconds = start.elapsed().as_secs_f64();
                 let its = s.steps();
                 println!(
-                    "| {n}^2 | {re} | {method} | {momentum_name} | {solver_name} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} | {:.1} |",
+                    "| {n}^{} | {re} | {method} | {momentum_name} | {solver_name} | {} | {} | {its} | {} | {seconds:.1} | {:.2} | {:.2e} | {:.1} | {:.1} |",
+                    args.steady_dim,
                     s.info().backend,
                     if s.info().backend == "cuda" {
                         "-".to_string()
