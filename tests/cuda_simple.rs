@@ -340,7 +340,7 @@ fn simple_fields_and_state_move_between_backends() {
     // Fields derived on the device equal the CPU derivation of the same state (the mirror).
     common::device_fields_match(
         &mut dev,
-        flowlab::solver::incompressible::simple::FIELDS,
+        flowlab::solver::incompressible::simple::fields::<2>(),
         |g, name, out| g.host_field(name, out),
         "simple f64",
         1e-15,

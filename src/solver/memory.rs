@@ -55,11 +55,17 @@ fn arrays_per_cell(spec: &CaseSpec) -> Result<(u64, u64), Invalid> {
     Ok(match spec.case.kind {
         Kind::Incompressible if crate::solver::incompressible::steady(spec) => {
             let c = SimpleConfig::from_spec(spec)?;
-            let workspaces = 2 * linear_workspace(c.momentum_solver) + linear_workspace(c.pressure_solver);
-            // Each of `subdomains` strips also holds `2 overlap` rows of its neighbours.
-            let rows = spec.grid.ny.max(1) as u64;
-            let growth = 1 + (2 * c.overlap as u64 * c.subdomains as u64).div_ceil(rows);
-            (8 + 4 + 18 + workspaces * growth, 8)
+            let d = c.flow.grid.dim as u64;
+            let workspaces = d * linear_workspace(c.momentum_solver) + linear_workspace(c.pressure_solver);
+            // Each of `subdomains` slabs also holds `2 overlap` layers of its neighbours.
+            let layers = c.flow.grid.n[c.flow.grid.dim - 1].max(1) as u64;
+            let growth = 1 + (2 * c.overlap as u64 * c.subdomains as u64).div_ceil(layers);
+            // Ghosted: velocity, d and pseudo-velocity per component, the cell viscosity and one
+            // edge viscosity per pair of axes; cell-sized: p, p', the momentum unknowns; the
+            // D + 1 systems of a_P, 2 D links and b (2D: 8 + 4 + 18).
+            let ghosted = 3 * d + 1 + d * (d - 1) / 2;
+            let systems = (d + 1) * (2 * d + 2);
+            (ghosted + 2 + d + systems + workspaces * growth, 8)
         }
         Kind::Incompressible => {
             let c = Config::from_spec(spec)?;

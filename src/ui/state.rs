@@ -591,9 +591,10 @@ impl AppState {
         (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
     }
 
-    /// The overlapping Schwarz strips of a decomposed SIMPLE-family run, in world y over
-    /// the pressure cells' rows (`crate::solver::linear::schwarz::strip_rows`): for each strip
-    /// `[own start, own end, extended start, extended end]`; empty when not decomposed.
+    /// The overlapping Schwarz slabs of a decomposed SIMPLE-family run along the grid's last axis
+    /// (y in 2D, z in 3D), in world coordinates of that axis over the pressure cells' layers
+    /// (`crate::solver::linear::schwarz::strip_rows`): for each slab `[own start, own end,
+    /// extended start, extended end]`; empty when not decomposed.
     pub fn subdomain_strips(&self) -> Vec<[f64; 4]> {
         let s = &self.case.spec.solver;
         if !s.method.is_some_and(Method::steady) {
@@ -602,15 +603,16 @@ impl AppState {
         let ls = s.linear_solver.clone().unwrap_or_default();
         let (n, k) = (ls.subdomains.unwrap_or(1), ls.overlap.unwrap_or(2));
         let g = self.solver.info().grid;
-        let ny = g.n[1];
-        if n < 2 || ny / n <= k {
+        let last = g.dim - 1;
+        let layers = g.n[last];
+        if n < 2 || layers / n <= k {
             return Vec::new();
         }
-        let y = |j: usize| g.origin[1] + j as f64 * g.spacing[1];
+        let at = |j: usize| g.origin[last] + j as f64 * g.spacing[last];
         (0..n)
             .map(|i| {
-                let (own, ext) = strip_rows(i, n, ny, k);
-                [y(own.start), y(own.end), y(ext.start), y(ext.end)]
+                let (own, ext) = strip_rows(i, n, layers, k);
+                [at(own.start), at(own.end), at(ext.start), at(ext.end)]
             })
             .collect()
     }

@@ -192,9 +192,10 @@ fn name_of<T: serde::Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-/// Draws the overlapping Schwarz strips of a decomposed SIMPLE run over the field view: the
-/// overlap bands shaded, the strip boundaries as lines (`to_screen`: world point to screen
-/// point).
+/// Draws the overlapping Schwarz slabs of a decomposed SIMPLE run over the field view
+/// (`to_screen`: world point to screen point). In 2D the slabs run along y across the view: the
+/// overlap bands shaded, the slab boundaries as lines. In 3D they run along z, normal to the shown
+/// mid-plane z slice, so the view names the slabs and overlaps that plane lies in.
 pub fn subdomain_overlay(
     painter: &egui::Painter,
     state: &AppState,
@@ -206,8 +207,21 @@ pub fn subdomain_overlay(
     }
     let g = state.solver.info().grid;
     let (x0, x1) = (g.origin[0], g.origin[0] + g.extent(0));
+    let colour = Color32::from_rgb(255, 120, 0);
+    if g.dim == 3 {
+        let text = slabs_at_plane(&strips, g.origin[2] + 0.5 * g.extent(2));
+        let top_left = to_screen([x0, g.origin[1] + g.extent(1)]);
+        painter.text(
+            top_left + egui::vec2(4.0, 4.0),
+            egui::Align2::LEFT_TOP,
+            text,
+            egui::FontId::proportional(12.0),
+            colour,
+        );
+        return;
+    }
     let band = Color32::from_rgba_unmultiplied(255, 150, 0, 70);
-    let line = egui::Stroke::new(1.5, Color32::from_rgb(255, 120, 0));
+    let line = egui::Stroke::new(1.5, colour);
     for w in strips.windows(2) {
         // The overlap around the cut between two strips: the upper strip's extension below the
         // cut and the lower strip's above it.
@@ -219,11 +233,33 @@ pub fn subdomain_overlay(
         painter.text(
             to_screen([x0, strip[0]]) + egui::vec2(4.0, -2.0),
             egui::Align2::LEFT_BOTTOM,
-            format!("strip {s}"),
+            format!("slab {s}"),
             egui::FontId::proportional(12.0),
-            Color32::from_rgb(255, 120, 0),
+            colour,
         );
     }
+}
+
+/// Which Schwarz slabs along z (`strips` of [`AppState::subdomain_strips`]) the plane `z` lies
+/// in: its own slab and the extended slabs (overlaps) that reach it.
+fn slabs_at_plane(strips: &[[f64; 4]], z: f64) -> String {
+    let own = strips.iter().position(|s| z >= s[0] && z <= s[1]).unwrap_or(0);
+    let reach: Vec<String> = (0..strips.len())
+        .filter(|&i| i != own && z >= strips[i][2] && z <= strips[i][3])
+        .map(|i| i.to_string())
+        .collect();
+    let s = &strips[own];
+    let overlap = if reach.is_empty() {
+        String::new()
+    } else {
+        format!(", in the overlap of slab {}", reach.join(", "))
+    };
+    format!(
+        "{} Schwarz slabs along z; the plane z = {z:.3} lies in slab {own} (z {:.3} to {:.3}){overlap}",
+        strips.len(),
+        s[0],
+        s[1]
+    )
 }
 
 /// The whole side panel.
@@ -574,4 +610,25 @@ pub fn help(ui: &mut Ui) {
                 ui.end_row();
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    /// Four slabs of the unit length with overlaps of 0.05 either side of each cut: the mid-plane
+    /// z = 0.5 sits on the cut between slabs 1 and 2, owned by slab 1 and reached by slab 2.
+    #[test]
+    fn mid_plane_names_its_slab_and_the_overlap_reaching_it() {
+        let strips: Vec<[f64; 4]> = (0..4)
+            .map(|i| {
+                let (a, b) = (0.25 * i as f64, 0.25 * (i + 1) as f64);
+                [a, b, (a - 0.05).max(0.0), (b + 0.05).min(1.0)]
+            })
+            .collect();
+        let text = super::slabs_at_plane(&strips, 0.5);
+        assert_eq!(
+            text,
+            "4 Schwarz slabs along z; the plane z = 0.500 lies in slab 1 (z 0.250 to 0.500), in the overlap of slab 2"
+        );
+        assert!(!super::slabs_at_plane(&strips, 0.375).contains("overlap"));
+    }
 }

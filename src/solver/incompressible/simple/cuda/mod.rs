@@ -63,6 +63,13 @@ fn grid2(ni: usize, nj: usize) -> (u32, u32, u32) {
 
 /// Why a SIMPLE case cannot run on the CUDA backend (the key and a message), if it cannot.
 pub fn unsupported(cfg: &SimpleConfig) -> Option<Invalid> {
+    if cfg.flow.grid.dim == 3 {
+        return Some(Invalid::new(
+            "case.dim",
+            "SIMPLE, SIMPLEC and SIMPLER in 3D run on the CPU backend (their CUDA kernels are 2D); \
+             use backend = \"cpu\" or \"auto\"",
+        ));
+    }
     if cfg.subdomains > 1 {
         return Some(Invalid::new(
             "solver.linear_solver.subdomains",
