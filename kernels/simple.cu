@@ -3,7 +3,7 @@
 // the pressure force, the pressure(-correction) equation with its mass sums, the velocity and
 // pressure corrections, the outflow mass-flow correction and the quadratic wall rule. Every
 // formula is the CPU's in its operation order (no FMA contraction), so element-wise values round
-// alike; sums are block partials combined by one block. The linear systems are five_point.cu's
+// alike; sums are block partials combined by one block. The linear systems are stencil.cu's
 // layout: one buffer of a_P, a_E, a_W, a_N, a_S, b (n values each).
 #include "common.cuh"
 #include "staggered.cuh"

@@ -9,7 +9,7 @@
 
 mod common;
 
-use flowlab::solver::{self, StopReason, StopRule, run_until};
+use flowlab::solver::StopReason;
 use std::time::Instant;
 
 /// One Reynolds number's case, grid and Ghia references (bounds in the module doc).
@@ -76,19 +76,11 @@ fn check_on_this_thread(backend: &str, reference: &Reference, method: &str) {
             &format!("solver.backend=\"{backend}\""),
         ],
     );
-    let mut s = solver::build(&case.spec).expect("solver builds");
-    let stop = &case.spec.stop;
-    let rule = StopRule {
-        steady_tol: stop.steady_tol,
-        t_end: None,
-        steps: stop.steps,
-        ..Default::default()
-    };
     let t0 = Instant::now();
-    let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");
+    let (s, reason) = common::run_to_stop(&case);
     let wall = t0.elapsed().as_secs_f64();
     assert_eq!(
-        outcome.reason,
+        reason,
         StopReason::Steady,
         "{name} {method}: {:?}",
         s.residuals()

@@ -74,9 +74,10 @@ pub enum KernelSet {
     /// `kernels/display.cu` (with `euler.cuh`): the displayed fields of both families, derived
     /// from the solver state at the cell centres ([`readback`]).
     Display,
-    /// `kernels/five_point.cu`: the linear solvers of the SIMPLE family's five-point systems
-    /// (line sweeps by parallel cyclic reduction, Jacobi, the Krylov solvers' operator).
-    FivePoint,
+    /// `kernels/stencil.cu`: the linear solvers of the SIMPLE family's five- and seven-point
+    /// systems (line sweeps by parallel cyclic reduction, Jacobi, the Krylov solvers' operator,
+    /// additive-correction multigrid).
+    Stencil,
     /// `kernels/simple.cu` (with `staggered.cuh`): SIMPLE and SIMPLER assembly and corrections.
     Simple,
 }
@@ -89,15 +90,16 @@ impl KernelSet {
         KernelSet::MusclHancock,
         KernelSet::Cese,
         KernelSet::Display,
-        KernelSet::FivePoint,
+        KernelSet::Stencil,
         KernelSet::Simple,
     ];
 
     /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
-    /// projection method and its display, 2 for the others.
+    /// projection method and its display and for the stencil systems' linear solvers, 2 for the
+    /// others.
     pub fn dimensions(self) -> &'static [usize] {
         match self {
-            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display => &[2, 3],
+            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display | KernelSet::Stencil => &[2, 3],
             _ => &[2],
         }
     }
@@ -107,7 +109,11 @@ impl KernelSet {
     pub(crate) fn uses_dim(self) -> bool {
         matches!(
             self,
-            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display | KernelSet::Simple
+            KernelSet::Projection
+                | KernelSet::Poisson
+                | KernelSet::Display
+                | KernelSet::Simple
+                | KernelSet::Stencil
         )
     }
 
@@ -119,7 +125,7 @@ impl KernelSet {
             KernelSet::MusclHancock => "muscl_hancock.cu",
             KernelSet::Cese => "cese.cu",
             KernelSet::Display => "display.cu",
-            KernelSet::FivePoint => "five_point.cu",
+            KernelSet::Stencil => "stencil.cu",
             KernelSet::Simple => "simple.cu",
         }
     }
@@ -132,7 +138,7 @@ impl KernelSet {
             KernelSet::MusclHancock => include_str!("../../../kernels/muscl_hancock.cu"),
             KernelSet::Cese => include_str!("../../../kernels/cese.cu"),
             KernelSet::Display => include_str!("../../../kernels/display.cu"),
-            KernelSet::FivePoint => include_str!("../../../kernels/five_point.cu"),
+            KernelSet::Stencil => include_str!("../../../kernels/stencil.cu"),
             KernelSet::Simple => include_str!("../../../kernels/simple.cu"),
         }
     }

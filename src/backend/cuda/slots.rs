@@ -38,7 +38,7 @@ shared! {
     /// The steady-state change and its norm (projection family).
     SC_CHANGE: usize = 10;
     SC_NORM: usize = 11;
-    /// BiCGSTAB's `rho` and `omega` (`kernels/five_point.cu`).
+    /// BiCGSTAB's `rho` and `omega` (`kernels/stencil.cu`).
     SC_RHO: usize = 12;
     SC_OMEGA: usize = 13;
     /// Reals in the scalar block.
@@ -88,7 +88,7 @@ shared! {
     /// The pressure sum before the mean is removed (finite or not: the health check).
     S_PSUM: usize = 15;
 
-    // The line solver of `kernels/five_point.cu`.
+    // The line solver of `kernels/stencil.cu`.
     /// Equations per thread of the parallel cyclic reduction.
     PCR_K: usize = 8;
     /// The largest block of the line kernel: lines of at most `PCR_K PCR_THREADS` cells.

@@ -1,6 +1,6 @@
-//! The linear solvers of this module on the GPU (`kernels/five_point.cu`, with the Krylov vector
-//! kernels of `kernels/poisson.cu`), for systems whose coefficients stay in device memory
-//! ([`DeviceSystem`]): ADI line sweeps with every line solved by parallel cyclic reduction (one
+//! The linear solvers of this module on the GPU (`kernels/stencil.cu`, compiled per dimension,
+//! with the Krylov vector kernels of `kernels/poisson.cu`), for five-point (2D) and seven-point
+//! (3D) systems whose coefficients stay in device memory ([`DeviceSystem`]): ADI line sweeps with every line solved by parallel cyclic reduction (one
 //! block per line, Lohry 2010 ch. 3-4; the CPU solves its lines by Thomas), weighted Jacobi, CG
 //! and BiCGSTAB, each with the CPU's iteration, stopping rule and statistics
 //! ([`super::LinearSolver::solve`]): iterate from the given `x` until `||r|| <= tol ||r_0||` or
@@ -36,17 +36,24 @@ const GRAPHED: usize = 256;
 /// The longest line the line kernel takes (`PCR_THREADS` threads of `PCR_K` equations).
 pub const MAX_LINE: usize = PCR_THREADS * PCR_K;
 
-/// `a` followed by the system's shape arguments `ni, nj, px, py`.
+/// `a` followed by the system's shape arguments `ni, nj, nk, px, py, pz`.
 fn shape(a: Args, sys: &DeviceSystem) -> Args {
-    dims(a, sys.ni, sys.nj, sys.periodic)
+    dims(a, sys.n, sys.periodic)
 }
 
-/// `a` followed by the shape arguments `ni, nj, px, py` of a level.
-fn dims(a: Args, ni: usize, nj: usize, periodic: [bool; 2]) -> Args {
-    a.i(ni as i64)
-        .i(nj as i64)
-        .i(periodic[0] as i64)
-        .i(periodic[1] as i64)
+/// `a` followed by the shape arguments `ni, nj, nk, px, py, pz` of a block of unknowns (unused
+/// axes: one unknown, not periodic).
+fn dims(a: Args, n: [usize; 3], periodic: [bool; 3]) -> Args {
+    let a = n.iter().fold(a, |a, &m| a.i(m as i64));
+    periodic.iter().fold(a, |a, &p| a.i(p as i64))
+}
+
+/// `n` and `periodic` of a `D`-dimensional block padded to three axes.
+fn padded<const D: usize>(n: [usize; D], periodic: [bool; D]) -> ([usize; 3], [bool; 3]) {
+    let (mut m, mut p) = ([1; 3], [false; 3]);
+    m[..D].copy_from_slice(&n);
+    p[..D].copy_from_slice(&periodic);
+    (m, p)
 }
 
 /// Dynamic shared memory of the line kernel for lines of `len` cells: four coefficient arrays.
@@ -63,38 +70,41 @@ fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
 
-/// A five-point system in device memory: `a_P, a_E, a_W, a_N, a_S, b` of `ni x nj` unknowns in
-/// one buffer of `6 ni nj` values (the layout of `kernels/five_point.cu`).
+/// A stencil system in device memory: `a_P`, then each axis' upper and lower links (`a_E, a_W,
+/// a_N, a_S`, and `a_T, a_B` in 3D), then `b`, of `ni x nj (x nk)` unknowns in one buffer of
+/// `(2 + 2 dim) n` values (the layout of `kernels/stencil.cu`).
 pub struct DeviceSystem {
-    pub ni: usize,
-    pub nj: usize,
-    pub periodic: [bool; 2],
+    pub dim: usize,
+    /// Unknowns per axis (1 beyond `dim`).
+    pub n: [usize; 3],
+    pub periodic: [bool; 3],
     pub buf: DevBuf<f64>,
 }
 
 impl DeviceSystem {
-    pub fn new(gpu: &Arc<Gpu>, ni: usize, nj: usize, periodic: [bool; 2]) -> Result<Self, CudaError> {
+    pub fn new<const D: usize>(gpu: &Arc<Gpu>, n: [usize; D], periodic: [bool; D]) -> Result<Self, CudaError> {
+        let (n, periodic) = padded(n, periodic);
         Ok(Self {
-            ni,
-            nj,
+            dim: D,
+            n,
             periodic,
-            buf: gpu.alloc_zeros(6 * ni * nj)?,
+            buf: gpu.alloc_zeros((2 + 2 * D) * n.iter().product::<usize>())?,
         })
     }
 
     pub fn len(&self) -> usize {
-        self.ni * self.nj
+        self.n.iter().product()
     }
 
     /// Copies a host system in (tests and the parity checks).
-    pub fn upload(&self, gpu: &Gpu, sys: &Stencil<f64, 2>) -> Result<(), CudaError> {
-        assert_eq!(sys.n, [self.ni, self.nj], "system size");
-        // The device layout: a_P, a_E, a_W, a_N, a_S, b.
-        let [[aw, ae], [as_, an]] = &sys.a;
-        let all: Vec<f64> = [&sys.ap, ae, aw, an, as_, &sys.b]
-            .into_iter()
-            .flat_map(|v| v.iter().copied())
-            .collect();
+    pub fn upload<const D: usize>(&self, gpu: &Gpu, sys: &Stencil<f64, D>) -> Result<(), CudaError> {
+        assert_eq!(padded(sys.n, sys.periodic), (self.n, self.periodic), "system shape");
+        let mut all = sys.ap.clone();
+        for [lower, upper] in &sys.a {
+            all.extend_from_slice(upper);
+            all.extend_from_slice(lower);
+        }
+        all.extend_from_slice(&sys.b);
         gpu.upload(&self.buf, &all)
     }
 }
@@ -122,11 +132,12 @@ enum Work {
     },
 }
 
-/// A coarse level of the additive-correction multigrid: its system (`6 ni nj` values as a
+/// A coarse level of the additive-correction multigrid: its system (laid out as a
 /// [`DeviceSystem`]'s, the right-hand side in the b slot), solution and sweep buffer.
 struct Level {
-    ni: usize,
-    nj: usize,
+    /// Unknowns per axis (1 beyond the dimension).
+    n: [usize; 3],
+    dim: usize,
     sys: DevBuf<f64>,
     x: DevBuf<f64>,
     tmp: DevBuf<f64>,
@@ -135,7 +146,8 @@ struct Level {
 impl Level {
     /// Device address of the right-hand side (the b slot).
     fn rhs(&self) -> u64 {
-        self.sys.ptr + (5 * self.ni * self.nj * std::mem::size_of::<f64>()) as u64
+        let n: usize = self.n.iter().product();
+        self.sys.ptr + ((1 + 2 * self.dim) * n * std::mem::size_of::<f64>()) as u64
     }
 }
 
@@ -171,7 +183,7 @@ impl Finalize {
     ) -> Result<Self, CudaError> {
         let bind = |module: &Module, name: &'static str| {
             let a = Args::new().p(partial).i(nb as i64).p(sc).p(ctrl);
-            // SAFETY: the leading arguments of every finalize kernel of five_point.cu and
+            // SAFETY: the leading arguments of every finalize kernel of stencil.cu and
             // poisson.cu; `partial` holds `nb` block partials (2 per block where a kernel sums two
             // dot products); the solver owns the buffers and the launches together.
             unsafe { module.bind(name, (1, 1, 1), (1024, 1, 1), a) }
@@ -216,23 +228,25 @@ pub struct DeviceLinearSolver {
     sc: Scalars<f64>,
     ctrl: Scalars<i32>,
     fin: Finalize,
-    ni: usize,
-    nj: usize,
+    /// Unknowns per axis of the systems it solves (1 beyond the dimension).
+    n: [usize; 3],
     graphs: HashMap<Replay, Graph>,
     /// Graphs are enabled and none has failed to capture.
     graphs_on: bool,
 }
 
 impl DeviceLinearSolver {
-    /// A solver of `kind` for `ni x nj` systems; `Err` when a line is longer than [`MAX_LINE`].
-    pub fn new(gpu: &Arc<Gpu>, kind: LinearSolverKind, ni: usize, nj: usize) -> Result<Self, CudaError> {
-        if kind == LinearSolverKind::Adi && ni.max(nj) > MAX_LINE {
+    /// A solver of `kind` for systems of `shape` unknowns per axis; `Err` when a line is longer
+    /// than [`MAX_LINE`].
+    pub fn new<const D: usize>(gpu: &Arc<Gpu>, kind: LinearSolverKind, shape: [usize; D]) -> Result<Self, CudaError> {
+        let longest = shape.iter().copied().max().unwrap_or(1);
+        if kind == LinearSolverKind::Adi && longest > MAX_LINE {
             return Err(CudaError(format!(
-                "the GPU line solver takes lines of at most {MAX_LINE} cells, this grid has {}",
-                ni.max(nj)
+                "the GPU line solver takes lines of at most {MAX_LINE} cells, this grid has {longest}"
             )));
         }
-        let n = ni * nj;
+        let (n3, _) = padded(shape, [false; D]);
+        let n: usize = shape.iter().product();
         let v = || gpu.alloc_zeros::<f64>(n);
         let work = match kind {
             LinearSolverKind::Adi => Work::Adi,
@@ -246,15 +260,16 @@ impl DeviceLinearSolver {
             LinearSolverKind::MultigridCg => Work::MultigridCg {
                 cg: [v()?, v()?, v()?, v()?],
                 tmp: v()?,
-                levels: coarse_shapes([ni, nj])
+                levels: coarse_shapes(shape)
                     .into_iter()
-                    .map(|[a, b]| {
+                    .map(|c| {
+                        let len: usize = c.iter().product();
                         Ok(Level {
-                            ni: a,
-                            nj: b,
-                            sys: gpu.alloc_zeros(6 * a * b)?,
-                            x: gpu.alloc_zeros(a * b)?,
-                            tmp: gpu.alloc_zeros(a * b)?,
+                            n: padded(c, [false; D]).0,
+                            dim: D,
+                            sys: gpu.alloc_zeros((2 + 2 * D) * len)?,
+                            x: gpu.alloc_zeros(len)?,
+                            tmp: gpu.alloc_zeros(len)?,
                         })
                     })
                     .collect::<Result<_, CudaError>>()?,
@@ -263,9 +278,9 @@ impl DeviceLinearSolver {
                 v: [v()?, v()?, v()?, v()?, v()?, v()?, v()?, v()?],
             },
         };
-        let m = gpu.module(KernelSet::FivePoint, "f64")?;
+        let m = gpu.module_dim(KernelSet::Stencil, "f64", D)?;
         if kind == LinearSolverKind::Adi {
-            gpu.allow_shared(m.function("fp_lines")?, line_shared(ni.max(nj)))?;
+            gpu.allow_shared(m.function("fp_lines")?, line_shared(longest))?;
         }
         let mq = gpu.module(KernelSet::Poisson, "f64")?;
         let partial = gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?;
@@ -280,8 +295,7 @@ impl DeviceLinearSolver {
             sc,
             ctrl,
             gpu: gpu.clone(),
-            ni,
-            nj,
+            n: n3,
             graphs: HashMap::new(),
             graphs_on: graphs_enabled(),
         })
@@ -323,18 +337,23 @@ impl DeviceLinearSolver {
         a: Args,
     ) -> Result<(), CudaError> {
         // SAFETY: every call site passes the arguments of the named kernel of
-        // kernels/five_point.cu or kernels/poisson.cu in order, with buffers of this solver's
+        // kernels/stencil.cu or kernels/poisson.cu in order, with buffers of this solver's
         // system size.
         unsafe { module.launch(name, grid, (block, 1, 1), &a) }
     }
 
-    /// A kernel of five_point.cu over the unknowns.
+    /// Unknowns of the systems it solves.
+    fn len(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    /// A kernel of stencil.cu over the unknowns.
     fn fp(&self, name: &'static str, a: Args) -> Result<(), CudaError> {
-        self.k(&self.m, name, grid1(self.ni * self.nj), B1, a)
+        self.k(&self.m, name, grid1(self.len()), B1, a)
     }
 
     fn nb(&self) -> i64 {
-        grid1(self.ni * self.nj).0 as i64
+        grid1(self.len()).0 as i64
     }
 
     /// `fp_residual` of `x` into `r` (or the norm only), partial sums of `r^2` (mode 0, 2) or
@@ -386,35 +405,43 @@ impl DeviceLinearSolver {
         self.fin.check.run_with(&self.gpu, &[count(it), count(max)])
     }
 
-    /// Every line along x or y, colour by colour (adi.rs `sweep`; half an ADI iteration).
-    pub fn sweep(&self, sys: &DeviceSystem, x: &DevBuf<f64>, along_x: bool) -> Result<(), CudaError> {
-        let (len, lines, periodic_across) = if along_x {
-            (sys.ni, sys.nj, sys.periodic[1])
-        } else {
-            (sys.nj, sys.ni, sys.periodic[0])
+    /// Every line along `axis`, colour by colour (adi.rs `sweep`; one axis of an ADI iteration):
+    /// colour `d0 + 3 d1` of the digits along the axes across, each digit's positions counted
+    /// as the CPU colours them (even, odd, the last of an odd periodic count).
+    pub fn sweep(&self, sys: &DeviceSystem, x: &DevBuf<f64>, axis: usize) -> Result<(), CudaError> {
+        let len = sys.n[axis];
+        // Positions of each colour digit along each axis across (1 beyond the dimension).
+        let counts = |a: usize| {
+            let (m, p) = (sys.n[a], sys.periodic[a]);
+            let odd_seam = p && m % 2 == 1;
+            [m.div_ceil(2) - odd_seam as usize, m / 2, odd_seam as usize]
         };
-        let odd_seam = periodic_across && lines % 2 == 1;
-        let counts = [
-            lines.div_ceil(2) - odd_seam as usize,
-            lines / 2,
-            odd_seam as usize,
-        ];
+        let across: Vec<usize> = (0..sys.dim).filter(|&a| a != axis).collect();
         let threads = len.div_ceil(32).max(1) * 32;
         let threads = threads.min(PCR_THREADS) as u32;
         let shared = line_shared(len) as u32;
         let f = self.m.function("fp_lines")?;
-        for (colour, &count) in counts.iter().enumerate() {
-            if count == 0 {
+        for colour in 0..3usize.pow(across.len() as u32) {
+            let blocks = [0, 1].map(|q| match across.get(q) {
+                Some(&a) => counts(a)[if q == 0 { colour % 3 } else { colour / 3 }],
+                None => 1,
+            });
+            if blocks.contains(&0) {
                 continue;
             }
             let a = shape(Args::new().p(&sys.buf).p(x).p(&self.ctrl.dev), sys)
-                .i(along_x as i64)
+                .i(axis as i64)
                 .i(colour as i64);
             // SAFETY: fp_lines' arguments in order; one block per line of this colour, 4 len
             // values of shared memory (allowed in `new`), len <= threads * PCR_K (checked there).
             unsafe {
-                self.gpu
-                    .launch_shared(f, (count as u32, 1, 1), (threads, 1, 1), shared, &a)?
+                self.gpu.launch_shared(
+                    f,
+                    (blocks[0] as u32, blocks[1] as u32, 1),
+                    (threads, 1, 1),
+                    shared,
+                    &a,
+                )?
             };
         }
         Ok(())
@@ -436,7 +463,7 @@ impl DeviceLinearSolver {
         tol: f64,
         max: usize,
     ) -> Result<LinearStats, CudaError> {
-        assert_eq!((sys.ni, sys.nj), (self.ni, self.nj), "system size");
+        assert_eq!(sys.n, self.n, "system size");
         let key = Replay {
             sys: sys.buf.ptr,
             x: x.ptr,
@@ -512,18 +539,13 @@ impl DeviceLinearSolver {
             } => {
                 self.residual(sys, x.ptr, Some(r.ptr), 2, true)?;
                 self.check(0, usize::MAX)?;
-                let mut fine = (&sys.buf, sys.ni, sys.nj);
+                let mut fine = (&sys.buf, sys.n);
                 for l in levels {
-                    self.k(
-                        &self.m,
-                        "mg_coarsen",
-                        grid1(l.ni * l.nj),
-                        B1,
-                        dims(Args::new().p(fine.0).p(&l.sys), fine.1, fine.2, sys.periodic)
-                            .i(l.ni as i64)
-                            .i(l.nj as i64),
-                    )?;
-                    fine = (&l.sys, l.ni, l.nj);
+                    let coarse = l.n.iter().fold(dims(Args::new().p(fine.0).p(&l.sys), fine.1, sys.periodic), |a, &m| {
+                        a.i(m as i64)
+                    });
+                    self.k(&self.m, "mg_coarsen", grid1(l.n.iter().product()), B1, coarse)?;
+                    fine = (&l.sys, l.n);
                 }
                 self.precondition_multigrid(sys, r, w)?;
                 self.gamma(1)?;
@@ -563,14 +585,14 @@ impl DeviceLinearSolver {
         self.k(
             &self.mq,
             "pcg_direction",
-            grid1(self.ni * self.nj),
+            grid1(self.len()),
             B1,
             Args::new()
                 .p(d)
                 .p(w)
                 .p(&self.sc.dev)
                 .p(&self.ctrl.dev)
-                .i((self.ni * self.nj) as i64)
+                .i(self.len() as i64)
                 .i(first),
         )
     }
@@ -630,40 +652,37 @@ impl DeviceLinearSolver {
         let Work::MultigridCg { tmp, levels, .. } = &self.work else {
             unreachable!("precondition_multigrid of a multigrid_cg solver")
         };
-        // (coefficients, right-hand side, solution, sweep buffer, ni, nj) of level l, finest 0.
+        // (coefficients, right-hand side, solution, sweep buffer, unknowns per axis) of level l,
+        // finest 0.
         let level = |l: usize| match l {
-            0 => (sys.buf.ptr, r.ptr, w.ptr, tmp.ptr, sys.ni, sys.nj),
+            0 => (sys.buf.ptr, r.ptr, w.ptr, tmp.ptr, sys.n),
             _ => {
                 let c = &levels[l - 1];
-                (c.sys.ptr, c.rhs(), c.x.ptr, c.tmp.ptr, c.ni, c.nj)
+                (c.sys.ptr, c.rhs(), c.x.ptr, c.tmp.ptr, c.n)
             }
         };
         let (m, p, last) = (&self.m, sys.periodic, levels.len());
         let head = |a: u64, rhs: u64, x: u64| Args::new().l(a as i64).l(rhs as i64).l(x as i64);
+        let cells = |n: [usize; 3]| n.iter().product::<usize>();
         for l in 0..last {
-            let (a, rhs, x, _, ni, nj) = level(l);
-            let (_, crhs, _, _, cni, cnj) = level(l + 1);
-            let args = dims(head(a, rhs, x).p(&self.ctrl.dev), ni, nj, p);
-            self.k(m, "mg_smooth_zero", grid1(ni * nj), B1, args)?;
-            let args = dims(head(a, rhs, x).l(crhs as i64).p(&self.ctrl.dev), ni, nj, p);
-            let args = args.i(cni as i64).i(cnj as i64);
-            self.k(m, "mg_restrict", grid1(cni * cnj), B1, args)?;
+            let (a, rhs, x, _, n) = level(l);
+            let (_, crhs, _, _, cn) = level(l + 1);
+            let args = dims(head(a, rhs, x).p(&self.ctrl.dev), n, p);
+            self.k(m, "mg_smooth_zero", grid1(cells(n)), B1, args)?;
+            let args = dims(head(a, rhs, x).l(crhs as i64).p(&self.ctrl.dev), n, p);
+            let args = cn.iter().fold(args, |a, &c| a.i(c as i64));
+            self.k(m, "mg_restrict", grid1(cells(cn)), B1, args)?;
         }
-        let (a, rhs, x, _, ni, nj) = level(last);
-        let args = dims(head(a, rhs, x).p(&self.ctrl.dev), ni, nj, p);
+        let (a, rhs, x, _, n) = level(last);
+        let args = dims(head(a, rhs, x).p(&self.ctrl.dev), n, p);
         self.k(m, "mg_coarsest", (1, 1, 1), COARSEST as u32, args)?;
         for l in (0..last).rev() {
-            let (a, rhs, x, t, ni, nj) = level(l);
-            let (_, _, xc, _, cni, _) = level(l + 1);
-            let args = dims(
-                head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl.dev),
-                ni,
-                nj,
-                p,
-            );
-            self.k(m, "mg_prolong_sweep", grid1(ni * nj), B1, args.i(cni as i64))?;
-            let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl.dev), ni, nj, p);
-            self.k(m, "mg_sweep", grid1(ni * nj), B1, args)?;
+            let (a, rhs, x, t, n) = level(l);
+            let (_, _, xc, _, cn) = level(l + 1);
+            let args = dims(head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl.dev), n, p);
+            self.k(m, "mg_prolong_sweep", grid1(cells(n)), B1, args.i(cn[0] as i64).i(cn[1] as i64))?;
+            let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl.dev), n, p);
+            self.k(m, "mg_sweep", grid1(cells(n)), B1, args)?;
         }
         let n = sys.len() as i64;
         self.k(
@@ -681,8 +700,7 @@ impl DeviceLinearSolver {
         let it_i = count(it);
         match &self.work {
             Work::Adi => {
-                self.sweep(sys, x, true)?;
-                self.sweep(sys, x, false)?;
+                (0..sys.dim).try_for_each(|axis| self.sweep(sys, x, axis))?;
                 self.residual(sys, x.ptr, None, 0, true)?;
                 self.check(it, max)
             }

@@ -10,35 +10,44 @@ use crate::solver::Grid;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
-/// Fields of a 2D staggered state, at cell centres.
-pub const FIELDS_2D: &[&str] = &[
-    "u",
-    "v",
-    "speed",
-    "p",
-    "vorticity",
-    "stream_function",
-    "divergence",
-];
+/// The fields of a 2D staggered state at cell centres, then `extra` (a solver's own fields).
+macro_rules! staggered_fields_2d {
+    ($($extra:literal),*) => {
+        &["u", "v", "speed", "p", "vorticity", "stream_function", "divergence" $(, $extra)*]
+    };
+}
 
-/// Fields of a 3D staggered state, at cell centres: the velocity, its magnitude, pressure, the
-/// vorticity vector and its magnitude, the Q-criterion, lambda-2, helicity and the divergence.
-/// (In 2D `vorticity` is the signed scalar `dv/dx - du/dy`, 3D's `vorticity_z`.)
-pub const FIELDS_3D: &[&str] = &[
-    "u",
-    "v",
-    "w",
-    "speed",
-    "p",
-    "vorticity_x",
-    "vorticity_y",
-    "vorticity_z",
-    "vorticity_magnitude",
-    "q_criterion",
-    "lambda2",
-    "helicity",
-    "divergence",
-];
+/// The fields of a 3D staggered state at cell centres: the velocity, its magnitude, pressure, the
+/// vorticity vector and its magnitude, the Q-criterion, lambda-2, helicity and the divergence;
+/// then `extra` (a solver's own fields). (In 2D `vorticity` is the signed scalar
+/// `dv/dx - du/dy`, 3D's `vorticity_z`.)
+macro_rules! staggered_fields_3d {
+    ($($extra:literal),*) => {
+        &[
+            "u",
+            "v",
+            "w",
+            "speed",
+            "p",
+            "vorticity_x",
+            "vorticity_y",
+            "vorticity_z",
+            "vorticity_magnitude",
+            "q_criterion",
+            "lambda2",
+            "helicity",
+            "divergence"
+            $(, $extra)*
+        ]
+    };
+}
+pub(crate) use {staggered_fields_2d, staggered_fields_3d};
+
+/// Fields of a 2D staggered state ([`staggered_fields_2d`]).
+pub const FIELDS_2D: &[&str] = staggered_fields_2d!();
+
+/// Fields of a 3D staggered state ([`staggered_fields_3d`]).
+pub const FIELDS_3D: &[&str] = staggered_fields_3d!();
 
 /// The fields of a `D`-dimensional staggered state.
 pub fn fields<const D: usize>() -> &'static [&'static str] {

@@ -44,43 +44,16 @@ pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
 pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
-use super::derived::View;
+use super::derived::{View, staggered_fields_2d, staggered_fields_3d};
 use super::staggered::{Layout, for_each_index, node_position};
 use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::{Constants, cell, unknowns};
 
-/// Fields SIMPLE produces in 2D, at cell centres.
-const FIELDS_2D: &[&str] = &[
-    "u",
-    "v",
-    "speed",
-    "p",
-    "vorticity",
-    "stream_function",
-    "divergence",
-    "viscosity",
-];
-
-/// Fields SIMPLE produces in 3D, at cell centres (those of [`super::FIELDS_3D`] and the
-/// viscosity).
-const FIELDS_3D: &[&str] = &[
-    "u",
-    "v",
-    "w",
-    "speed",
-    "p",
-    "vorticity_x",
-    "vorticity_y",
-    "vorticity_z",
-    "vorticity_magnitude",
-    "q_criterion",
-    "lambda2",
-    "helicity",
-    "divergence",
-    "viscosity",
-];
+/// Fields SIMPLE produces, at cell centres: those of the staggered state and the viscosity.
+const FIELDS_2D: &[&str] = staggered_fields_2d!("viscosity");
+const FIELDS_3D: &[&str] = staggered_fields_3d!("viscosity");
 
 /// The fields of a `D`-dimensional SIMPLE solver.
 pub fn fields<const D: usize>() -> &'static [&'static str] {

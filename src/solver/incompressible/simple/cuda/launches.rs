@@ -158,8 +158,8 @@ impl Launches {
                 .p(&b.partial)
                 .i(c as i64);
             let a = layout(a, l)
-                .i(sys.ni as i64)
-                .i(sys.nj as i64)
+                .i(sys.n[0] as i64)
+                .i(sys.n[1] as i64)
                 .i(lim)
                 .i(tp)
                 .r(wp)
@@ -185,8 +185,8 @@ impl Launches {
                 .p(q)
                 .p(x)
                 .i(nx as i64)
-                .i(sys.ni as i64)
-                .i(sys.nj as i64)
+                .i(sys.n[0] as i64)
+                .i(sys.n[1] as i64)
                 .i(to_x as i64);
             ks("unknowns_copy", lin(sys.len()), a)
         };
@@ -298,8 +298,8 @@ impl Launches {
                     .i(c as i64)
                     .i(nx as i64)
                     .i(ny as i64)
-                    .i(sys.ni as i64)
-                    .i(sys.nj as i64)
+                    .i(sys.n[0] as i64)
+                    .i(sys.n[1] as i64)
                     .r(if c == 0 { dy } else { dx });
                 ks("add_pressure", lin(sys.len()), a)
             })?,

@@ -124,7 +124,7 @@ impl CudaSimple {
             .collect::<Vec<_>>()
             .try_into()
             .expect("a 2D SIMPLE state has five arrays");
-        let solver = |kind, ni, nj| DeviceLinearSolver::new(&gpu, kind, ni, nj);
+        let solver = |kind, ni, nj| DeviceLinearSolver::new(&gpu, kind, [ni, nj]);
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
         let b = Buffers {
@@ -141,10 +141,10 @@ impl CudaSimple {
             x: [gpu.alloc_zeros(ui * uj)?, gpu.alloc_zeros(vi * vj)?],
             hat: gpu.alloc_zeros((ui * uj).max(vi * vj))?,
             sys: [
-                DeviceSystem::new(&gpu, ui, uj, periodic)?,
-                DeviceSystem::new(&gpu, vi, vj, periodic)?,
+                DeviceSystem::new(&gpu, [ui, uj], periodic)?,
+                DeviceSystem::new(&gpu, [vi, vj], periodic)?,
             ],
-            sys_p: DeviceSystem::new(&gpu, nx, ny, periodic)?,
+            sys_p: DeviceSystem::new(&gpu, [nx, ny], periodic)?,
             partial: gpu.alloc_zeros(parts)?,
             sc: Scalars::new(&gpu, SC_LEN)?,
         };
@@ -470,7 +470,7 @@ impl Solver for CudaSimple {
         self.with_mirror(|_| ())
             .ok_or_else(|| Invalid::new("solver.backend", "CUDA: the state could not be read back"))?;
         self.mirror.get_mut().expect("mirror lock").cpu.update(spec)?;
-        let rebuild = |kind, sys: &DeviceSystem| DeviceLinearSolver::new(&self.gpu, kind, sys.ni, sys.nj);
+        let rebuild = |kind, sys: &DeviceSystem| DeviceLinearSolver::new(&self.gpu, kind, [sys.n[0], sys.n[1]]);
         if cfg.momentum_solver != self.cfg.momentum_solver {
             let s = [
                 rebuild(cfg.momentum_solver, &self.b.sys[0]).map_err(device)?,

@@ -1,15 +1,18 @@
-// Linear solvers for the five-point systems of the SIMPLE family on the GPU (src/solver/linear on
-// the CPU): a_P x_P = a_E x_E + a_W x_W + a_N x_N + a_S x_S + b on ni x nj unknowns, index
-// j * ni + i, a link leaving the block read only across a periodic axis (px, py), where it wraps.
+// Linear solvers for the stencil systems of the SIMPLE family on the GPU (src/solver/linear on the
+// CPU, `Stencil<T, D>`): a_P x_P = sum_nb a_nb x_nb + b, five-point in 2D and seven-point in 3D
+// (compiled with -DDIM=2|3), on ni x nj (x nk) unknowns, index (k nj + j) ni + i, a link leaving
+// the block read only across a periodic axis (px, py, pz), where it wraps. 2D kernels take nk = 1
+// and pz = 0.
 //
-// A system is one buffer `sys` of 6 n values (n = ni nj): a_P, a_E, a_W, a_N, a_S, b, in that
-// order (FivePoint in src/solver/linear/mod.rs). Each element-wise formula is the CPU's, in its
-// operation order (compiled without FMA contraction), so the element-wise results round alike;
-// sums are block partials combined by one block (common.cuh). The iteration control stays on the
-// device: a kernel given `ctrl` returns at once when ctrl[CTRL_DONE] is set (GUARD), and the
-// finalize kernels set it, so the host enqueues batches of iterations and reads the flag between
-// them. The Krylov solvers' kernels that do not read the system (dot_partial, finalize_bnorm,
-// finalize_alpha, finalize_gamma, pcg_direction) are poisson.cu's.
+// A system is one buffer `sys` of (2 + 2 DIM) n values (n = ni nj nk): a_P, then for each axis
+// its upper and lower links (a_E, a_W, a_N, a_S, and a_T, a_B in 3D), then b (SYS_UPPER,
+// SYS_LOWER, SYS_B). Each element-wise formula is the CPU's, in its operation order (compiled
+// without FMA contraction), so the element-wise results round alike; sums are block partials
+// combined by one block (common.cuh). The iteration control stays on the device: a kernel given
+// `ctrl` returns at once when ctrl[CTRL_DONE] is set (GUARD), and the finalize kernels set it, so
+// the host enqueues batches of iterations and reads the flag between them. The Krylov solvers'
+// kernels that do not read the system (dot_partial, finalize_bnorm, finalize_alpha,
+// finalize_gamma, pcg_direction) are poisson.cu's.
 #include "common.cuh"
 
 // BiCGSTAB's scalars in `sc` (SC_RHO, SC_OMEGA) and the control slot recording the iteration at
@@ -22,32 +25,65 @@
 // 4 PCR_K values each thread holds through a reduction step in registers (1024 threads would
 // leave 64 registers a thread, too few to launch).
 
-// sum_nb a_nb x(m) of unknown (i, j) (FivePoint::neighbours, same order), x(m) the value of
-// unknown m.
+// Offsets in `sys` of a_P's links along axis a (upper, lower) and of b, for n unknowns.
+#define SYS_UPPER(a, n) ((1 + 2 * (a)) * (n))
+#define SYS_LOWER(a, n) ((2 + 2 * (a)) * (n))
+#define SYS_B(n) ((1 + 2 * DIM) * (n))
+
+// The shape parameters every kernel on a block of unknowns takes, and the block they describe.
+#define SHAPE int ni, int nj, int nk, int px, int py, int pz
+struct Block {
+    int n[3];
+    int p[3];
+    long long st[3];
+    long long len;
+};
+
+__device__ __forceinline__ Block block_of(int ni, int nj, int nk, int px, int py, int pz) {
+    Block b;
+    b.n[0] = ni;
+    b.n[1] = nj;
+    b.n[2] = nk;
+    b.p[0] = px;
+    b.p[1] = py;
+    b.p[2] = pz;
+    b.st[0] = 1;
+    b.st[1] = ni;
+    b.st[2] = (long long)ni * nj;
+    b.len = b.st[2] * nk;
+    return b;
+}
+
+// Indices along each axis of unknown k.
+__device__ __forceinline__ void position(const Block& b, long long k, int idx[3]) {
+    const long long row = k / b.n[0];
+    idx[0] = (int)(k - row * b.n[0]);
+    idx[1] = (int)(row % b.n[1]);
+    idx[2] = (int)(row / b.n[1]);
+}
+
+// sum_nb a_nb x(m) of unknown k at idx (Stencil::neighbours, same order: axis by axis, the upper
+// link before the lower), x(m) the value of unknown m.
 template <class X>
-__device__ __forceinline__ real nb_sum_of(const real* __restrict__ sys, long long n, X x, int i, int j, int ni,
-                                          int nj, int px, int py) {
-    const long long k = (long long)j * ni + i;
-    const real* ae = sys + n;
-    const real* aw = sys + 2 * n;
-    const real* an = sys + 3 * n;
-    const real* as = sys + 4 * n;
+__device__ __forceinline__ real nb_sum_of(const real* __restrict__ sys, const Block& b, X x, long long k,
+                                          const int idx[3]) {
     real s = 0;
-    if (i + 1 < ni) s = s + ae[k] * x(k + 1);
-    else if (px) s = s + ae[k] * x(k + 1 - ni);
-    if (i > 0) s = s + aw[k] * x(k - 1);
-    else if (px) s = s + aw[k] * x(k + ni - 1);
-    if (j + 1 < nj) s = s + an[k] * x(k + ni);
-    else if (py) s = s + an[k] * x((long long)i);
-    if (j > 0) s = s + as[k] * x(k - ni);
-    else if (py) s = s + as[k] * x((long long)(nj - 1) * ni + i);
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        const real up = sys[SYS_UPPER(a, b.len) + k], lo = sys[SYS_LOWER(a, b.len) + k];
+        const long long wrap = (long long)(b.n[a] - 1) * b.st[a];
+        if (idx[a] + 1 < b.n[a]) s = s + up * x(k + b.st[a]);
+        else if (b.p[a]) s = s + up * x(k - wrap);
+        if (idx[a] > 0) s = s + lo * x(k - b.st[a]);
+        else if (b.p[a]) s = s + lo * x(k + wrap);
+    }
     return s;
 }
 
-// sum_nb a_nb x_nb of unknown (i, j) from the array x.
-__device__ __forceinline__ real nb_sum(const real* __restrict__ sys, long long n, const real* x, int i, int j,
-                                       int ni, int nj, int px, int py) {
-    return nb_sum_of(sys, n, [x](long long m) { return x[m]; }, i, j, ni, nj, px, py);
+// sum_nb a_nb x_nb of unknown k at idx from the array x.
+__device__ __forceinline__ real nb_sum(const real* __restrict__ sys, const Block& b, const real* x, long long k,
+                                       const int idx[3]) {
+    return nb_sum_of(sys, b, [x](long long m) { return x[m]; }, k, idx);
 }
 
 // Residual of every unknown: mode 0 and 1, r = b + sum a_nb x_nb - a_P x (FivePoint::residual_at),
@@ -55,15 +91,16 @@ __device__ __forceinline__ real nb_sum(const real* __restrict__ sys, long long n
 // x_nb) (the Krylov solvers' b - A x), block sum of r^2. r may be null (norm only).
 extern "C" __global__ void fp_residual(const real* __restrict__ sys, const real* __restrict__ x,
                                        real* __restrict__ r, real* __restrict__ partial,
-                                       const int* __restrict__ ctrl, int mode, int ni, int nj, int px, int py) {
+                                       const int* __restrict__ ctrl, int mode, SHAPE) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real acc = 0;
-    if (k < n) {
-        const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-        const real s = nb_sum(sys, n, x, i, j, ni, nj, px, py);
-        const real ap = sys[k], b = sys[5 * n + k];
+    if (k < B.len) {
+        int idx[3];
+        position(B, k, idx);
+        const real s = nb_sum(sys, B, x, k, idx);
+        const real ap = sys[k], b = sys[SYS_B(B.len) + k];
         const real rr = mode == 2 ? b - (ap * x[k] - s) : b + s - ap * x[k];
         if (r) r[k] = rr;
         acc = mode == 1 ? fabs(rr) : rr * rr;
@@ -76,14 +113,15 @@ extern "C" __global__ void fp_residual(const real* __restrict__ sys, const real*
 // partial[gridDim.x + block] that of dot_b . out when dot_b is not null (dot_a may be out).
 extern "C" __global__ void fp_apply(const real* __restrict__ sys, const real* __restrict__ x, real* out,
                                     const real* dot_a, const real* dot_b, real* __restrict__ partial,
-                                    const int* __restrict__ ctrl, int ni, int nj, int px, int py) {
+                                    const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real da = 0, db = 0;
-    if (k < n) {
-        const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-        const real o = sys[k] * x[k] - nb_sum(sys, n, x, i, j, ni, nj, px, py);
+    if (k < B.len) {
+        int idx[3];
+        position(B, k, idx);
+        const real o = sys[k] * x[k] - nb_sum(sys, B, x, k, idx);
         out[k] = o;
         da = dot_a[k] * o;
         if (dot_b) db = dot_b[k] * o;
@@ -116,25 +154,26 @@ extern "C" __global__ void fp_precondition(const real* __restrict__ sys, const r
 
 // Weighted Jacobi x -> next: next = x + w r / a_P (src/solver/linear/jacobi.rs).
 extern "C" __global__ void fp_jacobi(const real* __restrict__ sys, const real* __restrict__ x,
-                                     real* __restrict__ next, const int* __restrict__ ctrl, int ni, int nj, int px,
-                                     int py) {
+                                     real* __restrict__ next, const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-    const real r = sys[5 * n + k] + nb_sum(sys, n, x, i, j, ni, nj, px, py) - sys[k] * x[k];
+    if (k >= B.len) return;
+    int idx[3];
+    position(B, k, idx);
+    const real r = sys[SYS_B(B.len) + k] + nb_sum(sys, B, x, k, idx) - sys[k] * x[k];
     next[k] = x[k] + JACOBI_WEIGHT * r / sys[k];
 }
 
 // out = (sum a_nb x_nb + b) / a_P (SIMPLER's pseudo-velocities, Simple::pseudo_velocity).
 extern "C" __global__ void fp_point_solution(const real* __restrict__ sys, const real* __restrict__ x,
-                                             real* __restrict__ out, int ni, int nj, int px, int py) {
-    const long long n = (long long)ni * nj;
+                                             real* __restrict__ out, SHAPE) {
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-    out[k] = (nb_sum(sys, n, x, i, j, ni, nj, px, py) + sys[5 * n + k]) / sys[k];
+    if (k >= B.len) return;
+    int idx[3];
+    position(B, k, idx);
+    out[k] = (nb_sum(sys, B, x, k, idx) + sys[SYS_B(B.len) + k]) / sys[k];
 }
 
 // dst = src.
@@ -164,39 +203,54 @@ extern "C" __global__ void fp_check(const real* __restrict__ partial, int nb, re
 // tridiagonal line system solved by parallel cyclic reduction (src/solver/linear/pcr.rs; Lohry
 // 2010, ch. 3-4): one block per line, the four coefficient arrays of the line in dynamic shared
 // memory (4 len values), thread t owning equations t, t + blockDim.x, ... (at most PCR_K).
-// Lines along x (along_x = 1) are rows j, along y columns i. Colour 0 takes the even lines, 1 the
-// odd ones, 2 the last line of an odd count across a periodic axis (which neighbours line 0);
-// block b solves line `colour + 2 b` (colour 2: the last line). The right-hand side takes the
-// neighbouring lines' current values (of the other colours) and, on a periodic line, its own
-// wrap-around links lagged, exactly as the CPU sweep.
+// Lines run along `axis`. Along each axis across them a line's position has a colour digit: 0 the
+// even positions, 1 the odd ones, 2 the last of an odd count across a periodic axis (which
+// neighbours position 0); the line's colour is d0 + 3 d1 (d0 of the first axis across, d1 of the
+// second in 3D), and block (b0, b1) of colour `colour` solves the line at position `digit + 2 b`
+// along each axis across (the last position for digit 2). The right-hand side takes the
+// neighbouring lines' current values (of the other colours), axis by axis across (the next line,
+// then the previous), and on a periodic line its own wrap-around links lagged, exactly as the CPU
+// sweep.
 extern "C" __global__ void __launch_bounds__(PCR_THREADS) fp_lines(const real* __restrict__ sys, real* __restrict__ x, const int* __restrict__ ctrl,
-                                    int ni, int nj, int px, int py, int along_x, int colour) {
+                                    SHAPE, int axis, int colour) {
     GUARD(ctrl)
     extern __shared__ __align__(16) unsigned char pcr_shared[];
     real* ca = (real*)pcr_shared;
-    const long long n = (long long)ni * nj;
-    const int len = along_x ? ni : nj, lines = along_x ? nj : ni;
-    const int along = along_x ? 1 : ni, across = along_x ? ni : 1;
-    const int periodic_line = along_x ? px : py, periodic_across = along_x ? py : px;
-    const int l = colour == 2 ? lines - 1 : colour + 2 * (int)blockIdx.x;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
+    const long long n = B.len;
+    const int len = B.n[axis];
+    const long long along = B.st[axis];
+    int across[2] = {0, 0}, pos[2] = {0, 0};
+    long long first = 0;
+    for (int a = 0, q = 0; a < DIM; ++a) {
+        if (a == axis) continue;
+        const int digit = q == 0 ? colour % 3 : colour / 3;
+        const int b = q == 0 ? (int)blockIdx.x : (int)blockIdx.y;
+        across[q] = a;
+        pos[q] = digit == 2 ? B.n[a] - 1 : digit + 2 * b;
+        first += pos[q] * B.st[a];
+        ++q;
+    }
     real* cb = ca + len;
     real* cc = cb + len;
     real* cd = cc + len;
-    const long long first = (long long)l * across;
     for (int m = threadIdx.x; m < len; m += blockDim.x) {
         const long long k = first + (long long)m * along;
-        // Links along the line (lower, upper) and across it (next, previous line).
-        const real lo = along_x ? sys[2 * n + k] : sys[4 * n + k];
-        const real hi = along_x ? sys[n + k] : sys[3 * n + k];
-        const real next = along_x ? sys[3 * n + k] : sys[n + k];
-        const real prev = along_x ? sys[4 * n + k] : sys[2 * n + k];
-        real rhs = sys[5 * n + k];
-        if (l + 1 < lines) rhs = rhs + next * x[k + across];
-        else if (periodic_across) rhs = rhs + next * x[k - (long long)l * across];
-        if (l > 0) rhs = rhs + prev * x[k - across];
-        else if (periodic_across) rhs = rhs + prev * x[k + (long long)(lines - 1) * across];
-        if (periodic_line && m == 0) rhs = rhs + lo * x[k + (long long)(len - 1) * along];
-        if (periodic_line && m + 1 == len) rhs = rhs + hi * x[first];
+        real rhs = sys[SYS_B(n) + k];
+        // Links across the line: each axis across, the next line, then the previous.
+        for (int q = 0; q < DIM - 1; ++q) {
+            const int a = across[q];
+            const real next = sys[SYS_UPPER(a, n) + k], prev = sys[SYS_LOWER(a, n) + k];
+            const long long st = B.st[a];
+            if (pos[q] + 1 < B.n[a]) rhs = rhs + next * x[k + st];
+            else if (B.p[a]) rhs = rhs + next * x[k - (long long)pos[q] * st];
+            if (pos[q] > 0) rhs = rhs + prev * x[k - st];
+            else if (B.p[a]) rhs = rhs + prev * x[k + (long long)(B.n[a] - 1) * st];
+        }
+        // Links along the line (lower, upper).
+        const real lo = sys[SYS_LOWER(axis, n) + k], hi = sys[SYS_UPPER(axis, n) + k];
+        if (B.p[axis] && m == 0) rhs = rhs + lo * x[k + (long long)(len - 1) * along];
+        if (B.p[axis] && m + 1 == len) rhs = rhs + hi * x[first];
         ca[m] = m == 0 ? (real)0 : -lo;
         cb[m] = sys[k];
         cc[m] = m + 1 == len ? (real)0 : -hi;
@@ -430,132 +484,159 @@ extern "C" __global__ void bicg_update(real* __restrict__ x, real* __restrict__ 
 #define MG_COARSEST 64
 #define MG_COARSE_SWEEPS 48
 
-// x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P of unknown (i, j), x where a_P = 0 (`relaxed`).
+// x + w_J (rhs + sum a_nb y_nb - a_P x) / a_P of unknown k at idx, x where a_P = 0 (`relaxed`).
 template <class Y>
-__device__ __forceinline__ real mg_relaxed(const real* __restrict__ sys, long long n, const real* __restrict__ rhs,
-                                           real x, Y y, int i, int j, int ni, int nj, int px, int py) {
-    const long long k = (long long)j * ni + i;
+__device__ __forceinline__ real mg_relaxed(const real* __restrict__ sys, const Block& b, const real* __restrict__ rhs,
+                                           real x, Y y, long long k, const int idx[3]) {
     const real ap = sys[k];
     if (ap == (real)0) return x;
-    const real r = rhs[k] + nb_sum_of(sys, n, y, i, j, ni, nj, px, py) - ap * x;
+    const real r = rhs[k] + nb_sum_of(sys, b, y, k, idx) - ap * x;
     return x + MG_WEIGHT * r / ap;
 }
 
+// The fine unknown (index, position) of child `c` of the coarse unknown at cidx (bit a of `c`
+// steps one cell along axis a: (2I, 2J), (2I + 1, 2J), (2I, 2J + 1), ... as the CPU's
+// `children`); false where it lies outside the fine block.
+__device__ __forceinline__ bool mg_child(const Block& fine, const int cidx[3], int c, long long& k, int idx[3]) {
+    k = 0;
+    for (int a = 2; a >= 0; --a) {
+        idx[a] = a < DIM ? 2 * cidx[a] + ((c >> a) & 1) : 0;
+        if (idx[a] >= fine.n[a]) return false;
+        k = k * fine.n[a] + idx[a];
+    }
+    return true;
+}
+
+// The coarse block of a level (`nic x njc x nkc`, the fine one's periodicity).
+#define COARSE_BLOCK block_of(nic, njc, nkc, px, py, pz)
+
 // Galerkin coefficients of the coarse level (`coarsen`): one thread per coarse cell, its
-// children (2ic, 2jc), (2ic + 1, 2jc), (2ic, 2jc + 1), (2ic + 1, 2jc + 1) in that order, each
-// adding a_P, then its links E, W, N, S: subtracted from a_P inside the block, added to the
-// coarse link of their direction across it, skipped where they leave a non-periodic block.
-extern "C" __global__ void mg_coarsen(const real* __restrict__ fine, real* __restrict__ coarse, int ni, int nj,
-                                      int px, int py, int nic, int njc) {
-    const long long nc = (long long)nic * njc;
+// children in mg_child order, each adding a_P, then its links axis by axis, upper before lower:
+// subtracted from a_P inside the block, added to the coarse link of their direction across it,
+// skipped where they leave a non-periodic block.
+extern "C" __global__ void mg_coarsen(const real* __restrict__ fine, real* __restrict__ coarse, SHAPE, int nic,
+                                      int njc, int nkc) {
+    const Block F = block_of(ni, nj, nk, px, py, pz), C = COARSE_BLOCK;
     const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (kc >= nc) return;
-    const long long n = (long long)ni * nj;
-    const int jc = (int)(kc / nic), ic = (int)(kc - (long long)jc * nic);
-    real p = 0, e = 0, w = 0, no = 0, so = 0;
-    for (int c = 0; c < 4; ++c) {
-        const int i = 2 * ic + (c & 1), j = 2 * jc + (c >> 1);
-        if (i >= ni || j >= nj) continue;
-        const long long k = (long long)j * ni + i;
+    if (kc >= C.len) return;
+    int cidx[3];
+    position(C, kc, cidx);
+    real p = 0;
+    real links[DIM][2];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) links[a][0] = links[a][1] = 0;
+    for (int c = 0; c < (1 << DIM); ++c) {
+        long long k;
+        int idx[3];
+        if (!mg_child(F, cidx, c, k, idx)) continue;
         p = p + fine[k];
-        const real a[4] = {fine[n + k], fine[2 * n + k], fine[3 * n + k], fine[4 * n + k]};
-        const bool read[4] = {i + 1 < ni || px, i > 0 || px, j + 1 < nj || py, j > 0 || py};
-        const int other[4] = {((i + 1) % ni) / 2, ((i + ni - 1) % ni) / 2, ((j + 1) % nj) / 2,
-                              ((j + nj - 1) % nj) / 2};
-        const int own[4] = {ic, ic, jc, jc};
-        real* sum[4] = {&e, &w, &no, &so};
-        for (int d = 0; d < 4; ++d) {
-            if (!read[d]) continue;
-            if (other[d] == own[d]) p = p - a[d];
-            else *sum[d] = *sum[d] + a[d];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const int m = F.n[a], i = idx[a];
+            // Upper (side 1) then lower (side 0): read, and the neighbour's block along a.
+            for (int side = 1; side >= 0; --side) {
+                const bool read = side == 1 ? (i + 1 < m || F.p[a]) : (i > 0 || F.p[a]);
+                if (!read) continue;
+                const int other = side == 1 ? ((i + 1) % m) / 2 : ((i + m - 1) % m) / 2;
+                const real l = fine[(side == 1 ? SYS_UPPER(a, F.len) : SYS_LOWER(a, F.len)) + k];
+                if (other == cidx[a]) p = p - l;
+                else links[a][side] = links[a][side] + l;
+            }
         }
     }
     coarse[kc] = p;
-    coarse[nc + kc] = e;
-    coarse[2 * nc + kc] = w;
-    coarse[3 * nc + kc] = no;
-    coarse[4 * nc + kc] = so;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        coarse[SYS_UPPER(a, C.len) + kc] = links[a][1];
+        coarse[SYS_LOWER(a, C.len) + kc] = links[a][0];
+    }
 }
 
 // Two Jacobi sweeps from zero (`smooth_from_zero`): the first sweep's w_J rhs / a_P formed where
 // the second reads it.
 extern "C" __global__ void mg_smooth_zero(const real* __restrict__ sys, const real* __restrict__ rhs,
-                                          real* __restrict__ out, const int* __restrict__ ctrl, int ni, int nj,
-                                          int px, int py) {
+                                          real* __restrict__ out, const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
+    if (k >= B.len) return;
+    int idx[3];
+    position(B, k, idx);
     auto first = [sys, rhs](long long m) { return sys[m] == (real)0 ? (real)0 : MG_WEIGHT * rhs[m] / sys[m]; };
-    out[k] = mg_relaxed(sys, n, rhs, first(k), first, i, j, ni, nj, px, py);
+    out[k] = mg_relaxed(sys, B, rhs, first(k), first, k, idx);
 }
 
 // Block sums of the residual rhs + sum a_nb x_nb - a_P x into the coarse right-hand side
 // (`restrict_residual`).
 extern "C" __global__ void mg_restrict(const real* __restrict__ sys, const real* __restrict__ rhs,
                                        const real* __restrict__ x, real* __restrict__ coarse_rhs,
-                                       const int* __restrict__ ctrl, int ni, int nj, int px, int py, int nic,
-                                       int njc) {
+                                       const int* __restrict__ ctrl, SHAPE, int nic, int njc, int nkc) {
     GUARD(ctrl)
-    const long long nc = (long long)nic * njc;
+    const Block F = block_of(ni, nj, nk, px, py, pz), C = COARSE_BLOCK;
     const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (kc >= nc) return;
-    const long long n = (long long)ni * nj;
-    const int jc = (int)(kc / nic), ic = (int)(kc - (long long)jc * nic);
+    if (kc >= C.len) return;
+    int cidx[3];
+    position(C, kc, cidx);
     real s = 0;
-    for (int c = 0; c < 4; ++c) {
-        const int i = 2 * ic + (c & 1), j = 2 * jc + (c >> 1);
-        if (i >= ni || j >= nj) continue;
-        const long long k = (long long)j * ni + i;
-        s = s + (rhs[k] + nb_sum(sys, n, x, i, j, ni, nj, px, py) - sys[k] * x[k]);
+    for (int c = 0; c < (1 << DIM); ++c) {
+        long long k;
+        int idx[3];
+        if (!mg_child(F, cidx, c, k, idx)) continue;
+        s = s + (rhs[k] + nb_sum(sys, F, x, k, idx) - sys[k] * x[k]);
     }
     coarse_rhs[kc] = s;
 }
 
-// x + c xc[block] (c the over-correction) and one sweep from it, into out (`prolong_and_sweep`).
+// x + c xc[parent] (c the over-correction) and one sweep from it, into out (`prolong_and_sweep`).
 extern "C" __global__ void mg_prolong_sweep(const real* __restrict__ sys, const real* __restrict__ rhs,
                                             const real* __restrict__ x, const real* __restrict__ xc,
-                                            real* __restrict__ out, const int* __restrict__ ctrl, int ni, int nj,
-                                            int px, int py, int nic) {
+                                            real* __restrict__ out, const int* __restrict__ ctrl, SHAPE, int nic,
+                                            int njc) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-    auto y = [x, xc, ni, nic](long long m) { return x[m] + MG_OVER_CORRECTION * xc[(m / ni / 2) * nic + (m % ni) / 2]; };
-    out[k] = mg_relaxed(sys, n, rhs, y(k), y, i, j, ni, nj, px, py);
+    if (k >= B.len) return;
+    int idx[3];
+    position(B, k, idx);
+    auto y = [x, xc, B, nic, njc](long long m) {
+        int at[3];
+        position(B, m, at);
+        const long long parent = ((long long)(at[2] / 2) * njc + at[1] / 2) * nic + at[0] / 2;
+        return x[m] + MG_OVER_CORRECTION * xc[parent];
+    };
+    out[k] = mg_relaxed(sys, B, rhs, y(k), y, k, idx);
 }
 
 // One Jacobi sweep x -> out (`sweep`).
 extern "C" __global__ void mg_sweep(const real* __restrict__ sys, const real* __restrict__ rhs,
                                     const real* __restrict__ x, real* __restrict__ out,
-                                    const int* __restrict__ ctrl, int ni, int nj, int px, int py) {
+                                    const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= n) return;
-    const int j = (int)(k / ni), i = (int)(k - (long long)j * ni);
-    out[k] = mg_relaxed(sys, n, rhs, x[k], [x](long long m) { return x[m]; }, i, j, ni, nj, px, py);
+    if (k >= B.len) return;
+    int idx[3];
+    position(B, k, idx);
+    out[k] = mg_relaxed(sys, B, rhs, x[k], [x](long long m) { return x[m]; }, k, idx);
 }
 
 // The coarsest level (`coarsest`), one block of MG_COARSEST threads for its n <= MG_COARSEST
 // unknowns: MG_COARSE_SWEEPS Jacobi sweeps from zero in shared memory, the result into x.
 extern "C" __global__ void mg_coarsest(const real* __restrict__ sys, const real* __restrict__ rhs,
-                                       real* __restrict__ x, const int* __restrict__ ctrl, int ni, int nj, int px,
-                                       int py) {
+                                       real* __restrict__ x, const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
     __shared__ real a[MG_COARSEST], b[MG_COARSEST];
-    const long long n = (long long)ni * nj;
+    const Block B = block_of(ni, nj, nk, px, py, pz);
     const int k = threadIdx.x;
-    const int j = k / ni, i = k - j * ni;
-    if (k < n) a[k] = 0;
+    int idx[3];
+    position(B, k, idx);
+    if (k < B.len) a[k] = 0;
     __syncthreads();
     for (int s = 0; s < MG_COARSE_SWEEPS / 2; ++s) {
-        if (k < n) b[k] = mg_relaxed(sys, n, rhs, a[k], [&](long long m) { return a[m]; }, i, j, ni, nj, px, py);
+        if (k < B.len) b[k] = mg_relaxed(sys, B, rhs, a[k], [&](long long m) { return a[m]; }, k, idx);
         __syncthreads();
-        if (k < n) a[k] = mg_relaxed(sys, n, rhs, b[k], [&](long long m) { return b[m]; }, i, j, ni, nj, px, py);
+        if (k < B.len) a[k] = mg_relaxed(sys, B, rhs, b[k], [&](long long m) { return b[m]; }, k, idx);
         __syncthreads();
     }
-    if (k < n) x[k] = a[k];
+    if (k < B.len) x[k] = a[k];
 }
