@@ -21,7 +21,7 @@ extern "C" __device__ __noinline__ double libm_hypot_f64(double x, double y) { r
 
 // Incompressible field codes: positions in `FIELDS_2D` / `FIELDS_3D` of
 // src/solver/incompressible/derived/mod.rs (the velocity components first, codes 0..DIM), and
-// SIMPLE's viscosity after the 2D list.
+// SIMPLE's viscosity after either list.
 #define SF_SPEED DIM
 #define SF_P (DIM + 1)
 #if DIM == 2
@@ -38,6 +38,7 @@ extern "C" __device__ __noinline__ double libm_hypot_f64(double x, double y) { r
 #define SF_LAMBDA2 10
 #define SF_HELICITY 11
 #define SF_DIVERGENCE 12
+#define SF_VISCOSITY 13
 #endif
 
 // Compressible field codes: positions in `FIELDS_2D` of src/solver/compressible/mod.rs.
@@ -85,16 +86,14 @@ extern "C" __global__ void stream_function_corners(const real* __restrict__ u, c
     }
 }
 
-// The 2D-only fields at cell (i, j) (1-based, flat index k): vorticity and stream function as the
+// The 2D-only fields at cell (i, j) (1-based): vorticity and stream function as the
 // mean of the cell's four corners, 0.25 (c[i-1, j-1] + c[i, j-1] + c[i-1, j] + c[i, j]) (corner
-// index (i, j) at x = i dx), psi from stream_function_corners; viscosity (SIMPLE): p is the
-// ghosted cell viscosity, read at k.
+// index (i, j) at x = i dx), psi from stream_function_corners.
 __device__ __forceinline__ double planar_field(const real* __restrict__ u, const real* __restrict__ v,
-                                               const real* __restrict__ p, const double* __restrict__ psi, int i,
-                                               int j, int k, int nx, int field, double dx, double dy) {
+                                               const double* __restrict__ psi, int i, int j, int nx, int field,
+                                               double dx, double dy) {
     const int s = nx + 2;
     switch (field) {
-    case SF_VISCOSITY: return (double)p[k];
     case SF_VORTICITY:
         return 0.25 * (corner_vorticity(u, v, s, i - 1, j - 1, dx, dy) + corner_vorticity(u, v, s, i, j - 1, dx, dy) +
                        corner_vorticity(u, v, s, i - 1, j, dx, dy) + corner_vorticity(u, v, s, i, j, dx, dy));
@@ -194,7 +193,8 @@ __device__ __forceinline__ double vortex_measure(const real* const vel[3], const
 // One incompressible field at the cell centres: cell (i0, j0, k0) of the staggered arrays is
 // 1-based, (i0 + 1, j0 + 1, k0 + 1), flat index k. Components: `centred`; speed: their hypot, in
 // axis order; p: p[cell] p_scale (p_scale: density for kinematic pressure); divergence:
-// sum_a (q_a[k] - q_a[k - e_a]) / h_a in axis order; 2D: `planar_field` (psi from
+// sum_a (q_a[k] - q_a[k - e_a]) / h_a in axis order; viscosity (SIMPLE): p is the ghosted cell
+// viscosity, read at k; 2D: `planar_field` (psi from
 // stream_function_corners, null for the other fields); 3D: `vortex_measure`. Threads (x, y) of
 // plane blockIdx.z.
 extern "C" __global__ void staggered_display(const real* __restrict__ u, const real* __restrict__ v,
@@ -221,9 +221,12 @@ extern "C" __global__ void staggered_display(const real* __restrict__ u, const r
     } else if (field == SF_DIVERGENCE) {
         r = (double)(vel[0][k] - vel[0][k - g.st[0]]) / h[0];
         for (int a = 1; a < DIM; ++a) r = r + (double)(vel[a][k] - vel[a][k - g.st[a]]) / h[a];
+    } else if (field == SF_VISCOSITY) {
+        // SIMPLE: p is the ghosted cell viscosity.
+        r = (double)p[k];
     } else {
 #if DIM == 2
-        r = planar_field(u, v, p, psi, idx[0], idx[1], k, nx, field, dx, dy);
+        r = planar_field(u, v, psi, idx[0], idx[1], nx, field, dx, dy);
 #else
         r = vortex_measure(vel, g, k, field, h);
 #endif

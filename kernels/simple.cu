@@ -1,10 +1,15 @@
-// SIMPLE and SIMPLER on the staggered grid (src/solver/incompressible/simple/ on the CPU):
+// SIMPLE, SIMPLEC and SIMPLER on the staggered grid in 2D and 3D (-DDIM; src/solver/incompressible/
+// simple/ on the CPU, `Simple<D>`):
 // generalized Newtonian viscosity, momentum coefficients (power law or deferred-correction TVD),
 // the pressure force, the pressure(-correction) equation with its mass sums, the velocity and
 // pressure corrections, the outflow mass-flow correction and the quadratic wall rule. Every
 // formula is the CPU's in its operation order (no FMA contraction), so element-wise values round
 // alike; sums are block partials combined by one block. The linear systems are stencil.cu's
-// layout: one buffer of a_P, a_E, a_W, a_N, a_S, b (n values each).
+// layout: one buffer of a_P, each axis' upper and lower links, b (n values each).
+//
+// Every kernel takes the grid as STAG (cells and periodicity per axis; nz = 1, pz = 0 in 2D) and
+// the velocity as three component arrays (the third unused in 2D); node index idx is ghosted
+// (staggered.rs `Layout`), component c at idx on the upper face of cell idx normal to axis c.
 #include "common.cuh"
 #include "staggered.cuh"
 
@@ -25,55 +30,146 @@ __device__ __forceinline__ real mu_of(int model, const real* m, real g) {
     return m[1] + (m[0] - m[1]) * libm_pow_real((real)1.0 + lg * lg, (real)0.5 * (m[3] - (real)1.0));
 }
 
-// Viscosity at the cell centres (i, j in 1..=n) and at the corners (i, j in 0..=n; corner (i, j)
-// the top-right one of cell (i, j)) from the shear rate of u, v (Simple::update_viscosity).
-extern "C" __global__ void simple_viscosity(const real* __restrict__ u, const real* __restrict__ v,
-                                            real* __restrict__ mu_c, real* __restrict__ mu_n, int nx, int ny,
-                                            real dx, real dy, int model, real m0, real m1, real m2, real m3) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i > nx || j > ny) return;
-    const int s = nx + 2;
-    const real m[4] = {m0, m1, m2, m3};
-#define AT(a, b) ((b) * s + (a))
-#define UX(a, b) ((u[AT(a, b)] - u[AT((a) - 1, b)]) / dx)
-#define VY(a, b) ((v[AT(a, b)] - v[AT(a, (b) - 1)]) / dy)
-#define UC(a, b) ((real)0.5 * (u[AT((a) - 1, b)] + u[AT(a, b)]))
-#define VC(a, b) ((real)0.5 * (v[AT(a, (b) - 1)] + v[AT(a, b)]))
-    if (i >= 1 && j >= 1) {
-        const real shear = (UC(i, j + 1) - UC(i, j - 1)) / ((real)2.0 * dy) +
-                           (VC(i + 1, j) - VC(i - 1, j)) / ((real)2.0 * dx);
-        const real ux = UX(i, j), vy = VY(i, j);
-        const real g = sqrt((real)2.0 * (ux * ux) + (real)2.0 * (vy * vy) + shear * shear);
-        mu_c[AT(i, j)] = mu_of(model, m, g);
+#define STAG int nx, int ny, int nz, int px, int py, int pz
+#define VEL const real* __restrict__ u0, const real* __restrict__ u1, const real* __restrict__ u2
+
+// Area of a cell face normal to `axis`: the product of the other spacings, ascending
+// (coefficients.rs `face_area`).
+__device__ __forceinline__ real face_area(const real h[DIM], int axis) {
+    real a = 0;
+    bool first = true;
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) {
+        if (b == axis) continue;
+        a = first ? h[b] : a * h[b];
+        first = false;
     }
-    const real shear = (u[AT(i, j + 1)] - u[AT(i, j)]) / dy + (v[AT(i + 1, j)] - v[AT(i, j)]) / dx;
-    real normal = 0;
-    const int ca[4] = {i, i + 1, i, i + 1}, cb[4] = {j, j, j + 1, j + 1};
+    return a;
+}
+
+// Index of the edge array of the axis pair (c, a) (coefficients.rs `edge`).
+__device__ __forceinline__ int edge_of(int c, int a) { return min(c, a) + max(c, a) - 1; }
+
+// The velocity gradient of viscosity_field.rs `Gradient` at cell centres.
+struct Gradient {
+    Stag g;
+    real h[DIM];
+    const real* vel[DIM];
+
+    // dq_a/dx_a across cell k.
+    __device__ __forceinline__ real normal(int a, int k) const {
+        return (vel[a][k] - vel[a][k - g.st[a]]) / h[a];
+    }
+    // Component c at the centre of cell k.
+    __device__ __forceinline__ real centred(int c, int k) const {
+        return (real)0.5 * (vel[c][k - g.st[c]] + vel[c][k]);
+    }
+    // dq_c/dx_a + dq_a/dx_c at the centre of cell k, central differences.
+    __device__ __forceinline__ real shear_at_centre(int c, int a, int k) const {
+        return (centred(c, k + g.st[a]) - centred(c, k - g.st[a])) / ((real)2.0 * h[a]) +
+               (centred(a, k + g.st[c]) - centred(a, k - g.st[c])) / ((real)2.0 * h[c]);
+    }
+    // 2 S:S at the centre of cell k without the shear of the pair (skip_c, skip_a) (-1: none).
+    __device__ __forceinline__ real strain_at_centre(int k, int skip_c, int skip_a) const {
+        real s = 0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const real n = normal(a, k);
+            s = s + (real)2.0 * (n * n);
+        }
+#pragma unroll
+        for (int c = 0; c < DIM; ++c)
+            for (int a = c + 1; a < DIM; ++a) {
+                if (c == skip_c && a == skip_a) continue;
+                const real sh = shear_at_centre(c, a, k);
+                s = s + sh * sh;
+            }
+        return s;
+    }
+};
+
+__device__ __forceinline__ Gradient make_gradient(const Stag& g, const real* u0, const real* u1, const real* u2,
+                                                  real hx, real hy, real hz) {
+    Gradient d;
+    d.g = g;
+    const real h3[3] = {hx, hy, hz};
+    const real* v3[3] = {u0, u1, u2};
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        d.h[a] = h3[a];
+        d.vel[a] = v3[a];
+    }
+    return d;
+}
+
+#define MODEL int model, real m0, real m1, real m2, real m3
+
+// Viscosity at the cell centres from the shear rate of the velocity (viscosity_field.rs `update`).
+extern "C" __global__ void simple_viscosity(VEL, real* __restrict__ mu_c, STAG, real hx, real hy, real hz, MODEL) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    const Gradient d = make_gradient(g, u0, u1, u2, hx, hy, hz);
+    const real mp[4] = {m0, m1, m2, m3};
+    mu_c[k] = mu_of(model, mp, sqrt(d.strain_at_centre(k, -1, -1)));
+}
+
+// Viscosity on the edges of the axis pair (c, a), c < a (0..=n along c and a, 1..=n along the
+// third): the pair's shear by the staggered difference there, the rest of 2 S:S the mean of the
+// four cells around the edge, clamped to the grid.
+extern "C" __global__ void simple_viscosity_edges(VEL, real* __restrict__ mu_e, int c, int a, STAG, real hx, real hy,
+                                                  real hz, MODEL) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) lo[b] = b == c || b == a ? 0 : 1, hi[b] = g.n[b];
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    const Gradient d = make_gradient(g, u0, u1, u2, hx, hy, hz);
+    const real shear = (d.vel[c][k + g.st[a]] - d.vel[c][k]) / d.h[a] + (d.vel[a][k + g.st[c]] - d.vel[a][k]) / d.h[c];
+    real rest = 0;
+    const int oc[4] = {0, 1, 0, 1}, oa[4] = {0, 0, 1, 1};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-        const int a = min(max(ca[q], 1), nx), b = min(max(cb[q], 1), ny);
-        const real ux = UX(a, b), vy = VY(a, b);
-        normal = normal + ((real)2.0 * (ux * ux) + (real)2.0 * (vy * vy));
+        int at[DIM];
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) at[b] = idx[b];
+        at[c] = min(max(idx[c] + oc[q], 1), g.n[c]);
+        at[a] = min(max(idx[a] + oa[q], 1), g.n[a]);
+        int f = 0;
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) f += at[b] * g.st[b];
+        rest = rest + d.strain_at_centre(f, c, a);
     }
-    normal = normal / (real)4.0;
-    mu_n[AT(i, j)] = mu_of(model, m, sqrt(normal + shear * shear));
-#undef UX
-#undef VY
-#undef UC
-#undef VC
+    rest = rest / (real)4.0;
+    const real mp[4] = {m0, m1, m2, m3};
+    mu_e[k] = mu_of(model, mp, sqrt(rest + shear * shear));
 }
 
 // Ghost cells of the cell viscosity: the periodic image, or the neighbour inside.
-extern "C" __global__ void simple_viscosity_ghosts(real* __restrict__ mu_c, int nx, int ny, int px, int py) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i > nx + 1 || j > ny + 1) return;
-    if (i >= 1 && i <= nx && j >= 1 && j <= ny) return;
-    const int s = nx + 2;
-    const int si = i == 0 ? (px ? nx : 1) : i == nx + 1 ? (px ? 1 : nx) : i;
-    const int sj = j == 0 ? (py ? ny : 1) : j == ny + 1 ? (py ? 1 : ny) : j;
-    mu_c[AT(i, j)] = mu_c[AT(si, sj)];
+extern "C" __global__ void simple_viscosity_ghosts(real* __restrict__ mu_c, STAG) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 0, hi[a] = g.n[a] + 1;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    int f = 0;
+    bool ghost = false;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        const int i = idx[a], n = g.n[a];
+        const int from = i == 0 ? (g.per[a] ? n : 1) : i == n + 1 ? (g.per[a] ? 1 : n) : i;
+        ghost = ghost || from != i;
+        f += from * g.st[a];
+    }
+    if (ghost) mu_c[k] = mu_c[f];
 }
 
 // Patankar's A(|P|) of the power-law scheme (lim < 0), 1 for deferred correction.
@@ -92,7 +188,7 @@ __device__ __forceinline__ real corr(int lim, real f, bool hm2, real qm2, real q
                 face_value<CONV_TVD>(LIM_NONE, f, hm2, qm2, qm1, qp1, hp2, qp2));
 }
 
-// The tangential boundary of one side across (coefficients.rs): with a wall or inflow value
+// The tangential boundary of one side (coefficients.rs): with a wall or inflow value
 // (`imposed`), the quadratic wall rule through it and the first two nodes (a_P += 2 a, b += 8/3
 // a U, the opposite link += a / 3); else zero gradient (a_P -= a). The side's link `a` is
 // dropped either way.
@@ -107,172 +203,233 @@ __device__ __forceinline__ void tangential_side(int imposed, real wall, real& ap
     a = 0;
 }
 
-// Momentum coefficients of component c (0 = u, 1 = v) on its unknowns, ni x nj of them from
-// node (1, 1) (coefficients.rs `assemble`): the relaxed system into `sys` (b without the
-// pressure force; transpose = 1 adds div(mu grad q^T), for a variable viscosity),
-// d = A_along / a_P' (consistent = 1, SIMPLEC: A_along / (a_P' - sum a_nb)) into the ghosted
-// `d`, and partial[block] = block sum of |a_P q_P| with the unrelaxed a_P. lim: the deferred-correction limiter, -1 for the power law.
-// tan_plus / tan_minus: 1 where the tangential side across-plus / across-minus imposes a velocity
-// (wall, inflow: wall_plus / wall_minus), 0 where it has zero tangential gradient.
-extern "C" __global__ void momentum_assemble(const real* __restrict__ q, const real* __restrict__ o,
-                                             const real* __restrict__ mu_c, const real* __restrict__ mu_n,
+// The sides' tangential conditions for component c, by side 2 axis + s: imposed (wall or inflow)
+// and the value of component c there.
+#define SIDES int t0, int t1, int t2, int t3, int t4, int t5, real w0, real w1, real w2, real w3, real w4, real w5
+
+// Momentum coefficients of component c on its unknowns (coefficients.rs `assemble`): the relaxed
+// system into `sys` (b without the pressure force; transpose = 1 adds div(mu grad q^T), for a
+// variable viscosity), d = A_c / a_P' (consistent = 1, SIMPLEC: A_c / (a_P' - sum a_nb)) into the
+// ghosted `d`, and partial[block] = block sum of |a_P q_P| with the unrelaxed a_P. The faces'
+// sums run along c first, then the other axes ascending (`along_first`). lim: the
+// deferred-correction limiter, -1 for the power law; mu_e0..2 the edge viscosities (xy, xz, yz).
+extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c, const real* __restrict__ mu_e0,
+                                             const real* __restrict__ mu_e1, const real* __restrict__ mu_e2,
                                              real* __restrict__ sys, real* __restrict__ d, real* __restrict__ partial,
-                                             int c, int nx, int ny, int px, int py, int ni, int nj, int lim,
-                                             int tan_plus, real wall_plus, int tan_minus, real wall_minus,
-                                             real h_along, real h_across, real rho, real alpha, int consistent, int transpose,
-                                             real ap0, real b0) {
-    const long long n = (long long)ni * nj;
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+                                             int c, STAG, real hx, real hy, real hz, int lim, SIDES, real rho,
+                                             real alpha, int consistent, int transpose, real ap0, real b0) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    const real h3[3] = {hx, hy, hz};
+    const real* v3[3] = {u0, u1, u2};
+    const real* e3[3] = {mu_e0, mu_e1, mu_e2};
+    const int imposed[6] = {t0, t1, t2, t3, t4, t5};
+    const real wall[6] = {w0, w1, w2, w3, w4, w5};
+    real h[DIM];
+    const real* vel[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) h[a] = h3[a], vel[a] = v3[a];
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    const int last_along = g.per[c] ? g.n[c] : g.n[c] - 1;
+    hi[c] = last_along;
+    const long long n = box_len(lo, hi, m);
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real norm_acc = 0;
-    if (idx < n) {
-        const int bi = (int)(idx / ni), ai = (int)(idx - (long long)bi * ni);
-        const int i = ai + 1, j = bi + 1;
-        const int s = nx + 2;
-        const int sa = c == 0 ? 1 : s, sc = c == 0 ? s : 1;
-        const real area_along = h_across, area_across = h_along;
-        const int n_across = c == 0 ? ny : nx, periodic_across = c == 0 ? py : px;
-        const int periodic_along = c == 0 ? px : py;
-        const int along_hi = c == 0 ? (px ? nx : nx - 1) : (py ? ny : ny - 1);
-        const long long kk = (long long)j * s + i;
+    if (t < n) {
+        const int kk = box_node(g, t, lo, m, idx);
+        const real* q = vel[c];
+        const int sc = g.st[c];
+        const real area_c = face_area(h, c);
         const real half = (real)0.5 * rho;
-        const real f_pa = half * area_along * (q[kk] + q[kk + sa]);
-        const real f_ma = half * area_along * (q[kk - sa] + q[kk]);
-        const real f_pc = half * area_across * (o[kk] + o[kk + sa]);
-        const real f_mc = half * area_across * (o[kk - sc] + o[kk - sc + sa]);
-        const real d_pa = mu_c[kk + sa] * area_along / h_along;
-        const real d_ma = mu_c[kk] * area_along / h_along;
-        const real d_pc = mu_n[kk] * area_across / h_across;
-        const real d_mc = mu_n[kk - sc] * area_across / h_across;
-        real a_pa = d_pa * a_of(lim, f_pa, d_pa) + fmax(-f_pa, (real)0);
-        real a_ma = d_ma * a_of(lim, f_ma, d_ma) + fmax(f_ma, (real)0);
-        real a_pc = d_pc * a_of(lim, f_pc, d_pc) + fmax(-f_pc, (real)0);
-        real a_mc = d_mc * a_of(lim, f_mc, d_mc) + fmax(f_mc, (real)0);
-        real ap = a_pa + a_ma + a_pc + a_mc;
+        real plus[DIM], minus[DIM], f_plus[DIM], f_minus[DIM];
+        f_plus[c] = half * area_c * (q[kk] + q[kk + sc]);
+        f_minus[c] = half * area_c * (q[kk - sc] + q[kk]);
+        {
+            const real dp = mu_c[kk + sc] * area_c / h[c];
+            const real dm = mu_c[kk] * area_c / h[c];
+            plus[c] = dp * a_of(lim, f_plus[c], dp) + fmax(-f_plus[c], (real)0);
+            minus[c] = dm * a_of(lim, f_minus[c], dm) + fmax(f_minus[c], (real)0);
+        }
+        real ap = plus[c] + minus[c];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            if (a == c) continue;
+            const real* o = vel[a];
+            const real* mu = e3[edge_of(c, a)];
+            const int sa = g.st[a];
+            const real area = face_area(h, a);
+            f_plus[a] = half * area * (o[kk] + o[kk + sc]);
+            f_minus[a] = half * area * (o[kk - sa] + o[kk - sa + sc]);
+            const real dp = mu[kk] * area / h[a];
+            const real dm = mu[kk - sa] * area / h[a];
+            plus[a] = dp * a_of(lim, f_plus[a], dp) + fmax(-f_plus[a], (real)0);
+            minus[a] = dm * a_of(lim, f_minus[a], dm) + fmax(f_minus[a], (real)0);
+            ap += plus[a];
+            ap += minus[a];
+        }
         real b = b0;
         if (lim >= 0) {
-            // Nodes along (da) and across (dc) from (i, j), as stored or periodic images.
-            real f[8];
-            bool h[8];
-            const int da[8] = {-1, 2, -2, 1, 0, 0, 0, 0}, dc[8] = {0, 0, 0, 0, -1, 2, -2, 1};
-#pragma unroll
-            for (int t = 0; t < 8; ++t) {
-                const int di = c == 0 ? da[t] : dc[t], dj = c == 0 ? dc[t] : da[t];
-                h[t] = c == 0 ? u_at(q, i + di, j + dj, nx, ny, px, py, &f[t])
-                              : v_at(q, i + di, j + dj, nx, ny, px, py, &f[t]);
+            real tc = 0;
+            for (int r = 0; r < DIM; ++r) {
+                const int a = r == 0 ? c : (r <= c ? r - 1 : r);
+                const int sa = g.st[a];
+                real f1, f2, f3, f4;
+                const bool b1 = far_value(q, g, c, a, idx, kk, -1, &f1);
+                const bool b2 = far_value(q, g, c, a, idx, kk, 2, &f2);
+                const bool b3 = far_value(q, g, c, a, idx, kk, -2, &f3);
+                const bool b4 = far_value(q, g, c, a, idx, kk, 1, &f4);
+                tc += corr(lim, f_plus[a], b1, f1, q[kk], q[kk + sa], b2, f2);
+                tc -= corr(lim, f_minus[a], b3, f3, q[kk - sa], q[kk], b4, f4);
             }
-            b = b - (corr(lim, f_pa, h[0], f[0], q[kk], q[kk + sa], h[1], f[1]) -
-                     corr(lim, f_ma, h[2], f[2], q[kk - sa], q[kk], h[3], f[3]) +
-                     corr(lim, f_pc, h[4], f[4], q[kk], q[kk + sc], h[5], f[5]) -
-                     corr(lim, f_mc, h[6], f[6], q[kk - sc], q[kk], h[7], f[7]));
+            b -= tc;
         }
         if (transpose) {
             // div(mu grad q^T) (coefficients.rs `transpose_stress`, same operation order).
-            b = b + (area_along * (mu_c[kk + sa] * (q[kk + sa] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sa])) +
-                     area_across * (mu_n[kk] * (o[kk + sa] - o[kk]) - mu_n[kk - sc] * (o[kk - sc + sa] - o[kk - sc]))) /
-                        h_along;
+            real ts = area_c * (mu_c[kk + sc] * (q[kk + sc] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sc]));
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) {
+                if (a == c) continue;
+                const real* o = vel[a];
+                const real* mu = e3[edge_of(c, a)];
+                const int sa = g.st[a];
+                ts += face_area(h, a) * (mu[kk] * (o[kk + sc] - o[kk]) - mu[kk - sa] * (o[kk - sa + sc] - o[kk - sa]));
+            }
+            b += ts / h[c];
         }
         // Normal neighbours on boundary faces: known values.
-        const int pos_along = c == 0 ? i : j;
-        if (pos_along + 1 > along_hi && !periodic_along) {
-            b = b + a_pa * q[kk + sa];
-            a_pa = 0;
-        }
-        if (pos_along == 1 && !periodic_along) {
-            b = b + a_ma * q[kk - sa];
-            a_ma = 0;
+        if (!g.per[c]) {
+            if (idx[c] == last_along) {
+                b += plus[c] * q[kk + sc];
+                plus[c] = 0;
+            }
+            if (idx[c] == 1) {
+                b += minus[c] * q[kk - sc];
+                minus[c] = 0;
+            }
         }
         // Tangential boundaries: the quadratic wall rule, or zero gradient.
-        const int pos_across = c == 0 ? j : i;
-        if (pos_across == n_across && !periodic_across)
-            tangential_side(tan_plus, wall_plus, ap, b, a_pc, a_mc);
-        if (pos_across == 1 && !periodic_across)
-            tangential_side(tan_minus, wall_minus, ap, b, a_mc, a_pc);
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            if (a == c || g.per[a]) continue;
+            if (idx[a] == g.n[a]) tangential_side(imposed[2 * a + 1], wall[2 * a + 1], ap, b, plus[a], minus[a]);
+            if (idx[a] == 1) tangential_side(imposed[2 * a], wall[2 * a], ap, b, minus[a], plus[a]);
+        }
         norm_acc = fabs(ap * q[kk]);
         real ap_r = ap / alpha;
-        b = b + (((real)1.0 - alpha) * ap_r + ap0) * q[kk];
+        b += (((real)1.0 - alpha) * ap_r + ap0) * q[kk];
         ap_r = ap_r + ap0;
-        sys[idx] = ap_r;
-        sys[n + idx] = c == 0 ? a_pa : a_pc;      // a_E
-        sys[2 * n + idx] = c == 0 ? a_ma : a_mc;  // a_W
-        sys[3 * n + idx] = c == 0 ? a_pc : a_pa;  // a_N
-        sys[4 * n + idx] = c == 0 ? a_mc : a_ma;  // a_S
-        sys[5 * n + idx] = b;
-        const real nb = a_pa + a_ma + a_pc + a_mc;
-        d[kk] = area_along / (consistent ? ap_r - nb : ap_r);
+        real nb = 0;
+        for (int r = 0; r < DIM; ++r) {
+            const int a = r == 0 ? c : (r <= c ? r - 1 : r);
+            nb = nb + plus[a] + minus[a];
+        }
+        sys[t] = ap_r;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            sys[(1 + 2 * a) * n + t] = plus[a];
+            sys[(2 + 2 * a) * n + t] = minus[a];
+        }
+        sys[(1 + 2 * DIM) * n + t] = b;
+        d[kk] = area_c / (consistent ? ap_r - nb : ap_r);
     }
-    const real t = block_sum(norm_acc);
-    if (thread_linear() == 0) partial[blockIdx.x] = t;
+    const real tsum = block_sum(norm_acc);
+    if (thread_linear() == 0) partial[blockIdx.x] = tsum;
 }
 
-// b += A_along (p_P - p_next) on every unknown of component c (coefficients.rs `add_pressure`).
-extern "C" __global__ void add_pressure(const real* __restrict__ p, real* __restrict__ sys, int c, int nx, int ny,
-                                        int ni, int nj, real area) {
-    const long long n = (long long)ni * nj;
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= n) return;
-    const int bi = (int)(idx / ni), ai = (int)(idx - (long long)bi * ni);
-    const int i = ai + 1, j = bi + 1;
-    const int i2 = c == 0 ? i % nx + 1 : i, j2 = c == 0 ? j : j % ny + 1;
-    const real here = p[(long long)(j - 1) * nx + i - 1];
-    const real next = p[(long long)(j2 - 1) * nx + i2 - 1];
-    sys[5 * n + idx] = sys[5 * n + idx] + area * (here - next);
+// The box of component c's unknowns (coefficients.rs `unknowns`).
+__device__ __forceinline__ long long unknowns_box(const Stag& g, int c, int lo[DIM], int hi[DIM], int m[DIM]) {
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    hi[c] = g.per[c] ? g.n[c] : g.n[c] - 1;
+    return box_len(lo, hi, m);
 }
 
-// x[b ni + a] = q at node (a + 1, b + 1) of the ghosted array (to_x = 1), or back (to_x = 0).
-extern "C" __global__ void unknowns_copy(real* __restrict__ q, real* __restrict__ x, int nx, int ni, int nj,
-                                         int to_x) {
-    const long long n = (long long)ni * nj;
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= n) return;
-    const int bi = (int)(idx / ni), ai = (int)(idx - (long long)bi * ni);
-    const long long k = (long long)(bi + 1) * (nx + 2) + ai + 1;
-    if (to_x) x[idx] = q[k];
-    else q[k] = x[idx];
+// b += A_c (p_P - p_next) on every unknown of component c (coefficients.rs `add_pressure`).
+extern "C" __global__ void add_pressure(const real* __restrict__ p, real* __restrict__ sys, int c, STAG, real area) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+    const long long n = unknowns_box(g, c, lo, hi, m);
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    box_node(g, t, lo, m, idx);
+    int next[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) next[a] = idx[a];
+    next[c] = idx[c] % g.n[c] + 1;
+    const long long b = (1 + 2 * DIM) * n + t;
+    sys[b] = sys[b] + area * (p[cell_of(g, idx)] - p[cell_of(g, next)]);
 }
 
-// The periodic seam faces of the pseudo-velocities: u^[0, j] = u^[nx, j], v^[i, 0] = v^[i, ny].
-extern "C" __global__ void hat_seams(real* __restrict__ u, real* __restrict__ v, int nx, int ny, int px, int py) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const int s = nx + 2;
-    if (px && t >= 1 && t <= ny) u[t * s] = u[t * s + nx];
-    if (py && t >= 1 && t <= nx) v[t] = v[ny * s + t];
+// x[t] = q at the t-th unknown of component c (to_x = 1), or back (to_x = 0).
+extern "C" __global__ void unknowns_copy(real* __restrict__ q, real* __restrict__ x, int c, STAG, int to_x) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+    const long long n = unknowns_box(g, c, lo, hi, m);
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const int k = box_node(g, t, lo, m, idx);
+    if (to_x) x[t] = q[k];
+    else q[k] = x[t];
 }
 
-// The pressure(-correction) equation on the nx x ny cells (pressure_correction.rs `assemble`):
-// a_E = rho d_e A_e etc., b the mass imbalance of u, v; partial holds the block sums of b, then
-// of |b|, then of the face fluxes |F| (three runs of gridDim.x).
-extern "C" __global__ void pressure_assemble(const real* __restrict__ du, const real* __restrict__ dv,
-                                             const real* __restrict__ u, const real* __restrict__ v,
-                                             real* __restrict__ sys, real* __restrict__ partial, int nx, int ny,
-                                             int px, int py, real ax, real ay) {
-    const long long n = (long long)nx * ny;
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// The periodic seam faces of component c's pseudo-velocity: face 0 the image of face n.
+extern "C" __global__ void hat_seams(real* __restrict__ hat, int c, STAG) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    if (!g.per[c]) return;
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    lo[c] = hi[c] = 0;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    hat[k] = hat[k + g.n[c] * g.st[c]];
+}
+
+// The pressure(-correction) equation on the cells (pressure_correction.rs `assemble`):
+// a_nb = rho d_f A_f, b the mass imbalance of the velocity q0..2; partial holds the block sums of
+// b, then of |b|, then of the face fluxes |F| (three runs of gridDim.x).
+extern "C" __global__ void pressure_assemble(const real* __restrict__ d0, const real* __restrict__ d1,
+                                             const real* __restrict__ d2, VEL, real* __restrict__ sys,
+                                             real* __restrict__ partial, STAG, real ra0, real ra1, real ra2) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    const real* d3[3] = {d0, d1, d2};
+    const real* v3[3] = {u0, u1, u2};
+    const real r3[3] = {ra0, ra1, ra2};
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    const long long n = box_len(lo, hi, m);
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real sb = 0, ab = 0, fl = 0;
-    if (idx < n) {
-        const int j0 = (int)(idx / nx), i0 = (int)(idx - (long long)j0 * nx);
-        const int i = i0 + 1, j = j0 + 1, s = nx + 2;
-        const long long k = (long long)j * s + i;
-        const int iw = px && i - 1 == 0 ? nx : i - 1, js = py && j - 1 == 0 ? ny : j - 1;
-        const real ae = ax * du[k], aw = ax * du[(long long)j * s + iw];
-        const real an = ay * dv[k], as = ay * dv[(long long)js * s + i];
-        sys[n + idx] = ae;
-        sys[2 * n + idx] = aw;
-        sys[3 * n + idx] = an;
-        sys[4 * n + idx] = as;
-        sys[idx] = ae + aw + an + as;
-        const real b = ax * (u[k - 1] - u[k]) + ay * (v[k - s] - v[k]);
-        sys[5 * n + idx] = b;
+    if (t < n) {
+        const int k = box_node(g, t, lo, m, idx);
+        real ap = 0, b = 0, f = 0;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            const int s = g.st[a];
+            const int lower = g.per[a] && idx[a] == 1 ? k + (g.n[a] - 1) * s : k - s;
+            const real plus = r3[a] * d3[a][k], minus = r3[a] * d3[a][lower];
+            sys[(1 + 2 * a) * n + t] = plus;
+            sys[(2 + 2 * a) * n + t] = minus;
+            ap = ap + plus + minus;
+            b += r3[a] * (v3[a][k - s] - v3[a][k]);
+            f += fabs(r3[a] * v3[a][k]);
+        }
+        sys[t] = ap;
+        sys[(1 + 2 * DIM) * n + t] = b;
         sb = b;
         ab = fabs(b);
-        fl = fabs(ax * u[k]) + fabs(ay * v[k]);
+        fl = f;
     }
-    const real t0 = block_sum(sb);
-    const real t1 = block_sum(ab);
-    const real t2 = block_sum(fl);
+    const real s0 = block_sum(sb);
+    const real s1 = block_sum(ab);
+    const real s2 = block_sum(fl);
     if (thread_linear() == 0) {
-        partial[blockIdx.x] = t0;
-        partial[gridDim.x + blockIdx.x] = t1;
-        partial[2 * gridDim.x + blockIdx.x] = t2;
+        partial[blockIdx.x] = s0;
+        partial[gridDim.x + blockIdx.x] = s1;
+        partial[2 * gridDim.x + blockIdx.x] = s2;
     }
 }
 
@@ -295,60 +452,72 @@ extern "C" __global__ void sum_into(const real* __restrict__ partial, int nb, re
     if (thread_linear() == 0) sc[slot] = s;
 }
 
-// u += d (p'_P - p'_E), v += d (p'_P - p'_N) on every face with d != 0, p' cell-centred with
-// periodic seams wrapping (pressure_correction.rs `correct_velocity`); with alpha_p > 0 (SIMPLE)
-// also p += alpha_p p'.
-extern "C" __global__ void correct_velocity(const real* __restrict__ du, const real* __restrict__ dv,
-                                            const real* __restrict__ pc, real* __restrict__ u, real* __restrict__ v,
-                                            real* __restrict__ p, real alpha_p, int nx, int ny) {
-    const int i0 = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j0 = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i0 >= nx || j0 >= ny) return;
-    const int i = i0 + 1, j = j0 + 1;
-    const long long k = (long long)j * (nx + 2) + i, c = (long long)j0 * nx + i0;
-    const real here = pc[c];
-    if (du[k] != (real)0) u[k] = u[k] + du[k] * (here - pc[(long long)j0 * nx + i % nx]);
-    if (dv[k] != (real)0) v[k] = v[k] + dv[k] * (here - pc[(long long)(j % ny) * nx + i0]);
-    if (alpha_p > (real)0) p[c] = p[c] + alpha_p * here;
+// q_c += d_c (p'_P - p'_next) on every face with d_c != 0, p' cell-centred with periodic seams
+// wrapping (pressure_correction.rs `correct_velocity`); with alpha_p > 0 (SIMPLE) also
+// p += alpha_p p'.
+extern "C" __global__ void correct_velocity(const real* __restrict__ d0, const real* __restrict__ d1,
+                                            const real* __restrict__ d2, const real* __restrict__ pc,
+                                            real* __restrict__ q0, real* __restrict__ q1, real* __restrict__ q2,
+                                            real* __restrict__ p, real alpha_p, STAG) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    const real* d3[3] = {d0, d1, d2};
+    real* q3[3] = {q0, q1, q2};
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    const long long here_at = cell_of(g, idx);
+    const real here = pc[here_at];
+#pragma unroll
+    for (int c = 0; c < DIM; ++c) {
+        if (d3[c][k] == (real)0) continue;
+        int next[DIM];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) next[a] = idx[a];
+        next[c] = idx[c] % g.n[c] + 1;
+        q3[c][k] = q3[c][k] + d3[c][k] * (here - pc[cell_of(g, next)]);
+    }
+    if (alpha_p > (real)0) p[here_at] = p[here_at] + alpha_p * here;
 }
 
-// Index (ghosted layout) of boundary face t (0-based along the side) of side 0-3 (left, right:
-// u faces of rows t + 1; bottom, top: v faces of columns t + 1).
-__device__ __forceinline__ long long boundary_face(int side, int t, int nx, int ny) {
-    const long long s = nx + 2;
-    switch (side) {
-        case 0: return (long long)(t + 1) * s;
-        case 1: return (long long)(t + 1) * s + nx;
-        case 2: return (long long)(t + 1);
-        default: return (long long)ny * s + t + 1;
-    }
+// The faces of side s of axis a: fixed along a (0 or n), the cells across.
+__device__ __forceinline__ long long side_faces(const Stag& g, int a, int s, int lo[DIM], int hi[DIM], int m[DIM]) {
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) lo[b] = 1, hi[b] = g.n[b];
+    lo[a] = hi[a] = s * g.n[a];
+    return box_len(lo, hi, m);
 }
 
 // One block: outflow faces take their inner neighbour's value, then all of them are scaled so
-// that the outflow equals the net inflow through the other non-periodic faces (Simple::boundaries).
-// out[side] = 1 on outflow sides, periodic[side] = 1 on periodic ones.
-extern "C" __global__ void outflow_faces(real* __restrict__ u, real* __restrict__ v, int nx, int ny, int out0,
-                                         int out1, int out2, int out3, int per0, int per1, int per2, int per3,
-                                         real dx, real dy) {
-    const int out[4] = {out0, out1, out2, out3}, per[4] = {per0, per1, per2, per3};
-    const int s = nx + 2;
+// that the outflow equals the net inflow through the other non-periodic faces (boundary.rs
+// `apply`). out_mask / per_mask: bit 2 axis + s set on outflow / periodic sides; area of the
+// faces normal to each axis.
+extern "C" __global__ void outflow_faces(real* __restrict__ q0, real* __restrict__ q1, real* __restrict__ q2, STAG,
+                                         int out_mask, int per_mask, real area0, real area1, real area2) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    real* q3[3] = {q0, q1, q2};
+    const real ar[3] = {area0, area1, area2};
     real inflow = 0, outflow = 0;
-    for (int side = 0; side < 4; ++side) {
-        const real sign = side % 2 == 0 ? (real)1.0 : (real)-1.0;
-        const int count = side < 2 ? ny : nx;
-        real* q = side < 2 ? u : v;
-        const real area = side < 2 ? dy : dx;
-        for (int t = thread_linear(); t < count; t += block_threads()) {
-            const long long k = boundary_face(side, t, nx, ny);
-            const long long inner = side == 0 ? k + 1 : side == 1 ? k - 1 : side == 2 ? k + s : k - s;
-            if (out[side]) {
-                q[k] = q[inner];
-                outflow = outflow - sign * q[k] * area;
-            } else if (!per[side]) {
-                inflow = inflow + sign * q[k] * area;
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+    for (int a = 0; a < DIM; ++a)
+        for (int s = 0; s < 2; ++s) {
+            const int side = 2 * a + s;
+            const real sign = s == 0 ? (real)1.0 : (real)-1.0;
+            const int inner = s == 0 ? g.st[a] : -g.st[a];
+            real* q = q3[a];
+            const long long count = side_faces(g, a, s, lo, hi, m);
+            for (long long t = thread_linear(); t < count; t += block_threads()) {
+                const int k = box_node(g, t, lo, m, idx);
+                if ((out_mask >> side) & 1) {
+                    q[k] = q[k + inner];
+                    outflow = outflow - sign * q[k] * ar[a];
+                } else if (!((per_mask >> side) & 1)) {
+                    inflow = inflow + sign * q[k] * ar[a];
+                }
             }
         }
-    }
     inflow = block_sum(inflow);
     outflow = block_sum(outflow);
     __shared__ real scale;
@@ -360,53 +529,51 @@ extern "C" __global__ void outflow_faces(real* __restrict__ u, real* __restrict_
     __syncthreads();
     if (!apply) return;
     const real f = scale;
-    for (int side = 0; side < 4; ++side) {
-        if (!out[side]) continue;
-        const int count = side < 2 ? ny : nx;
-        real* q = side < 2 ? u : v;
-        for (int t = thread_linear(); t < count; t += block_threads()) {
-            const long long k = boundary_face(side, t, nx, ny);
-            q[k] = q[k] * f;
+    for (int a = 0; a < DIM; ++a)
+        for (int s = 0; s < 2; ++s) {
+            if (!((out_mask >> (2 * a + s)) & 1)) continue;
+            const long long count = side_faces(g, a, s, lo, hi, m);
+            for (long long t = thread_linear(); t < count; t += block_threads()) {
+                const int k = box_node(g, t, lo, m, idx);
+                q3[a][k] = q3[a][k] * f;
+            }
         }
-    }
 }
 
-// Quadratic wall rule for the tangential ghosts of walls and inflow sides:
-// q_g = (8 U - 6 q_1 + q_2) / 3 (Simple::boundaries); wall[side] = 1 where the side imposes the
-// tangential velocity val[side].
-extern "C" __global__ void wall_rule(real* __restrict__ u, real* __restrict__ v, int nx, int ny, int wall0,
-                                     int wall1, int wall2, int wall3, real val0, real val1, real val2, real val3) {
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const int s = nx + 2;
-    const int wall[4] = {wall0, wall1, wall2, wall3};
-    const real val[4] = {val0, val1, val2, val3};
-    for (int side = 0; side < 4; ++side) {
-        if (!wall[side]) continue;
-        if (side < 2 && t <= ny) {
-            const int g = side == 0 ? 0 : nx + 1, a = side == 0 ? 1 : nx, b = side == 0 ? 2 : nx - 1;
-            const long long row = (long long)t * s;
-            v[row + g] = ((real)8.0 * val[side] - (real)6.0 * v[row + a] + v[row + b]) / (real)3.0;
-        }
-        if (side >= 2 && t <= nx) {
-            const int g = side == 2 ? 0 : ny + 1, a = side == 2 ? 1 : ny, b = side == 2 ? 2 : ny - 1;
-            u[(long long)g * s + t] = ((real)8.0 * val[side] - (real)6.0 * u[(long long)a * s + t] +
-                                       u[(long long)b * s + t]) / (real)3.0;
-        }
-    }
+// Quadratic wall rule for the tangential ghosts of component c on side s of axis a (a wall or an
+// inflow, tangential value `wall`): q_g = (8 U - 6 q_1 + q_2) / 3 (boundary.rs `apply`), over
+// 0..=n along c and the cells along the third axis.
+extern "C" __global__ void wall_rule(real* __restrict__ q, int c, int a, int s, real wall, STAG) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) lo[b] = 1, hi[b] = g.n[b];
+    lo[c] = 0;
+    const int ghost = s == 0 ? 0 : g.n[a] + 1;
+    lo[a] = hi[a] = ghost;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return;
+    const int k = box_node(g, t, lo, m, idx);
+    const int toward = s == 0 ? g.st[a] : -g.st[a];
+    q[k] = ((real)8.0 * wall - (real)6.0 * q[k + toward] + q[k + 2 * toward]) / (real)3.0;
 }
 
-// One block: sc[S_VMAX] = the largest |u|, |v| over the grid's faces (`face_speeds`: ghosts
+// One block: sc[S_VMAX] = the largest |q_c| over the grid's faces (`speed_face`: ghosts
 // excluded, as simple/mod.rs through `Layout::max_face_speeds`).
-extern "C" __global__ void max_abs(const real* __restrict__ u, const real* __restrict__ v, real* __restrict__ sc,
-                                   int nx, int ny, int px, int py) {
-    const long long s = nx + 2, n = s * (ny + 2);
-    real m = 0;
-    for (long long k = thread_linear(); k < n; k += block_threads()) {
-        real a, b;
-        face_speeds(u, v, (int)k, (int)(k % s), (int)(k / s), nx, ny, px, py, &a, &b);
-        m = fmax(m, fmax(a, b));
+extern "C" __global__ void max_abs(VEL, real* __restrict__ sc, STAG) {
+    const Stag g = make_stag(nx, ny, nz, px, py, pz);
+    const real* v3[3] = {u0, u1, u2};
+    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 0, hi[a] = g.n[a] + 1;
+    const long long n = box_len(lo, hi, m);
+    real mx = 0;
+    for (long long t = thread_linear(); t < n; t += block_threads()) {
+        const int k = box_node(g, t, lo, m, idx);
+#pragma unroll
+        for (int c = 0; c < DIM; ++c)
+            if (speed_face(g, c, idx)) mx = fmax(mx, fabs(v3[c][k]));
     }
-    const real r = block_max(m);
+    const real r = block_max(mx);
     if (thread_linear() == 0) sc[S_VMAX] = r;
 }
-#undef AT

@@ -103,6 +103,38 @@ __device__ __forceinline__ int stag_at(const Stag& g, int i, int j, int k, int i
     return f;
 }
 
+// The ghosted node idx of the t-th node of the box lo + [0, m) (x fastest) and its flat index.
+__device__ __forceinline__ int box_node(const Stag& g, long long t, const int lo[DIM], const int m[DIM], int idx[DIM]) {
+    int f = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        idx[a] = lo[a] + (int)(t % m[a]);
+        t /= m[a];
+        f += idx[a] * g.st[a];
+    }
+    return f;
+}
+
+// Nodes in the box lo..=hi.
+__device__ __forceinline__ long long box_len(const int lo[DIM], const int hi[DIM], int m[DIM]) {
+    long long n = 1;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        m[a] = hi[a] - lo[a] + 1;
+        n *= m[a];
+    }
+    return n;
+}
+
+// Index of cell idx (1..=n per axis) in the cell-centred arrays without ghosts
+// (coefficients.rs `cell`).
+__device__ __forceinline__ long long cell_of(const Stag& g, const int idx[DIM]) {
+    long long k = 0;
+#pragma unroll
+    for (int a = DIM - 1; a >= 0; --a) k = k * g.n[a] + idx[a] - 1;
+    return k;
+}
+
 // Component c at flat index f + m steps along axis a, where idx[a] is the position of f along a
 // (Layout::component_at along one axis): the periodic image where periodic, false outside the
 // stored range 0..=n (axis c) or 0..=n + 1 (the others).

@@ -35,8 +35,7 @@ fn compare(name: &str, sets: &[&str]) -> f64 {
         it_c += its(cpu.as_ref());
         it_g += its(dev.as_ref());
     }
-    let worst = ["u", "v", "p", "viscosity"]
-        .iter()
+    let worst = compared(cpu.as_ref())
         .map(|f| rel_l2(&common::field(dev.as_ref(), f), &common::field(cpu.as_ref(), f)))
         .fold(0.0, f64::max);
     let res = |s: &dyn Solver| {
@@ -124,16 +123,20 @@ fn parity_cavity_methods_schemes_and_solvers() {
     run_matrix("lid_driven_cavity_re100_simple", &refs, "physics.re", 100.0);
 }
 
-/// u, v, p, viscosity of case `name` with `sets` after `ITERATIONS` CPU outer iterations.
+/// The fields the parity checks compare: the velocity components, p and the viscosity.
+fn compared(s: &dyn Solver) -> impl Iterator<Item = &'static str> + '_ {
+    ["u", "v", "w", "p", "viscosity"]
+        .into_iter()
+        .filter(|f| s.field_names().contains(f))
+}
+
+/// The [`compared`] fields of case `name` with `sets` after `ITERATIONS` CPU outer iterations.
 fn cpu_fields(name: &str, sets: &[&str]) -> Vec<Vec<f64>> {
     let mut s = solver::build(&common::case(name, sets).spec).expect("cpu solver");
     for _ in 0..ITERATIONS {
         s.step().expect("cpu iteration");
     }
-    ["u", "v", "p", "viscosity"]
-        .iter()
-        .map(|f| common::field(s.as_ref(), f))
-        .collect()
+    compared(s.as_ref()).map(|f| common::field(s.as_ref(), f)).collect()
 }
 
 /// The channels: Newtonian (power-law scheme, periodic), power-law fluid (periodic, pseudo-time
@@ -159,6 +162,39 @@ fn parity_channels_and_generalized_newtonian_fluids() {
     );
 }
 
+/// 3D (issue 20): the cubic cavity under each method with every pair of linear solvers, the
+/// square duct (periodic along x, power-law convection), and the power-law and Bird-Carreau
+/// ducts (the 3D transpose stress and edge viscosities).
+#[test]
+fn parity_3d_cavity_and_ducts() {
+    let grid: &[&str] = &["grid.nx=12", "grid.ny=10", "grid.nz=8"];
+    let mut variants: Vec<Vec<&str>> = Vec::new();
+    for method in [
+        "solver.method=\"simple\"",
+        "solver.method=\"simplec\"",
+        "solver.method=\"simpler\"",
+    ] {
+        variants.push([grid, &[method]].concat());
+        for (m, p) in [
+            ("jacobi", "jacobi"),
+            ("bicgstab", "bicgstab"),
+            ("adi", "adi"),
+            ("adi", "cg"),
+        ] {
+            let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
+            let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
+            variants.push([grid, &[method, m, p]].concat());
+        }
+    }
+    variants.push([grid, &["solver.limiter=\"van_leer\""]].concat());
+    let refs: Vec<&[&str]> = variants.iter().map(Vec::as_slice).collect();
+    run_matrix("cavity_3d_re100_simple", &refs, "physics.re", 100.0);
+    let cross: &[&str] = &["grid.ny=12", "grid.nz=10"];
+    run_matrix("square_duct", &[cross], "physics.re", 100.0);
+    run_matrix("square_duct_power_law", &[cross], "solver.alpha_p", 0.3);
+    run_matrix("square_duct_carreau", &[cross], "fluid.mu0", 1.0);
+}
+
 #[test]
 fn simple_fields_and_state_move_between_backends() {
     if !gpu() {
@@ -166,7 +202,7 @@ fn simple_fields_and_state_move_between_backends() {
     }
     let mut case = common::case("lid_driven_cavity_re100_simple", &["grid.nx=32", "grid.ny=32"]);
     let cfg = SimpleConfig::from_spec(&case.spec).unwrap();
-    let mut dev = CudaSimple::new(cfg).unwrap();
+    let mut dev = CudaSimple::<2>::new(cfg).unwrap();
     // Fields derived on the device equal the CPU derivation of the same state (the mirror).
     common::device_fields_match(
         &mut dev,

@@ -56,6 +56,8 @@ pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
 pub const STAGGERED_HEADER: &str = include_str!("../../../kernels/staggered.cuh");
 /// The transform pressure solve's kernel, included by `kernels/poisson.cu`.
 pub const TRANSFORM_HEADER: &str = include_str!("../../../kernels/transform.cuh");
+/// The additive-correction multigrid V-cycle of `kernels/stencil.cu`.
+pub const ADDITIVE_CORRECTION_HEADER: &str = include_str!("../../../kernels/additive_correction.cuh");
 
 /// A kernel file (one NVRTC compilation unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,11 +97,15 @@ impl KernelSet {
     ];
 
     /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
-    /// projection method and its display and for the stencil systems' linear solvers, 2 for the
-    /// others.
+    /// projection method and its display and for the SIMPLE family and its stencil systems'
+    /// linear solvers, 2 for the others.
     pub fn dimensions(self) -> &'static [usize] {
         match self {
-            KernelSet::Projection | KernelSet::Poisson | KernelSet::Display | KernelSet::Stencil => &[2, 3],
+            KernelSet::Projection
+            | KernelSet::Poisson
+            | KernelSet::Display
+            | KernelSet::Stencil
+            | KernelSet::Simple => &[2, 3],
             _ => &[2],
         }
     }
@@ -145,7 +151,7 @@ impl KernelSet {
 
     /// The compilation unit: the shared constants' `#define`s ([`slots::defines`]), then the
     /// file with each `#include "<header>"` line of `kernels/` (`common.cuh`, `euler.cuh`,
-    /// `staggered.cuh`, `transform.cuh`) replaced by the header's text.
+    /// `staggered.cuh`, `transform.cuh`, `additive_correction.cuh`) replaced by the header's text.
     pub fn full_source(self) -> String {
         slots::defines()
             + &self
@@ -154,6 +160,7 @@ impl KernelSet {
                 .replace("#include \"euler.cuh\"", EULER_HEADER)
                 .replace("#include \"staggered.cuh\"", STAGGERED_HEADER)
                 .replace("#include \"transform.cuh\"", TRANSFORM_HEADER)
+                .replace("#include \"additive_correction.cuh\"", ADDITIVE_CORRECTION_HEADER)
     }
 }
 

@@ -42,7 +42,7 @@ shared! {
     SC_RHO: usize = 12;
     SC_OMEGA: usize = 13;
     /// Reals in the scalar block.
-    SC_LEN: usize = 16;
+    SC_LEN: usize = 18;
 
     // The control block `ctrl` of the device-side stopping test (`CTRL_LEN` ints).
     /// Set when the solve is done: the guarded kernels return at once.
@@ -74,10 +74,10 @@ shared! {
 
     // The SIMPLE family's scalar block (`kernels/simple.cu`; the linear solvers' slots below 8
     // are theirs).
-    /// Momentum residual sums `sum |r|` of u and v.
+    /// Momentum residual sums `sum |r|` of u and v (w: `S_RES_W`).
     S_RES_U: usize = 8;
     S_RES_V: usize = 9;
-    /// Momentum norms `sum |a_P q|` of u and v.
+    /// Momentum norms `sum |a_P q|` of u and v (w: `S_NORM_W`).
     S_NORM_U: usize = 10;
     S_NORM_V: usize = 11;
     /// The mass imbalance `sum |b|` and the mass flux of the pressure system.
@@ -87,6 +87,9 @@ shared! {
     S_VMAX: usize = 14;
     /// The pressure sum before the mean is removed (finite or not: the health check).
     S_PSUM: usize = 15;
+    /// The momentum residual sum and norm of w (3D).
+    S_RES_W: usize = 16;
+    S_NORM_W: usize = 17;
 
     // The line solver of `kernels/stencil.cu`.
     /// Equations per thread of the parallel cyclic reduction.

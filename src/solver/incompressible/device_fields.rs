@@ -21,7 +21,7 @@ pub struct StaggeredDisplay {
 
 /// The state the fields are derived from: the ghosted staggered velocity components
 /// (`(nx + 2) (ny + 2) (nz + 2)`), the cell-centred `p` (`nx ny nz`) shown as `p * p_scale`, and
-/// for the viscosity field (2D) the ghosted cell viscosity.
+/// for the viscosity field the ghosted cell viscosity.
 pub struct StaggeredState<'a, T> {
     pub vel: &'a [&'a DevBuf<T>],
     pub p: &'a DevBuf<T>,
@@ -38,7 +38,7 @@ impl StaggeredDisplay {
     }
 
     /// Enqueues the kernels that write field `name` (its position in `fields`: [`super::FIELDS_3D`]
-    /// in 3D; in 2D [`super::FIELDS_2D`] and, eighth, "viscosity" for SIMPLE) of `s` into `dst`
+    /// in 3D, [`super::FIELDS_2D`] in 2D, and after either list "viscosity" for SIMPLE) of `s` into `dst`
     /// (one value per cell, `x` fastest): for the stream function first its corner values (one
     /// thread per corner row), then the cell values.
     pub fn derive<T: Copy>(

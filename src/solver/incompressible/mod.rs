@@ -64,7 +64,10 @@ pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         if let Some(e) = simple::cuda_unsupported(&cfg) {
             return Err(e);
         }
-        return Ok(Box::new(CudaSimple::new(cfg).map_err(device)?));
+        return Ok(match cfg.flow.grid.dim {
+            2 => Box::new(CudaSimple::<2>::new(cfg).map_err(device)?),
+            _ => Box::new(CudaSimple::<3>::new(cfg).map_err(device)?),
+        });
     }
     let cfg = Config::from_spec(spec)?;
     if let Some(e) = cuda::unsupported(&cfg) {

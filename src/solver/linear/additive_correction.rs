@@ -19,7 +19,7 @@
 //! CG needs; with `w_J < 1` it is positive definite on a system whose `D^-1 A` has eigenvalues
 //! in `[0, 2]`.
 //!
-//! The GPU runs the same cycle (`mg_*` kernels of `kernels/stencil.cu`, one kernel for the
+//! The GPU runs the same cycle (`mg_*` kernels of `kernels/additive_correction.cuh`, one kernel for the
 //! two sweeps from zero and one for the prolongation with the first sweep after it), each value
 //! rounded as here.
 

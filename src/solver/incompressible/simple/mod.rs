@@ -72,7 +72,7 @@ fn state_names<const D: usize>() -> &'static [&'static str] {
 }
 
 /// Names of the momentum residuals, by component.
-const MOMENTUM: [&str; 3] = ["momentum_u", "momentum_v", "momentum_w"];
+pub(super) const MOMENTUM: [&str; 3] = ["momentum_u", "momentum_v", "momentum_w"];
 
 pub struct Simple<const D: usize> {
     cfg: SimpleConfig,

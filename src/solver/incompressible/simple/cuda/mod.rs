@@ -1,4 +1,5 @@
-//! SIMPLE and SIMPLER on the GPU: the outer iteration of [`super::Simple`], step for step, with
+//! SIMPLE, SIMPLEC and SIMPLER on the GPU in 2D and 3D (`CudaSimple<D>`, the kernels compiled with
+//! `-DDIM`): the outer iteration of [`super::Simple`], step for step, with
 //! all state in device memory (`kernels/simple.cu` for the assembly and corrections, the ghost
 //! kernels of `kernels/projection.cu`, the mean and vector kernels of `kernels/poisson.cu`, and
 //! the linear solvers of [`crate::solver::linear::cuda`], whose ADI sweeps solve each line by
@@ -28,7 +29,7 @@ use crate::case::{Boundary, CaseSpec, Invalid, Side};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
 use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
-use crate::solver::incompressible::staggered::{Layout, side_velocity};
+use crate::solver::incompressible::staggered::{Layout, side, side_velocity};
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
@@ -37,39 +38,25 @@ mod launches;
 use launches::{Buffers, Launches};
 
 const B1: u32 = 256;
-const BX: u32 = 16;
-const BY: u32 = 16;
 
 use slots::{S_FLUX, S_IMBALANCE, S_PSUM, S_VMAX, SC_LEN};
-/// The momentum residual and norm slots of u and v.
-const S_RES: [usize; 2] = [slots::S_RES_U, slots::S_RES_V];
-const S_NORM: [usize; 2] = [slots::S_NORM_U, slots::S_NORM_V];
+/// The momentum residual and norm slots of u, v and w.
+const S_RES: [usize; 3] = [slots::S_RES_U, slots::S_RES_V, slots::S_RES_W];
+const S_NORM: [usize; 3] = [slots::S_NORM_U, slots::S_NORM_V, slots::S_NORM_W];
 
-/// `a` followed by the layout's shape arguments `nx, ny, periodic_x, periodic_y` (kernels/simple.cu).
-fn layout(a: Args, l: &Layout<2>) -> Args {
-    a.i(l.n[0] as i64)
-        .i(l.n[1] as i64)
-        .i(l.periodic[0] as i64)
-        .i(l.periodic[1] as i64)
+/// `a` followed by the layout's shape arguments `nx, ny, nz, px, py, pz` (`STAG` of
+/// kernels/simple.cu; one cell, not periodic, beyond the dimension).
+fn layout<const D: usize>(a: Args, l: &Layout<D>) -> Args {
+    let a = (0..3).fold(a, |a, d| a.i(l.n.get(d).copied().unwrap_or(1) as i64));
+    (0..3).fold(a, |a, d| a.i(l.periodic.get(d).copied().unwrap_or(false) as i64))
 }
 
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
 }
 
-fn grid2(ni: usize, nj: usize) -> (u32, u32, u32) {
-    ((ni as u32).div_ceil(BX), (nj as u32).div_ceil(BY), 1)
-}
-
 /// Why a SIMPLE case cannot run on the CUDA backend (the key and a message), if it cannot.
 pub fn unsupported(cfg: &SimpleConfig) -> Option<Invalid> {
-    if cfg.flow.grid.dim == 3 {
-        return Some(Invalid::new(
-            "case.dim",
-            "SIMPLE, SIMPLEC and SIMPLER in 3D run on the CPU backend (their CUDA kernels are 2D); \
-             use backend = \"cpu\" or \"auto\"",
-        ));
-    }
     if cfg.subdomains > 1 {
         return Some(Invalid::new(
             "solver.linear_solver.subdomains",
@@ -79,17 +66,18 @@ pub fn unsupported(cfg: &SimpleConfig) -> Option<Invalid> {
     None
 }
 
-pub struct CudaSimple {
+pub struct CudaSimple<const D: usize> {
     gpu: Arc<Gpu>,
     /// kernels/simple.cu, projection.cu (ghosts), poisson.cu (means).
     ms: Module,
     mp: Module,
     mq: Module,
     cfg: SimpleConfig,
-    l: Layout<2>,
+    l: Layout<D>,
     b: Buffers,
     k: Launches,
-    solvers: [DeviceLinearSolver; 2],
+    /// One per velocity component.
+    solvers: Vec<DeviceLinearSolver>,
     solver_p: DeviceLinearSolver,
     bck: DevBuf<i32>,
     bcv: DevBuf<f64>,
@@ -99,77 +87,71 @@ pub struct CudaSimple {
     capped: Option<CappedSolve>,
     display: StaggeredDisplay,
     readback: Mutex<Readback<f64>>,
-    mirror: Mutex<HostMirror<Simple<2>, f64>>,
+    mirror: Mutex<HostMirror<Simple<D>, f64>>,
 }
 
-impl CudaSimple {
+impl<const D: usize> CudaSimple<D> {
     pub fn new(cfg: SimpleConfig) -> Result<Self, CudaError> {
         let gpu = Gpu::new()?;
         // The CPU solver's initial state (boundaries and viscosity applied) is the start.
-        let mut cpu = Simple::new(cfg.clone());
-        let l = Layout::new([cfg.flow.grid.n[0], cfg.flow.grid.n[1]], &cfg.flow.bc);
-        let (nx, ny) = (l.n[0], l.n[1]);
+        let mut cpu = Simple::<D>::new(cfg.clone());
+        let l = Layout::new(std::array::from_fn(|a| cfg.flow.grid.n[a]), &cfg.flow.bc);
         let n = l.len();
-        let periodic = [l.periodic[0], l.periodic[1]];
-        let ([ui, uj], [vi, vj]) = (coefficients::shape(&l, 0), coefficients::shape(&l, 1));
+        let cells: usize = l.n.iter().product();
+        let shapes: [[usize; D]; D] = std::array::from_fn(|c| coefficients::shape(&l, c));
         let buf = |data: &Vec<f64>| -> Result<DevBuf<f64>, CudaError> {
             let b = gpu.alloc(data.len())?;
             gpu.upload(&b, data)?;
             Ok(b)
         };
-        let [u, v, p, mu_c, mu_n]: [Vec<f64>; 5] = cpu
-            .state_mut()
-            .into_iter()
-            .map(|a| a.clone())
-            .collect::<Vec<_>>()
-            .try_into()
-            .expect("a 2D SIMPLE state has five arrays");
-        let solver = |kind, ni, nj| DeviceLinearSolver::new(&gpu, kind, [ni, nj]);
+        // The state in its order: the velocity components, p, mu_c, the edge viscosities.
+        let state = cpu.state_mut().into_iter().map(|a| buf(a)).collect::<Result<Vec<_>, _>>()?;
+        let mut state = state.into_iter();
+        let vel: Vec<DevBuf<f64>> = state.by_ref().take(D).collect();
+        let (p, mu_c) = (state.next().expect("p"), state.next().expect("mu_c"));
+        let mu_e: Vec<DevBuf<f64>> = state.collect();
+        let zeros = |len: usize, count: usize| (0..count).map(|_| gpu.alloc_zeros(len)).collect::<Result<Vec<_>, _>>();
+        let unknowns = |c: usize| shapes[c].iter().product::<usize>();
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
         let b = Buffers {
-            u: buf(&u)?,
-            v: buf(&v)?,
-            p: buf(&p)?,
-            mu_c: buf(&mu_c)?,
-            mu_n: buf(&mu_n)?,
-            du: gpu.alloc_zeros(n)?,
-            dv: gpu.alloc_zeros(n)?,
-            u_hat: gpu.alloc_zeros(n)?,
-            v_hat: gpu.alloc_zeros(n)?,
-            pc: gpu.alloc_zeros(nx * ny)?,
-            x: [gpu.alloc_zeros(ui * uj)?, gpu.alloc_zeros(vi * vj)?],
-            hat: gpu.alloc_zeros((ui * uj).max(vi * vj))?,
-            sys: [
-                DeviceSystem::new(&gpu, [ui, uj], periodic)?,
-                DeviceSystem::new(&gpu, [vi, vj], periodic)?,
-            ],
-            sys_p: DeviceSystem::new(&gpu, [nx, ny], periodic)?,
+            vel,
+            p,
+            mu_c,
+            mu_e,
+            d: zeros(n, D)?,
+            hat: zeros(n, D)?,
+            pc: gpu.alloc_zeros(cells)?,
+            x: (0..D).map(|c| gpu.alloc_zeros(unknowns(c))).collect::<Result<_, _>>()?,
+            hat_x: gpu.alloc_zeros((0..D).map(unknowns).max().unwrap_or(0))?,
+            sys: (0..D)
+                .map(|c| DeviceSystem::new(&gpu, shapes[c], l.periodic))
+                .collect::<Result<_, _>>()?,
+            sys_p: DeviceSystem::new(&gpu, l.n, l.periodic)?,
             partial: gpu.alloc_zeros(parts)?,
             sc: Scalars::new(&gpu, SC_LEN)?,
         };
         let (ms, mq) = (
-            gpu.module(KernelSet::Simple, "f64")?,
-            gpu.module(KernelSet::Poisson, "f64")?,
+            gpu.module_dim(KernelSet::Simple, "f64", D)?,
+            gpu.module_dim(KernelSet::Poisson, "f64", D)?,
         );
         let s = Self {
             k: Launches::new(&ms, &mq, &cfg, &l, &b)?,
             b,
             ms,
-            mp: gpu.module(KernelSet::Projection, "f64")?,
+            mp: gpu.module_dim(KernelSet::Projection, "f64", D)?,
             mq,
-            solvers: [
-                solver(cfg.momentum_solver, ui, uj)?,
-                solver(cfg.momentum_solver, vi, vj)?,
-            ],
-            solver_p: solver(cfg.pressure_solver, nx, ny)?,
+            solvers: (0..D)
+                .map(|c| DeviceLinearSolver::new(&gpu, cfg.momentum_solver, shapes[c]))
+                .collect::<Result<_, _>>()?,
+            solver_p: DeviceLinearSolver::new(&gpu, cfg.pressure_solver, l.n)?,
             bck,
             bcv,
             steps: 0,
-            residuals: Vec::with_capacity(8),
+            residuals: Vec::with_capacity(9),
             capped: None,
-            display: StaggeredDisplay::new(&gpu, "f64", 2)?,
-            readback: Mutex::new(Readback::new(&gpu, nx * ny)),
+            display: StaggeredDisplay::new(&gpu, "f64", D)?,
+            readback: Mutex::new(Readback::new(&gpu, cells)),
             mirror: Mutex::new(HostMirror::new(cpu)),
             l,
             cfg,
@@ -224,7 +206,7 @@ impl CudaSimple {
             &self.gpu,
             &self.mp,
             &l,
-            [&self.b.u, &self.b.v],
+            std::array::from_fn(|c| &self.b.vel[c]),
             (&self.bck, &self.bcv),
             None,
         )?;
@@ -235,8 +217,9 @@ impl CudaSimple {
             .try_for_each(|k| k.run(&self.gpu))
     }
 
-    /// One outer iteration (as [`Simple`]'s `iterate`); returns the residual entries.
-    fn iterate(&mut self) -> Result<[f64; 8], CudaError> {
+    /// One outer iteration (as [`Simple`]'s `iterate`); its residual entries into `residuals`
+    /// (in [`Simple`]'s order) and the largest velocity returned.
+    fn iterate(&mut self) -> Result<f64, CudaError> {
         self.gpu.bind()?;
         let gpu = &self.gpu;
         let k = &self.k;
@@ -252,14 +235,13 @@ impl CudaSimple {
         let mut pressure_residual = 0.0;
         self.capped = None;
         if simpler {
-            self.gpu.copy(&self.b.u_hat, &self.b.u)?;
-            self.gpu.copy(&self.b.v_hat, &self.b.v)?;
-            for c in 0..2 {
+            for c in 0..D {
+                self.gpu.copy(&self.b.hat[c], &self.b.vel[c])?;
                 k.to_x[c].run(gpu)?;
-                self.solvers[c].point_solution(&self.b.sys[c], &self.b.x[c], &self.b.hat)?;
+                self.solvers[c].point_solution(&self.b.sys[c], &self.b.x[c], &self.b.hat_x)?;
                 k.from_hat[c].run(gpu)?;
+                k.hat_seams[c].run(gpu)?;
             }
-            k.hat_seams.run(gpu)?;
             self.assemble_pressure(1)?;
             let st = self.solver_p.solve(&self.b.sys_p, &self.b.p, p_tol, p_max)?;
             pressure_iterations += st.iterations;
@@ -268,7 +250,7 @@ impl CudaSimple {
             pressure_residual = st.reduction();
         }
         let mut momentum_iterations = 0;
-        for c in 0..2 {
+        for c in 0..D {
             let sys = &self.b.sys[c];
             self.k.add_pressure[c].run(&self.gpu)?;
             self.k.to_x[c].run(&self.gpu)?;
@@ -295,9 +277,9 @@ impl CudaSimple {
         self.boundaries()?;
         self.k.max_abs.run(&self.gpu)?;
         let sc = self.b.sc.read()?;
-        let norm = sc[S_NORM[0]] + sc[S_NORM[1]];
-        let momentum = S_RES.map(|slot| {
-            let r1 = sc[slot];
+        let norm = (0..D).fold(0.0, |s, c| s + sc[S_NORM[c]]);
+        let momentum: [f64; D] = std::array::from_fn(|c| {
+            let r1 = sc[S_RES[c]];
             if norm > 0.0 {
                 r1 / norm
             } else if r1 > 0.0 {
@@ -308,20 +290,22 @@ impl CudaSimple {
         });
         let flux = sc[S_FLUX];
         let mass = if flux > 0.0 { sc[S_IMBALANCE] / flux } else { 0.0 };
-        Ok([
-            momentum[0].max(momentum[1]).max(mass),
-            momentum[0],
-            momentum[1],
-            mass,
-            momentum_iterations as f64,
-            pressure_iterations as f64,
-            pressure_residual,
-            sc[S_VMAX],
-        ])
+        let worst = momentum.into_iter().reduce(f64::max).unwrap_or(0.0).max(mass);
+        self.residuals.clear();
+        self.residuals.push(("steady_change", worst));
+        self.residuals.extend((0..D).map(|c| (super::MOMENTUM[c], momentum[c])));
+        self.residuals.extend_from_slice(&[
+            ("mass", mass),
+            ("momentum_iterations", momentum_iterations as f64),
+            ("pressure_iterations", pressure_iterations as f64),
+            ("pressure_residual", pressure_residual),
+            ("max_velocity", sc[S_VMAX]),
+        ]);
+        Ok(sc[S_VMAX])
     }
 
     /// Refreshes the CPU mirror from the device when stale.
-    fn with_mirror<R>(&self, f: impl FnOnce(&Simple<2>) -> R) -> Option<R> {
+    fn with_mirror<R>(&self, f: impl FnOnce(&Simple<D>) -> R) -> Option<R> {
         let mut m = self.mirror.lock().expect("mirror lock");
         let cpu = m.fresh(&self.gpu, |cpu, stage| {
             for (dst, src) in cpu.state_mut().into_iter().zip(self.state()) {
@@ -339,13 +323,15 @@ impl CudaSimple {
         }
     }
 
-    /// The device arrays of [`Simple::state_mut`], in its order: u, v, p, mu_c, mu_n.
-    fn state(&self) -> [&DevBuf<f64>; 5] {
-        [&self.b.u, &self.b.v, &self.b.p, &self.b.mu_c, &self.b.mu_n]
+    /// The device arrays of [`Simple::state_mut`], in its order: the velocity components, p,
+    /// mu_c, the edge viscosities.
+    fn state(&self) -> Vec<&DevBuf<f64>> {
+        let b = &self.b;
+        b.vel.iter().chain([&b.p, &b.mu_c]).chain(&b.mu_e).collect()
     }
 
     /// Makes `cpu`'s state and iteration count this solver's, `cpu` the fresh mirror.
-    fn adopt(&mut self, mut cpu: Simple<2>) -> Result<(), Invalid> {
+    fn adopt(&mut self, mut cpu: Simple<D>) -> Result<(), Invalid> {
         self.upload_from(&mut cpu)
             .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
         self.steps = cpu.steps();
@@ -358,7 +344,7 @@ impl CudaSimple {
     }
 
     /// Uploads a CPU solver's state (`load_state`, a viscosity model change).
-    fn upload_from(&self, cpu: &mut Simple<2>) -> Result<(), CudaError> {
+    fn upload_from(&self, cpu: &mut Simple<D>) -> Result<(), CudaError> {
         for (src, dst) in cpu.state_mut().into_iter().zip(self.state()) {
             self.gpu.upload(dst, src)?;
         }
@@ -366,14 +352,15 @@ impl CudaSimple {
     }
 
     fn derive(&self, name: &str, dst: &DevBuf<f64>) -> Result<(), CudaError> {
+        let vel: Vec<&DevBuf<f64>> = self.b.vel.iter().collect();
         let state = StaggeredState {
-            vel: &[&self.b.u, &self.b.v],
+            vel: &vel,
             p: &self.b.p,
             p_scale: 1.0,
             viscosity: Some(&self.b.mu_c),
         };
         self.display
-            .derive(&self.gpu, &self.cfg.flow.grid, fields::<2>(), &state, name, dst)
+            .derive(&self.gpu, &self.cfg.flow.grid, fields::<D>(), &state, name, dst)
     }
 
     fn check_health(&self, max_velocity: f64, p_sum: f64) -> Result<(), SolverError> {
@@ -386,7 +373,7 @@ impl CudaSimple {
     }
 }
 
-impl Solver for CudaSimple {
+impl<const D: usize> Solver for CudaSimple<D> {
     fn info(&self) -> SolverInfo {
         super::solver_info(&self.cfg, "cuda")
     }
@@ -406,22 +393,10 @@ impl Solver for CudaSimple {
             .expect("readback lock")
             .invalidate(self.steps + 1);
         self.mirror.get_mut().expect("mirror lock").invalidate();
-        let r = self.iterate().map_err(err(self.steps, 0.0))?;
+        let max_velocity = self.iterate().map_err(err(self.steps, 0.0))?;
         self.steps += 1;
-        let names = [
-            "steady_change",
-            "momentum_u",
-            "momentum_v",
-            "mass",
-            "momentum_iterations",
-            "pressure_iterations",
-            "pressure_residual",
-            "max_velocity",
-        ];
-        self.residuals.clear();
-        self.residuals.extend(names.into_iter().zip(r));
         let p_sum = self.b.sc.host()[S_PSUM];
-        self.check_health(r[7], p_sum)
+        self.check_health(max_velocity, p_sum)
     }
 
     fn dt(&self) -> f64 {
@@ -435,22 +410,22 @@ impl Solver for CudaSimple {
     }
 
     fn field_names(&self) -> &'static [&'static str] {
-        fields::<2>()
+        fields::<D>()
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(fields::<2>(), name, |n, dst| self.derive(n, dst), out)
+        r.solver_field(fields::<D>(), name, |n, dst| self.derive(n, dst), out)
     }
 
     fn prefetch(&self, names: &[&str]) {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(fields::<2>(), names, |n, dst| self.derive(n, dst));
+        r.solver_prefetch(fields::<D>(), names, |n, dst| self.derive(n, dst));
     }
 
     fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(fields::<2>(), names, |n, dst| self.derive(n, dst), out)
+        r.solver_display(fields::<D>(), names, |n, dst| self.derive(n, dst), out)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
@@ -470,13 +445,18 @@ impl Solver for CudaSimple {
         self.with_mirror(|_| ())
             .ok_or_else(|| Invalid::new("solver.backend", "CUDA: the state could not be read back"))?;
         self.mirror.get_mut().expect("mirror lock").cpu.update(spec)?;
-        let rebuild = |kind, sys: &DeviceSystem| DeviceLinearSolver::new(&self.gpu, kind, [sys.n[0], sys.n[1]]);
+        let rebuild = |kind, sys: &DeviceSystem| {
+            let shape: [usize; D] = std::array::from_fn(|a| sys.n[a]);
+            DeviceLinearSolver::new(&self.gpu, kind, shape)
+        };
         if cfg.momentum_solver != self.cfg.momentum_solver {
-            let s = [
-                rebuild(cfg.momentum_solver, &self.b.sys[0]).map_err(device)?,
-                rebuild(cfg.momentum_solver, &self.b.sys[1]).map_err(device)?,
-            ];
-            self.solvers = s;
+            self.solvers = self
+                .b
+                .sys
+                .iter()
+                .map(|sys| rebuild(cfg.momentum_solver, sys))
+                .collect::<Result<_, _>>()
+                .map_err(device)?;
         }
         if cfg.pressure_solver != self.cfg.pressure_solver {
             self.solver_p = rebuild(cfg.pressure_solver, &self.b.sys_p).map_err(device)?;
@@ -509,7 +489,7 @@ impl Solver for CudaSimple {
     /// CPU solver, then uploaded).
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let mut cpu = Simple::new(self.cfg.clone());
+        let mut cpu = Simple::<D>::new(self.cfg.clone());
         cpu.load_state(from)?;
         self.adopt(cpu)
     }
@@ -524,7 +504,7 @@ impl Solver for CudaSimple {
     }
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let mut cpu = Simple::new(self.cfg.clone());
+        let mut cpu = Simple::<D>::new(self.cfg.clone());
         cpu.restore(state)?;
         self.adopt(cpu)
     }
