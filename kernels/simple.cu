@@ -558,9 +558,9 @@ extern "C" __global__ void wall_rule(real* __restrict__ q, int c, int a, int s, 
     q[k] = ((real)8.0 * wall - (real)6.0 * q[k + toward] + q[k + 2 * toward]) / (real)3.0;
 }
 
-// One block: sc[S_VMAX] = the largest |q_c| over the grid's faces (`speed_face`: ghosts
-// excluded, as simple/mod.rs through `Layout::max_face_speeds`).
-extern "C" __global__ void max_abs(VEL, real* __restrict__ sc, STAG) {
+// Block maxima of |q_c| over the grid's faces (`speed_face`: ghosts excluded, as simple/mod.rs
+// through `Layout::max_face_speeds`) into partial[block], over the ghosted nodes.
+extern "C" __global__ void max_abs_partial(VEL, real* __restrict__ partial, STAG) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
     const real* v3[3] = {u0, u1, u2};
     int lo[DIM], hi[DIM], m[DIM], idx[DIM];
@@ -568,12 +568,18 @@ extern "C" __global__ void max_abs(VEL, real* __restrict__ sc, STAG) {
     for (int a = 0; a < DIM; ++a) lo[a] = 0, hi[a] = g.n[a] + 1;
     const long long n = box_len(lo, hi, m);
     real mx = 0;
-    for (long long t = thread_linear(); t < n; t += block_threads()) {
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (long long)gridDim.x * blockDim.x) {
         const int k = box_node(g, t, lo, m, idx);
 #pragma unroll
         for (int c = 0; c < DIM; ++c)
             if (speed_face(g, c, idx)) mx = fmax(mx, fabs(v3[c][k]));
     }
     const real r = block_max(mx);
+    if (thread_linear() == 0) partial[blockIdx.x] = r;
+}
+
+// One block: sc[S_VMAX] = the largest of max_abs_partial's nb block maxima.
+extern "C" __global__ void max_abs(const real* __restrict__ partial, int nb, real* __restrict__ sc) {
+    const real r = max_partials(partial, nb);
     if (thread_linear() == 0) sc[S_VMAX] = r;
 }

@@ -56,7 +56,8 @@ pub(super) struct Launches {
     pub(super) outflow: Option<Launch>,
     pub(super) wall_rule: Vec<Launch>,
     pub(super) correct: Launch,
-    pub(super) max_abs: Launch,
+    /// `max_abs_partial` (block maxima over the ghosted nodes) and `max_abs` into `S_VMAX`.
+    pub(super) max_abs: [Launch; 2],
 }
 
 impl Launches {
@@ -82,6 +83,7 @@ impl Launches {
         let h3 = cfg.flow.grid.spacing;
         let spacing = |a: Args| a.r(h3[0]).r(h3[1]).r(h3[2]);
         let cells: usize = l.n.iter().product();
+        let ghosted = l.len();
         let sum_into = |nb: usize, slot: usize| {
             let a = Args::new().p(&b.partial).i(nb as i64).p(&b.sc.dev).i(slot as i64);
             ks("sum_into", one, a)
@@ -112,8 +114,7 @@ impl Launches {
                     viscosity.push(ks("simple_viscosity_edges", lin(n.iter().product()), params(layout(a, l)))?);
                 }
             }
-            let ghosts: usize = l.n.iter().map(|n| n + 2).product();
-            viscosity.push(ks("simple_viscosity_ghosts", lin(ghosts), layout(Args::new().p(&b.mu_c), l))?);
+            viscosity.push(ks("simple_viscosity_ghosts", lin(ghosted), layout(Args::new().p(&b.mu_c), l))?);
         }
         let lim = match cfg.scheme {
             super::super::Scheme::PowerLaw => -1,
@@ -259,7 +260,14 @@ impl Launches {
                 lin(cells),
                 layout(three(three(Args::new(), &b.d).p(&b.pc), &b.vel).p(&b.p).r(alpha_p), l),
             )?,
-            max_abs: ks("max_abs", one, layout(three(Args::new(), &b.vel).p(&b.sc.dev), l))?,
+            max_abs: [
+                ks("max_abs_partial", lin(ghosted), layout(three(Args::new(), &b.vel).p(&b.partial), l))?,
+                ks(
+                    "max_abs",
+                    one,
+                    Args::new().p(&b.partial).i(grid1(ghosted).0 as i64).p(&b.sc.dev),
+                )?,
+            ],
         })
     }
 }

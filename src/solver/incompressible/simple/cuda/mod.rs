@@ -275,7 +275,7 @@ impl<const D: usize> CudaSimple<D> {
             self.remove_mean()?;
         }
         self.boundaries()?;
-        self.k.max_abs.run(&self.gpu)?;
+        self.k.max_abs.iter().try_for_each(|k| k.run(&self.gpu))?;
         let sc = self.b.sc.read()?;
         let norm = (0..D).fold(0.0, |s, c| s + sc[S_NORM[c]]);
         let momentum: [f64; D] = std::array::from_fn(|c| {
