@@ -32,8 +32,15 @@ __device__ __forceinline__ bool mg_child(const Block& fine, const int cidx[3], i
     return true;
 }
 
-// The coarse block of a level (`nic x njc x nkc`, the fine one's periodicity).
-#define COARSE_BLOCK block_of(nic, njc, nkc, px, py, pz)
+// The fine block F of the SHAPE parameters, the coarse block C (`nic x njc x nkc`, the fine one's
+// periodicity), and this thread's coarse unknown kc with its indices cidx; threads past the last
+// coarse unknown return.
+#define THREAD_COARSE_UNKNOWN                                                \
+    const Block F = block_of(ni, nj, nk, px, py, pz), C = block_of(nic, njc, nkc, px, py, pz); \
+    const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;   \
+    if (kc >= C.len) return;                                                 \
+    int cidx[3];                                                             \
+    position(C, kc, cidx);
 
 // Galerkin coefficients of the coarse level (`coarsen`): one thread per coarse cell, its
 // children in mg_child order, each adding a_P, then its links axis by axis, upper before lower:
@@ -41,11 +48,7 @@ __device__ __forceinline__ bool mg_child(const Block& fine, const int cidx[3], i
 // skipped where they leave a non-periodic block.
 extern "C" __global__ void mg_coarsen(const real* __restrict__ fine, real* __restrict__ coarse, SHAPE, int nic,
                                       int njc, int nkc) {
-    const Block F = block_of(ni, nj, nk, px, py, pz), C = COARSE_BLOCK;
-    const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (kc >= C.len) return;
-    int cidx[3];
-    position(C, kc, cidx);
+    THREAD_COARSE_UNKNOWN
     real p = 0;
     real links[DIM][2];
 #pragma unroll
@@ -82,11 +85,7 @@ extern "C" __global__ void mg_coarsen(const real* __restrict__ fine, real* __res
 extern "C" __global__ void mg_smooth_zero(const real* __restrict__ sys, const real* __restrict__ rhs,
                                           real* __restrict__ out, const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const Block B = block_of(ni, nj, nk, px, py, pz);
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= B.len) return;
-    int idx[3];
-    position(B, k, idx);
+    THREAD_UNKNOWN
     auto first = [sys, rhs](long long m) { return sys[m] == (real)0 ? (real)0 : MG_WEIGHT * rhs[m] / sys[m]; };
     out[k] = mg_relaxed(sys, B, rhs, first(k), first, k, idx);
 }
@@ -97,11 +96,7 @@ extern "C" __global__ void mg_restrict(const real* __restrict__ sys, const real*
                                        const real* __restrict__ x, real* __restrict__ coarse_rhs,
                                        const int* __restrict__ ctrl, SHAPE, int nic, int njc, int nkc) {
     GUARD(ctrl)
-    const Block F = block_of(ni, nj, nk, px, py, pz), C = COARSE_BLOCK;
-    const long long kc = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (kc >= C.len) return;
-    int cidx[3];
-    position(C, kc, cidx);
+    THREAD_COARSE_UNKNOWN
     real s = 0;
     for (int c = 0; c < (1 << DIM); ++c) {
         long long k;
@@ -118,11 +113,7 @@ extern "C" __global__ void mg_prolong_sweep(const real* __restrict__ sys, const 
                                             real* __restrict__ out, const int* __restrict__ ctrl, SHAPE, int nic,
                                             int njc) {
     GUARD(ctrl)
-    const Block B = block_of(ni, nj, nk, px, py, pz);
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= B.len) return;
-    int idx[3];
-    position(B, k, idx);
+    THREAD_UNKNOWN
     auto y = [x, xc, B, nic, njc](long long m) {
         int at[3];
         position(B, m, at);
@@ -137,11 +128,7 @@ extern "C" __global__ void mg_sweep(const real* __restrict__ sys, const real* __
                                     const real* __restrict__ x, real* __restrict__ out,
                                     const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const Block B = block_of(ni, nj, nk, px, py, pz);
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= B.len) return;
-    int idx[3];
-    position(B, k, idx);
+    THREAD_UNKNOWN
     out[k] = mg_relaxed(sys, B, rhs, x[k], [x](long long m) { return x[m]; }, k, idx);
 }
 

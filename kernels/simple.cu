@@ -33,6 +33,22 @@ __device__ __forceinline__ real mu_of(int model, const real* m, real g) {
 #define STAG int nx, int ny, int nz, int px, int py, int pz
 #define VEL const real* __restrict__ u0, const real* __restrict__ u1, const real* __restrict__ u2
 
+// The box of the cells, 1..=n along every axis.
+__device__ __forceinline__ void cell_box(const Stag& g, int lo[DIM], int hi[DIM]) {
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+}
+
+// This thread's node of the box lo..=hi (x fastest): its indices idx and flat index k; false
+// past the box's last node.
+__device__ __forceinline__ bool thread_node(const Stag& g, const int lo[DIM], const int hi[DIM], int idx[DIM], int& k) {
+    int m[DIM];
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= box_len(lo, hi, m)) return false;
+    k = box_node(g, t, lo, m, idx);
+    return true;
+}
+
 // Area of a cell face normal to `axis`: the product of the other spacings, ascending
 // (coefficients.rs `face_area`).
 __device__ __forceinline__ real face_area(const real h[DIM], int axis) {
@@ -107,12 +123,9 @@ __device__ __forceinline__ Gradient make_gradient(const Stag& g, const real* u0,
 // Viscosity at the cell centres from the shear rate of the velocity (viscosity_field.rs `update`).
 extern "C" __global__ void simple_viscosity(VEL, real* __restrict__ mu_c, STAG, real hx, real hy, real hz, MODEL) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    int lo[DIM], hi[DIM], idx[DIM], k;
+    cell_box(g, lo, hi);
+    if (!thread_node(g, lo, hi, idx, k)) return;
     const Gradient d = make_gradient(g, u0, u1, u2, hx, hy, hz);
     const real mp[4] = {m0, m1, m2, m3};
     mu_c[k] = mu_of(model, mp, sqrt(d.strain_at_centre(k, -1, -1)));
@@ -124,12 +137,10 @@ extern "C" __global__ void simple_viscosity(VEL, real* __restrict__ mu_c, STAG, 
 extern "C" __global__ void simple_viscosity_edges(VEL, real* __restrict__ mu_e, int c, int a, STAG, real hx, real hy,
                                                   real hz, MODEL) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int b = 0; b < DIM; ++b) lo[b] = b == c || b == a ? 0 : 1, hi[b] = g.n[b];
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    int lo[DIM], hi[DIM], idx[DIM], k;
+    cell_box(g, lo, hi);
+    lo[c] = lo[a] = 0;
+    if (!thread_node(g, lo, hi, idx, k)) return;
     const Gradient d = make_gradient(g, u0, u1, u2, hx, hy, hz);
     const real shear = (d.vel[c][k + g.st[a]] - d.vel[c][k]) / d.h[a] + (d.vel[a][k + g.st[c]] - d.vel[a][k]) / d.h[c];
     real rest = 0;
@@ -154,12 +165,10 @@ extern "C" __global__ void simple_viscosity_edges(VEL, real* __restrict__ mu_e, 
 // Ghost cells of the cell viscosity: the periodic image, or the neighbour inside.
 extern "C" __global__ void simple_viscosity_ghosts(real* __restrict__ mu_c, STAG) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
+    int lo[DIM], hi[DIM], idx[DIM], k;
 #pragma unroll
     for (int a = 0; a < DIM; ++a) lo[a] = 0, hi[a] = g.n[a] + 1;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    if (!thread_node(g, lo, hi, idx, k)) return;
     int f = 0;
     bool ghost = false;
 #pragma unroll
@@ -229,8 +238,7 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
 #pragma unroll
     for (int a = 0; a < DIM; ++a) h[a] = h3[a], vel[a] = v3[a];
     int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    cell_box(g, lo, hi);
     const int last_along = g.per[c] ? g.n[c] : g.n[c] - 1;
     hi[c] = last_along;
     const long long n = box_len(lo, hi, m);
@@ -252,6 +260,9 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
             minus[c] = dm * a_of(lim, f_minus[c], dm) + fmax(f_minus[c], (real)0);
         }
         real ap = plus[c] + minus[c];
+        // div(mu grad q^T) (coefficients.rs `transpose_stress`, same operation order): the along
+        // faces, then each other axis' faces in the loop below.
+        real ts = transpose ? area_c * (mu_c[kk + sc] * (q[kk + sc] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sc])) : (real)0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a) {
             if (a == c) continue;
@@ -267,6 +278,7 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
             minus[a] = dm * a_of(lim, f_minus[a], dm) + fmax(f_minus[a], (real)0);
             ap += plus[a];
             ap += minus[a];
+            if (transpose) ts += area * (mu[kk] * (o[kk + sc] - o[kk]) - mu[kk - sa] * (o[kk - sa + sc] - o[kk - sa]));
         }
         real b = b0;
         if (lim >= 0) {
@@ -284,19 +296,7 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
             }
             b -= tc;
         }
-        if (transpose) {
-            // div(mu grad q^T) (coefficients.rs `transpose_stress`, same operation order).
-            real ts = area_c * (mu_c[kk + sc] * (q[kk + sc] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sc]));
-#pragma unroll
-            for (int a = 0; a < DIM; ++a) {
-                if (a == c) continue;
-                const real* o = vel[a];
-                const real* mu = e3[edge_of(c, a)];
-                const int sa = g.st[a];
-                ts += face_area(h, a) * (mu[kk] * (o[kk + sc] - o[kk]) - mu[kk - sa] * (o[kk - sa + sc] - o[kk - sa]));
-            }
-            b += ts / h[c];
-        }
+        if (transpose) b += ts / h[c];
         // Normal neighbours on boundary faces: known values.
         if (!g.per[c]) {
             if (idx[c] == last_along) {
@@ -339,8 +339,7 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
 
 // The box of component c's unknowns (coefficients.rs `unknowns`).
 __device__ __forceinline__ long long unknowns_box(const Stag& g, int c, int lo[DIM], int hi[DIM], int m[DIM]) {
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    cell_box(g, lo, hi);
     hi[c] = g.per[c] ? g.n[c] : g.n[c] - 1;
     return box_len(lo, hi, m);
 }
@@ -377,13 +376,10 @@ extern "C" __global__ void unknowns_copy(real* __restrict__ q, real* __restrict_
 extern "C" __global__ void hat_seams(real* __restrict__ hat, int c, STAG) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
     if (!g.per[c]) return;
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    int lo[DIM], hi[DIM], idx[DIM], k;
+    cell_box(g, lo, hi);
     lo[c] = hi[c] = 0;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    if (!thread_node(g, lo, hi, idx, k)) return;
     hat[k] = hat[k + g.n[c] * g.st[c]];
 }
 
@@ -398,8 +394,7 @@ extern "C" __global__ void pressure_assemble(const real* __restrict__ d0, const 
     const real* v3[3] = {u0, u1, u2};
     const real r3[3] = {ra0, ra1, ra2};
     int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
+    cell_box(g, lo, hi);
     const long long n = box_len(lo, hi, m);
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     real sb = 0, ab = 0, fl = 0;
@@ -462,12 +457,9 @@ extern "C" __global__ void correct_velocity(const real* __restrict__ d0, const r
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
     const real* d3[3] = {d0, d1, d2};
     real* q3[3] = {q0, q1, q2};
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int a = 0; a < DIM; ++a) lo[a] = 1, hi[a] = g.n[a];
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    int lo[DIM], hi[DIM], idx[DIM], k;
+    cell_box(g, lo, hi);
+    if (!thread_node(g, lo, hi, idx, k)) return;
     const long long here_at = cell_of(g, idx);
     const real here = pc[here_at];
 #pragma unroll
@@ -545,15 +537,11 @@ extern "C" __global__ void outflow_faces(real* __restrict__ q0, real* __restrict
 // 0..=n along c and the cells along the third axis.
 extern "C" __global__ void wall_rule(real* __restrict__ q, int c, int a, int s, real wall, STAG) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
-    int lo[DIM], hi[DIM], m[DIM], idx[DIM];
-#pragma unroll
-    for (int b = 0; b < DIM; ++b) lo[b] = 1, hi[b] = g.n[b];
+    int lo[DIM], hi[DIM], idx[DIM], k;
+    cell_box(g, lo, hi);
     lo[c] = 0;
-    const int ghost = s == 0 ? 0 : g.n[a] + 1;
-    lo[a] = hi[a] = ghost;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= box_len(lo, hi, m)) return;
-    const int k = box_node(g, t, lo, m, idx);
+    lo[a] = hi[a] = s == 0 ? 0 : g.n[a] + 1;
+    if (!thread_node(g, lo, hi, idx, k)) return;
     const int toward = s == 0 ? g.st[a] : -g.st[a];
     q[k] = ((real)8.0 * wall - (real)6.0 * q[k + toward] + q[k + 2 * toward]) / (real)3.0;
 }

@@ -62,6 +62,15 @@ __device__ __forceinline__ void position(const Block& b, long long k, int idx[3]
     idx[2] = (int)(row / b.n[1]);
 }
 
+// This thread's unknown k of the block B of the SHAPE parameters and its indices idx; threads past
+// the last unknown return.
+#define THREAD_UNKNOWN                                                  \
+    const Block B = block_of(ni, nj, nk, px, py, pz);                   \
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
+    if (k >= B.len) return;                                             \
+    int idx[3];                                                         \
+    position(B, k, idx);
+
 // sum_nb a_nb x(m) of unknown k at idx (Stencil::neighbours, same order: axis by axis, the upper
 // link before the lower), x(m) the value of unknown m.
 template <class X>
@@ -156,11 +165,7 @@ extern "C" __global__ void fp_precondition(const real* __restrict__ sys, const r
 extern "C" __global__ void fp_jacobi(const real* __restrict__ sys, const real* __restrict__ x,
                                      real* __restrict__ next, const int* __restrict__ ctrl, SHAPE) {
     GUARD(ctrl)
-    const Block B = block_of(ni, nj, nk, px, py, pz);
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= B.len) return;
-    int idx[3];
-    position(B, k, idx);
+    THREAD_UNKNOWN
     const real r = sys[SYS_B(B.len) + k] + nb_sum(sys, B, x, k, idx) - sys[k] * x[k];
     next[k] = x[k] + JACOBI_WEIGHT * r / sys[k];
 }
@@ -168,11 +173,7 @@ extern "C" __global__ void fp_jacobi(const real* __restrict__ sys, const real* _
 // out = (sum a_nb x_nb + b) / a_P (SIMPLER's pseudo-velocities, Simple::pseudo_velocity).
 extern "C" __global__ void fp_point_solution(const real* __restrict__ sys, const real* __restrict__ x,
                                              real* __restrict__ out, SHAPE) {
-    const Block B = block_of(ni, nj, nk, px, py, pz);
-    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= B.len) return;
-    int idx[3];
-    position(B, k, idx);
+    THREAD_UNKNOWN
     out[k] = (nb_sum(sys, B, x, k, idx) + sys[SYS_B(B.len) + k]) / sys[k];
 }
 

@@ -87,9 +87,22 @@ fn run_matrix(name: &str, variants: &[&[&str]], key: &str, value: f64) {
     assert!(failures.is_empty(), "{name}: {failures:#?}");
 }
 
+/// `grid` and `method` with each pair of momentum and pressure solvers the parity tests cover
+/// (the case files' pressure solver, multigrid_cg, runs in the other variants).
+fn solver_pairs(grid: &'static [&'static str], method: &'static str) -> Vec<Vec<&'static str>> {
+    [("jacobi", "jacobi"), ("bicgstab", "bicgstab"), ("adi", "adi"), ("adi", "cg")]
+        .into_iter()
+        .map(|(m, p)| {
+            let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
+            let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
+            [grid, &[method, m, p]].concat()
+        })
+        .collect()
+}
+
 #[test]
 fn parity_cavity_methods_schemes_and_solvers() {
-    let grid: &[&str] = &["grid.nx=32", "grid.ny=24"];
+    let grid: &'static [&'static str] = &["grid.nx=32", "grid.ny=24"];
     let mut variants: Vec<Vec<&str>> = Vec::new();
     for method in [
         "solver.method=\"simple\"",
@@ -107,16 +120,7 @@ fn parity_cavity_methods_schemes_and_solvers() {
             variants.push([grid, &[method, conv]].concat());
         }
         // The case files' pressure solver is multigrid_cg (the limiter variants above).
-        for (m, p) in [
-            ("jacobi", "jacobi"),
-            ("bicgstab", "bicgstab"),
-            ("adi", "adi"),
-            ("adi", "cg"),
-        ] {
-            let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
-            let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
-            variants.push([grid, &[method, m, p]].concat());
-        }
+        variants.extend(solver_pairs(grid, method));
     }
     variants.push([grid, &["solver.pseudo_dt=0.05"]].concat());
     let refs: Vec<&[&str]> = variants.iter().map(Vec::as_slice).collect();
@@ -167,7 +171,7 @@ fn parity_channels_and_generalized_newtonian_fluids() {
 /// ducts (the 3D transpose stress and edge viscosities).
 #[test]
 fn parity_3d_cavity_and_ducts() {
-    let grid: &[&str] = &["grid.nx=12", "grid.ny=10", "grid.nz=8"];
+    let grid: &'static [&'static str] = &["grid.nx=12", "grid.ny=10", "grid.nz=8"];
     let mut variants: Vec<Vec<&str>> = Vec::new();
     for method in [
         "solver.method=\"simple\"",
@@ -175,16 +179,7 @@ fn parity_3d_cavity_and_ducts() {
         "solver.method=\"simpler\"",
     ] {
         variants.push([grid, &[method]].concat());
-        for (m, p) in [
-            ("jacobi", "jacobi"),
-            ("bicgstab", "bicgstab"),
-            ("adi", "adi"),
-            ("adi", "cg"),
-        ] {
-            let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
-            let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
-            variants.push([grid, &[method, m, p]].concat());
-        }
+        variants.extend(solver_pairs(grid, method));
     }
     variants.push([grid, &["solver.limiter=\"van_leer\""]].concat());
     let refs: Vec<&[&str]> = variants.iter().map(Vec::as_slice).collect();
