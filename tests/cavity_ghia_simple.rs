@@ -79,12 +79,7 @@ fn check_on_this_thread(backend: &str, reference: &Reference, method: &str) {
     let t0 = Instant::now();
     let (s, reason) = common::run_to_stop(&case);
     let wall = t0.elapsed().as_secs_f64();
-    assert_eq!(
-        reason,
-        StopReason::Steady,
-        "{name} {method}: {:?}",
-        s.residuals()
-    );
+    assert_eq!(reason, StopReason::Steady, "{name} {method}: {:?}", s.residuals());
     let (worst, at) = common::ghia_deviation(s.as_ref(), column);
     let sum = s.summary();
     let psi = sum["psi_min"].as_f64().unwrap();

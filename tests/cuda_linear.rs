@@ -119,7 +119,17 @@ fn pcr_lines_on_the_gpu_equal_the_cpu_along_every_axis() {
     let g = Gpu::new().unwrap();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // Line lengths not powers of two included, up to one thread per equation and beyond.
-    for n in [[1, 3], [2, 2], [7, 5], [33, 4], [100, 3], [1024, 2], [1500, 2], [512, 2], [4096, 1]] {
+    for n in [
+        [1, 3],
+        [2, 2],
+        [7, 5],
+        [33, 4],
+        [100, 3],
+        [1024, 2],
+        [1500, 2],
+        [512, 2],
+        [4096, 1],
+    ] {
         lines_along(&g, &mut rng, n, 0);
         lines_along(&g, &mut rng, [n[1], n[0]], 1);
     }

@@ -90,14 +90,19 @@ fn run_matrix(name: &str, variants: &[&[&str]], key: &str, value: f64) {
 /// `grid` and `method` with each pair of momentum and pressure solvers the parity tests cover
 /// (the case files' pressure solver, multigrid_cg, runs in the other variants).
 fn solver_pairs(grid: &'static [&'static str], method: &'static str) -> Vec<Vec<&'static str>> {
-    [("jacobi", "jacobi"), ("bicgstab", "bicgstab"), ("adi", "adi"), ("adi", "cg")]
-        .into_iter()
-        .map(|(m, p)| {
-            let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
-            let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
-            [grid, &[method, m, p]].concat()
-        })
-        .collect()
+    [
+        ("jacobi", "jacobi"),
+        ("bicgstab", "bicgstab"),
+        ("adi", "adi"),
+        ("adi", "cg"),
+    ]
+    .into_iter()
+    .map(|(m, p)| {
+        let m = Box::leak(format!("solver.linear_solver.momentum=\"{m}\"").into_boxed_str());
+        let p = Box::leak(format!("solver.linear_solver.pressure=\"{p}\"").into_boxed_str());
+        [grid, &[method, m, p]].concat()
+    })
+    .collect()
 }
 
 #[test]
@@ -140,7 +145,9 @@ fn cpu_fields(name: &str, sets: &[&str]) -> Vec<Vec<f64>> {
     for _ in 0..ITERATIONS {
         s.step().expect("cpu iteration");
     }
-    compared(s.as_ref()).map(|f| common::field(s.as_ref(), f)).collect()
+    compared(s.as_ref())
+        .map(|f| common::field(s.as_ref(), f))
+        .collect()
 }
 
 /// The channels: Newtonian (power-law scheme, periodic), power-law fluid (periodic, pseudo-time

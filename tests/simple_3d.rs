@@ -34,7 +34,10 @@ fn duct_series_gives_the_tabulated_coefficients() {
     let h = 2.0 / n as f64;
     let q: f64 = (0..n * n)
         .map(|k| {
-            let (y, z) = (-1.0 + (k % n) as f64 * h + h / 2.0, -1.0 + (k / n) as f64 * h + h / 2.0);
+            let (y, z) = (
+                -1.0 + (k % n) as f64 * h + h / 2.0,
+                -1.0 + (k / n) as f64 * h + h / 2.0,
+            );
             duct_series(y, z, 1.0, 1.0, 1.0, 1.0) * h * h
         })
         .sum();
@@ -55,16 +58,29 @@ fn field(s: &dyn Solver, name: &str) -> Vec<f64> {
 fn square_duct_matches_whites_series() {
     let case = common::case("square_duct", &[]);
     let (s, reason) = run_to_stop(&case);
-    assert_eq!(reason, StopReason::Steady, "{} iterations, {:?}", s.steps(), s.residuals());
+    assert_eq!(
+        reason,
+        StopReason::Steady,
+        "{} iterations, {:?}",
+        s.steps(),
+        s.residuals()
+    );
     let g = &case.spec.grid;
     let (nx, ny, nz) = (g.nx, g.ny, g.nz);
     let (g, mu) = (1.0, 0.01);
     let peak = duct_series(0.0, 0.0, 0.5, 0.5, g, mu);
-    let (u, v, w) = (field(s.as_ref(), "u"), field(s.as_ref(), "v"), field(s.as_ref(), "w"));
+    let (u, v, w) = (
+        field(s.as_ref(), "u"),
+        field(s.as_ref(), "v"),
+        field(s.as_ref(), "w"),
+    );
     let mut err: f64 = 0.0;
     for k in 0..nz {
         for j in 0..ny {
-            let (y, z) = ((j as f64 + 0.5) / ny as f64 - 0.5, (k as f64 + 0.5) / nz as f64 - 0.5);
+            let (y, z) = (
+                (j as f64 + 0.5) / ny as f64 - 0.5,
+                (k as f64 + 0.5) / nz as f64 - 0.5,
+            );
             let exact = duct_series(y, z, 0.5, 0.5, g, mu);
             for i in 0..nx {
                 err = err.max((u[i + nx * (j + ny * k)] - exact).abs());
@@ -106,8 +122,13 @@ fn shear_thinning_ducts_converge_flatter_than_the_newtonian_one() {
     });
     let (max, sum) = centres.fold((0.0f64, 0.0), |(m, s), u| (m.max(u), s + u));
     let series = max / (sum / 576.0);
-    eprintln!("Newtonian duct 24 x 24: u_max / u_mean = {newtonian:.4}, series at the cell centres {series:.4}");
-    assert!((newtonian - series).abs() < 2e-3 * series, "{newtonian} vs {series}");
+    eprintln!(
+        "Newtonian duct 24 x 24: u_max / u_mean = {newtonian:.4}, series at the cell centres {series:.4}"
+    );
+    assert!(
+        (newtonian - series).abs() < 2e-3 * series,
+        "{newtonian} vs {series}"
+    );
     for name in ["square_duct_power_law", "square_duct_carreau"] {
         let case = common::case(name, &[]);
         let (s, reason) = run_to_stop(&case);
@@ -120,7 +141,9 @@ fn shear_thinning_ducts_converge_flatter_than_the_newtonian_one() {
         assert_eq!(reason, StopReason::Steady, "{name}: {:?}", s.residuals());
         assert!(ratio < newtonian - 0.05, "{name}: {ratio} vs {newtonian}");
         let mu = field(s.as_ref(), "viscosity");
-        let (lo, hi) = mu.iter().fold((f64::MAX, 0.0f64), |(a, b), m| (a.min(*m), b.max(*m)));
+        let (lo, hi) = mu
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), m| (a.min(*m), b.max(*m)));
         assert!(hi > 2.0 * lo, "{name}: the viscosity varies ({lo}..{hi})");
     }
 }
@@ -132,7 +155,9 @@ fn periodic_z_cavity(sets: &[String]) -> flowlab::case::Case {
     let wall = |side: &str| format!("[boundary.{side}]\ntype = \"wall\"");
     let periodic = |side: &str| format!("[boundary.{side}]\ntype = \"periodic\"");
     assert!(text.contains(&wall("front")) && text.contains(&wall("back")));
-    let text = text.replace(&wall("front"), &periodic("front")).replace(&wall("back"), &periodic("back"));
+    let text = text
+        .replace(&wall("front"), &periodic("front"))
+        .replace(&wall("back"), &periodic("back"));
     let mut case = flowlab::case::Case::parse(&text, "cavity_3d_periodic_z_simple.toml").expect("valid case");
     common::on_cpu_unless_named(&mut case);
     for s in sets {
@@ -164,7 +189,10 @@ fn cavity_periodic_in_z_equals_the_2d_cavity() {
             }
             v
         };
-        let two = common::case("lid_driven_cavity_re100_simple", &sets(false).iter().map(|s| s.as_str()).collect::<Vec<_>>());
+        let two = common::case(
+            "lid_driven_cavity_re100_simple",
+            &sets(false).iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        );
         let three = periodic_z_cavity(&sets(true));
         let (a, ra) = run_to_stop(&two);
         let (b, rb) = run_to_stop(&three);
@@ -200,19 +228,35 @@ fn cubic_cavity_re1000_approaches_ku_hirsh_taylor() {
     for n in [16, 24, 32] {
         let g = format!("{n}");
         let sets = ["physics.re=1000", "grid.nx=", "grid.ny=", "grid.nz="].map(|k| {
-            if k.ends_with('=') { format!("{k}{g}") } else { k.to_string() }
+            if k.ends_with('=') {
+                format!("{k}{g}")
+            } else {
+                k.to_string()
+            }
         });
-        let case = common::case("cavity_3d_re100_simple", &sets.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+        let case = common::case(
+            "cavity_3d_re100_simple",
+            &sets.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        );
         let (s, reason) = run_to_stop(&case);
         assert_eq!(reason, StopReason::Steady, "{n}^3: {:?}", s.residuals());
         let u_min = (0..=200)
             .map(|k| s.sample("u", [0.5, k as f64 / 200.0, 0.5]).expect("u"))
             .fold(f64::MAX, f64::min);
-        eprintln!("cubic cavity Re 1000, {n}^3: {} iterations, u_min = {u_min:.4}", s.steps());
+        eprintln!(
+            "cubic cavity Re 1000, {n}^3: {} iterations, u_min = {u_min:.4}",
+            s.steps()
+        );
         errors.push(u_min - reference);
     }
-    assert!(errors.iter().all(|e| *e > 0.0), "weaker than the reference: {errors:?}");
-    assert!(errors.windows(2).all(|w| w[1] < 0.8 * w[0]), "no clear trend: {errors:?}");
+    assert!(
+        errors.iter().all(|e| *e > 0.0),
+        "weaker than the reference: {errors:?}"
+    );
+    assert!(
+        errors.windows(2).all(|w| w[1] < 0.8 * w[0]),
+        "no clear trend: {errors:?}"
+    );
     assert!(errors[2] < 0.05, "{errors:?}");
 }
 
@@ -230,7 +274,10 @@ fn schwarz_slabs_along_z_reach_the_undecomposed_solution() {
             "stop.steady_tol=1e-9".into(),
             format!("solver.linear_solver.subdomains={slabs}"),
         ];
-        let case = common::case("cavity_3d_re100_simple", &sets.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+        let case = common::case(
+            "cavity_3d_re100_simple",
+            &sets.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        );
         let (s, reason) = run_to_stop(&case);
         assert_eq!(reason, StopReason::Steady, "{slabs} slabs: {:?}", s.residuals());
         s

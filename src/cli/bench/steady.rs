@@ -123,7 +123,10 @@ pub(super) fn steady(args: &Args) -> anyhow::Result<()> {
                     (_, _, false) => (CAVITY_SIMPLE_RE1000, simple),
                     ("projection", 100, true) => (CAVITY_3D_RE100, vec![]),
                     ("projection", _, true) => (CAVITY_3D, vec![]),
-                    (_, _, true) => (CAVITY_3D_SIMPLE, [simple, vec![format!("physics.re={re}.0")]].concat()),
+                    (_, _, true) => (
+                        CAVITY_3D_SIMPLE,
+                        [simple, vec![format!("physics.re={re}.0")]].concat(),
+                    ),
                 };
                 let solver_name = match solvers {
                     Some((mo, p)) => {

@@ -82,7 +82,11 @@ pub struct DeviceSystem {
 }
 
 impl DeviceSystem {
-    pub fn new<const D: usize>(gpu: &Arc<Gpu>, n: [usize; D], periodic: [bool; D]) -> Result<Self, CudaError> {
+    pub fn new<const D: usize>(
+        gpu: &Arc<Gpu>,
+        n: [usize; D],
+        periodic: [bool; D],
+    ) -> Result<Self, CudaError> {
         let (n, periodic) = padded(n, periodic);
         Ok(Self {
             dim: D,
@@ -98,7 +102,11 @@ impl DeviceSystem {
 
     /// Copies a host system in (tests and the parity checks).
     pub fn upload<const D: usize>(&self, gpu: &Gpu, sys: &Stencil<f64, D>) -> Result<(), CudaError> {
-        assert_eq!(padded(sys.n, sys.periodic), (self.n, self.periodic), "system shape");
+        assert_eq!(
+            padded(sys.n, sys.periodic),
+            (self.n, self.periodic),
+            "system shape"
+        );
         let mut all = sys.ap.clone();
         for [lower, upper] in &sys.a {
             all.extend_from_slice(upper);
@@ -238,7 +246,11 @@ pub struct DeviceLinearSolver {
 impl DeviceLinearSolver {
     /// A solver of `kind` for systems of `shape` unknowns per axis; `Err` when a line is longer
     /// than [`MAX_LINE`].
-    pub fn new<const D: usize>(gpu: &Arc<Gpu>, kind: LinearSolverKind, shape: [usize; D]) -> Result<Self, CudaError> {
+    pub fn new<const D: usize>(
+        gpu: &Arc<Gpu>,
+        kind: LinearSolverKind,
+        shape: [usize; D],
+    ) -> Result<Self, CudaError> {
         let longest = shape.iter().copied().max().unwrap_or(1);
         if kind == LinearSolverKind::Adi && longest > MAX_LINE {
             return Err(CudaError(format!(
@@ -541,9 +553,10 @@ impl DeviceLinearSolver {
                 self.check(0, usize::MAX)?;
                 let mut fine = (&sys.buf, sys.n);
                 for l in levels {
-                    let coarse = l.n.iter().fold(dims(Args::new().p(fine.0).p(&l.sys), fine.1, sys.periodic), |a, &m| {
-                        a.i(m as i64)
-                    });
+                    let coarse = l.n.iter().fold(
+                        dims(Args::new().p(fine.0).p(&l.sys), fine.1, sys.periodic),
+                        |a, &m| a.i(m as i64),
+                    );
                     self.k(&self.m, "mg_coarsen", grid1(l.n.iter().product()), B1, coarse)?;
                     fine = (&l.sys, l.n);
                 }
@@ -680,7 +693,13 @@ impl DeviceLinearSolver {
             let (a, rhs, x, t, n) = level(l);
             let (_, _, xc, _, cn) = level(l + 1);
             let args = dims(head(a, rhs, x).l(xc as i64).l(t as i64).p(&self.ctrl.dev), n, p);
-            self.k(m, "mg_prolong_sweep", grid1(cells(n)), B1, args.i(cn[0] as i64).i(cn[1] as i64))?;
+            self.k(
+                m,
+                "mg_prolong_sweep",
+                grid1(cells(n)),
+                B1,
+                args.i(cn[0] as i64).i(cn[1] as i64),
+            )?;
             let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl.dev), n, p);
             self.k(m, "mg_sweep", grid1(cells(n)), B1, args)?;
         }

@@ -13,7 +13,9 @@
 use super::coefficients::face_area;
 use crate::case::Boundary;
 use crate::solver::incompressible::Flow;
-use crate::solver::incompressible::staggered::{Layout, fill_velocity_ghosts, for_each_index, side, side_velocity};
+use crate::solver::incompressible::staggered::{
+    Layout, fill_velocity_ghosts, for_each_index, side, side_velocity,
+};
 
 /// Applies the three steps to `vel` (ghosted, component `a` normal to axis `a`) on a grid of
 /// `spacing` [m].
@@ -32,7 +34,11 @@ pub fn apply<const D: usize>(l: &Layout<D>, flow: &Flow, spacing: [f64; D], mut 
         for s in 0..2 {
             let b = &flow.bc[a][s];
             let sign = if s == 0 { 1.0 } else { -1.0 };
-            let inner = if s == 0 { l.stride[a] as isize } else { -(l.stride[a] as isize) };
+            let inner = if s == 0 {
+                l.stride[a] as isize
+            } else {
+                -(l.stride[a] as isize)
+            };
             let q = &mut *vel[a];
             let (lo, hi) = faces(a, s);
             for_each_index(lo, hi, |idx| {
@@ -64,7 +70,11 @@ pub fn apply<const D: usize>(l: &Layout<D>, flow: &Flow, spacing: [f64; D], mut 
             };
             let step = l.stride[a];
             // Ghost, first and second node along `a`, as offsets of the ghost index.
-            let (ghost, toward) = if s == 0 { (0, step as isize) } else { (l.n[a] + 1, -(step as isize)) };
+            let (ghost, toward) = if s == 0 {
+                (0, step as isize)
+            } else {
+                (l.n[a] + 1, -(step as isize))
+            };
             for c in (0..D).filter(|&c| c != a) {
                 let q = &mut *vel[c];
                 let (mut lo, mut hi) = ([1; D], l.n);

@@ -80,7 +80,11 @@ pub fn edge(c: usize, a: usize) -> usize {
 /// Area [m^2 in 3D, m in 2D] of a cell face normal to `axis`: the product of the other spacings.
 #[inline(always)]
 pub fn face_area<const D: usize>(spacing: [f64; D], axis: usize) -> f64 {
-    (0..D).filter(|&b| b != axis).map(|b| spacing[b]).reduce(|x, y| x * y).unwrap_or(1.0)
+    (0..D)
+        .filter(|&b| b != axis)
+        .map(|b| spacing[b])
+        .reduce(|x, y| x * y)
+        .unwrap_or(1.0)
 }
 
 /// The axes in the order the sums over a control volume's faces take them: component `c`'s own
@@ -118,7 +122,8 @@ pub fn transpose_stress<const D: usize>(
 ) -> f64 {
     let q = vel[c];
     let sc = l.stride[c];
-    let mut t = face_area(spacing, c) * (mu_c[kk + sc] * (q[kk + sc] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sc]));
+    let mut t =
+        face_area(spacing, c) * (mu_c[kk + sc] * (q[kk + sc] - q[kk]) - mu_c[kk] * (q[kk] - q[kk - sc]));
     for a in (0..D).filter(|&a| a != c) {
         let (o, sa, mu) = (vel[a], l.stride[a], &mu_e[edge(c, a)]);
         t += face_area(spacing, a)
@@ -384,7 +389,15 @@ mod tests {
         };
         for j in 1..=n {
             for i in 1..n {
-                let t = transpose_stress(&l, 0, [h, h], [&uu, &vv], &mc, std::slice::from_ref(&mn), l.at([i, j]));
+                let t = transpose_stress(
+                    &l,
+                    0,
+                    [h, h],
+                    [&uu, &vv],
+                    &mc,
+                    std::slice::from_ref(&mn),
+                    l.at([i, j]),
+                );
                 let expected = 0.7 * h * (div(i + 1, j) - div(i, j));
                 assert!(
                     (t - expected).abs() <= 1e-12 * (1.0 + expected.abs()),
@@ -415,8 +428,11 @@ mod tests {
             y[a] += d;
             y
         };
-        let flux = |a: usize, y: [f64; 3]| mu3(y) * (q3(a, shift(y, c, e)) - q3(a, shift(y, c, -e))) / (2.0 * e);
-        (0..3).map(|a| (flux(a, shift(x, a, e)) - flux(a, shift(x, a, -e))) / (2.0 * e)).sum()
+        let flux =
+            |a: usize, y: [f64; 3]| mu3(y) * (q3(a, shift(y, c, e)) - q3(a, shift(y, c, -e))) / (2.0 * e);
+        (0..3)
+            .map(|a| (flux(a, shift(x, a, e)) - flux(a, shift(x, a, -e))) / (2.0 * e))
+            .sum()
     }
 
     /// The largest error of the 3D `transpose_stress / V` on an `n^3` grid of the unit cube, over

@@ -307,7 +307,9 @@ impl SimpleConfig {
     /// smallest viscosity the fluid model gives (the power law's centreline speed for it).
     pub fn velocity_scale(&self) -> f64 {
         let g = self.pressure_gradient.iter().map(|g| g * g).sum::<f64>().sqrt();
-        let l = (0..self.flow.grid.dim).map(|a| self.flow.grid.extent(a)).fold(0.0, f64::max);
+        let l = (0..self.flow.grid.dim)
+            .map(|a| self.flow.grid.extent(a))
+            .fold(0.0, f64::max);
         self.flow.velocity_scale().max(self.viscosity.channel_speed(g, l))
     }
 }
@@ -339,7 +341,9 @@ fn decomposition(
     if flow.bc[last][0] == (Boundary::Periodic {}) {
         return Err(Invalid::new(
             key,
-            format!("the slabs run along {axis} and a periodic {axis} axis is not decomposed; use subdomains = 1"),
+            format!(
+                "the slabs run along {axis} and a periodic {axis} axis is not decomposed; use subdomains = 1"
+            ),
         ));
     }
     // The fewest unknown layers along it: the last component's, between its two walls.

@@ -196,7 +196,12 @@ impl<const D: usize> Simple<D> {
 
     /// Boundary faces and ghosts ([`boundary::apply`]).
     fn boundaries(&mut self) {
-        boundary::apply(&self.l, &self.cfg.flow, self.spacing, self.vel.each_mut().map(|q| &mut q[..]));
+        boundary::apply(
+            &self.l,
+            &self.cfg.flow,
+            self.spacing,
+            self.vel.each_mut().map(|q| &mut q[..]),
+        );
     }
 
     /// The velocity on this grid's faces and the pressure at its centres, sampled from `from`.
@@ -209,9 +214,11 @@ impl<const D: usize> Simple<D> {
             lo[c] = 0;
             let mut missing = false;
             let q = &mut self.vel[c];
-            for_each_index(lo, l.n, |idx| match from.sample(names[c], node_position(&g, c, idx)) {
-                Some(x) => q[l.at(idx)] = x,
-                None => missing = true,
+            for_each_index(lo, l.n, |idx| {
+                match from.sample(names[c], node_position(&g, c, idx)) {
+                    Some(x) => q[l.at(idx)] = x,
+                    None => missing = true,
+                }
             });
             if missing {
                 return None;
@@ -231,7 +238,14 @@ impl<const D: usize> Simple<D> {
             return;
         }
         let vel = std::array::from_fn(|c| &self.vel[c][..]);
-        viscosity_field::update(&self.l, self.spacing, self.cfg.viscosity, vel, &mut self.mu_c, &mut self.mu_e);
+        viscosity_field::update(
+            &self.l,
+            self.spacing,
+            self.cfg.viscosity,
+            vel,
+            &mut self.mu_c,
+            &mut self.mu_e,
+        );
     }
 
     /// SIMPLER's pseudo-velocities `(sum a_nb q_nb + b) / a_P` of component `c` from the
@@ -264,7 +278,15 @@ impl<const D: usize> Simple<D> {
         for c in 0..D {
             let k = constants(&self.cfg, self.l, h, c);
             let vel = std::array::from_fn(|c| &self.vel[c][..]);
-            norms[c] = coefficients::assemble(&k, c, vel, &self.mu_c, &self.mu_e, &mut self.sys[c], &mut self.d[c]);
+            norms[c] = coefficients::assemble(
+                &k,
+                c,
+                vel,
+                &self.mu_c,
+                &self.mu_e,
+                &mut self.sys[c],
+                &mut self.d[c],
+            );
         }
         let mut pressure_iterations = 0;
         let mut pressure_residual = 0.0;
@@ -342,7 +364,12 @@ impl<const D: usize> Simple<D> {
         }
         self.boundaries();
         self.steps += 1;
-        let max_velocity = self.l.max_face_speeds(self.velocity()).into_iter().reduce(f64::max).unwrap_or(0.0);
+        let max_velocity = self
+            .l
+            .max_face_speeds(self.velocity())
+            .into_iter()
+            .reduce(f64::max)
+            .unwrap_or(0.0);
         let worst = momentum.into_iter().reduce(f64::max).unwrap_or(0.0).max(mass);
         self.residuals.clear();
         self.residuals.push(("steady_change", worst));
@@ -404,7 +431,12 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
 }
 
 /// The assembly constants of component `c`.
-fn constants<const D: usize>(cfg: &SimpleConfig, l: Layout<D>, spacing: [f64; D], c: usize) -> Constants<'_, D> {
+fn constants<const D: usize>(
+    cfg: &SimpleConfig,
+    l: Layout<D>,
+    spacing: [f64; D],
+    c: usize,
+) -> Constants<'_, D> {
     Constants {
         l,
         flow: &cfg.flow,

@@ -32,7 +32,11 @@ pub fn assemble<const D: usize>(
         for a in 0..D {
             let s = l.stride[a];
             // d of the lower face, face 0 the image of face n when periodic.
-            let lower = if l.periodic[a] && idx[a] == 1 { k + (l.n[a] - 1) * s } else { k - s };
+            let lower = if l.periodic[a] && idx[a] == 1 {
+                k + (l.n[a] - 1) * s
+            } else {
+                k - s
+            };
             let (plus, minus) = (rho_area[a] * d[a][k], rho_area[a] * d[a][lower]);
             sys.a[a][1][n] = plus;
             sys.a[a][0][n] = minus;

@@ -96,7 +96,8 @@ pub fn update<const D: usize>(
             let mu = &mut mu_e[edge(c, a)];
             for_each_index(lo, l.n, |idx| {
                 let k = l.at(idx);
-                let shear = (vel[c][k + sa] - vel[c][k]) / spacing[a] + (vel[a][k + sc] - vel[a][k]) / spacing[c];
+                let shear =
+                    (vel[c][k + sa] - vel[c][k]) / spacing[a] + (vel[a][k + sc] - vel[a][k]) / spacing[c];
                 let rest = [(0, 0), (1, 0), (0, 1), (1, 1)]
                     .iter()
                     .map(|&(oc, oa)| {

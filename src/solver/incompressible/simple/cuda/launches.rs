@@ -111,10 +111,18 @@ impl Launches {
                         .p(&b.mu_e[coefficients::edge(c, e)])
                         .i(c as i64)
                         .i(e as i64);
-                    viscosity.push(ks("simple_viscosity_edges", lin(n.iter().product()), params(layout(a, l)))?);
+                    viscosity.push(ks(
+                        "simple_viscosity_edges",
+                        lin(n.iter().product()),
+                        params(layout(a, l)),
+                    )?);
                 }
             }
-            viscosity.push(ks("simple_viscosity_ghosts", lin(ghosted), layout(Args::new().p(&b.mu_c), l))?);
+            viscosity.push(ks(
+                "simple_viscosity_ghosts",
+                lin(ghosted),
+                layout(Args::new().p(&b.mu_c), l),
+            )?);
         }
         let lim = match cfg.scheme {
             super::super::Scheme::PowerLaw => -1,
@@ -152,23 +160,37 @@ impl Launches {
             let a = layout(Args::new().p(q).p(x).i(c as i64), l).i(to_x as i64);
             ks("unknowns_copy", lin(b.sys[c].len()), a)
         };
-        let each = |f: &dyn Fn(usize) -> Result<Launch, CudaError>| (0..D).map(f).collect::<Result<Vec<_>, _>>();
+        let each =
+            |f: &dyn Fn(usize) -> Result<Launch, CudaError>| (0..D).map(f).collect::<Result<Vec<_>, _>>();
         let nb = grid1(cells).0 as usize;
         let rho = cfg.flow.density;
         let pressure = |q: &[DevBuf<f64>]| {
             let a = three(three(Args::new(), &b.d), q).p(&b.sys_p.buf).p(&b.partial);
-            let areas: [f64; 3] = std::array::from_fn(|a| if a < D { rho * coefficients::face_area(h, a) } else { 0.0 });
-            ks("pressure_assemble", lin(cells), layout(a, l).r(areas[0]).r(areas[1]).r(areas[2]))
+            let areas: [f64; 3] = std::array::from_fn(|a| {
+                if a < D {
+                    rho * coefficients::face_area(h, a)
+                } else {
+                    0.0
+                }
+            });
+            ks(
+                "pressure_assemble",
+                lin(cells),
+                layout(a, l).r(areas[0]).r(areas[1]).r(areas[2]),
+            )
         };
         // The right-hand side of the pressure system: its last array.
         let rhs = b.sys_p.buf.ptr + ((1 + 2 * D) * cells * std::mem::size_of::<f64>()) as u64;
         let bc = &cfg.flow.bc;
         let mask = |f: &dyn Fn(&Boundary) -> bool| {
-            (0..2 * D).filter(|&s| f(&bc[s / 2][s % 2])).fold(0i64, |m, s| m | 1 << s)
+            (0..2 * D)
+                .filter(|&s| f(&bc[s / 2][s % 2]))
+                .fold(0i64, |m, s| m | 1 << s)
         };
         let out_mask = mask(&|b| *b == Boundary::Outflow {});
         let outflow = if out_mask != 0 {
-            let areas: [f64; 3] = std::array::from_fn(|a| if a < D { coefficients::face_area(h, a) } else { 0.0 });
+            let areas: [f64; 3] =
+                std::array::from_fn(|a| if a < D { coefficients::face_area(h, a) } else { 0.0 });
             let a = layout(three(Args::new(), &b.vel), l)
                 .i(out_mask)
                 .i(mask(&|b| *b == Boundary::Periodic {}))
@@ -188,7 +210,12 @@ impl Launches {
                 for c in (0..D).filter(|&c| c != a) {
                     let mut n = l.n;
                     (n[c], n[a]) = (n[c] + 1, 1);
-                    let args = Args::new().p(&b.vel[c]).i(c as i64).i(a as i64).i(s as i64).r(wall[c]);
+                    let args = Args::new()
+                        .p(&b.vel[c])
+                        .i(c as i64)
+                        .i(a as i64)
+                        .i(s as i64)
+                        .r(wall[c]);
                     wall_rule.push(ks("wall_rule", lin(n.iter().product()), layout(args, l))?);
                 }
             }
@@ -201,7 +228,11 @@ impl Launches {
         let seam = |c: usize| {
             let mut n = l.n;
             n[c] = 1;
-            ks("hat_seams", lin(n.iter().product()), layout(Args::new().p(&b.hat[c]).i(c as i64), l))
+            ks(
+                "hat_seams",
+                lin(n.iter().product()),
+                layout(Args::new().p(&b.hat[c]).i(c as i64), l),
+            )
         };
         Ok(Launches {
             viscosity,
@@ -214,7 +245,11 @@ impl Launches {
             mass: ks(
                 "mass_finalize",
                 one,
-                Args::new().p(&b.partial).i(nb as i64).p(&b.sc.dev).r(cells as f64),
+                Args::new()
+                    .p(&b.partial)
+                    .i(nb as i64)
+                    .p(&b.sc.dev)
+                    .r(cells as f64),
             )?,
             rhs_mean: bind(
                 mq,
@@ -250,7 +285,8 @@ impl Launches {
             ],
             add_pressure: each(&|c| {
                 let sys = &b.sys[c];
-                let a = layout(Args::new().p(&b.p).p(&sys.buf).i(c as i64), l).r(coefficients::face_area(h, c));
+                let a =
+                    layout(Args::new().p(&b.p).p(&sys.buf).i(c as i64), l).r(coefficients::face_area(h, c));
                 ks("add_pressure", lin(sys.len()), a)
             })?,
             outflow,
@@ -258,10 +294,19 @@ impl Launches {
             correct: ks(
                 "correct_velocity",
                 lin(cells),
-                layout(three(three(Args::new(), &b.d).p(&b.pc), &b.vel).p(&b.p).r(alpha_p), l),
+                layout(
+                    three(three(Args::new(), &b.d).p(&b.pc), &b.vel)
+                        .p(&b.p)
+                        .r(alpha_p),
+                    l,
+                ),
             )?,
             max_abs: [
-                ks("max_abs_partial", lin(ghosted), layout(three(Args::new(), &b.vel).p(&b.partial), l))?,
+                ks(
+                    "max_abs_partial",
+                    lin(ghosted),
+                    layout(three(Args::new(), &b.vel).p(&b.partial), l),
+                )?,
                 ks(
                     "max_abs",
                     one,

@@ -105,12 +105,20 @@ impl<const D: usize> CudaSimple<D> {
             Ok(b)
         };
         // The state in its order: the velocity components, p, mu_c, the edge viscosities.
-        let state = cpu.state_mut().into_iter().map(|a| buf(a)).collect::<Result<Vec<_>, _>>()?;
+        let state = cpu
+            .state_mut()
+            .into_iter()
+            .map(|a| buf(a))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut state = state.into_iter();
         let vel: Vec<DevBuf<f64>> = state.by_ref().take(D).collect();
         let (p, mu_c) = (state.next().expect("p"), state.next().expect("mu_c"));
         let mu_e: Vec<DevBuf<f64>> = state.collect();
-        let zeros = |len: usize, count: usize| (0..count).map(|_| gpu.alloc_zeros(len)).collect::<Result<Vec<_>, _>>();
+        let zeros = |len: usize, count: usize| {
+            (0..count)
+                .map(|_| gpu.alloc_zeros(len))
+                .collect::<Result<Vec<_>, _>>()
+        };
         let unknowns = |c: usize| shapes[c].iter().product::<usize>();
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
@@ -122,7 +130,9 @@ impl<const D: usize> CudaSimple<D> {
             d: zeros(n, D)?,
             hat: zeros(n, D)?,
             pc: gpu.alloc_zeros(cells)?,
-            x: (0..D).map(|c| gpu.alloc_zeros(unknowns(c))).collect::<Result<_, _>>()?,
+            x: (0..D)
+                .map(|c| gpu.alloc_zeros(unknowns(c)))
+                .collect::<Result<_, _>>()?,
             hat_x: gpu.alloc_zeros((0..D).map(unknowns).max().unwrap_or(0))?,
             sys: (0..D)
                 .map(|c| DeviceSystem::new(&gpu, shapes[c], l.periodic))
@@ -293,7 +303,8 @@ impl<const D: usize> CudaSimple<D> {
         let worst = momentum.into_iter().reduce(f64::max).unwrap_or(0.0).max(mass);
         self.residuals.clear();
         self.residuals.push(("steady_change", worst));
-        self.residuals.extend((0..D).map(|c| (super::MOMENTUM[c], momentum[c])));
+        self.residuals
+            .extend((0..D).map(|c| (super::MOMENTUM[c], momentum[c])));
         self.residuals.extend_from_slice(&[
             ("mass", mass),
             ("momentum_iterations", momentum_iterations as f64),
