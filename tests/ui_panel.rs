@@ -251,7 +251,7 @@ fn schwarz_subdomains_apply_live_and_are_drawn() {
     let mut h = harness(state);
     h.get_by_label("Schwarz subdomains").set_value_accesskit(2.0);
     h.run();
-    h.get_by_label("overlap (rows)").set_value_accesskit(1.0);
+    h.get_by_label("overlap (layers)").set_value_accesskit(1.0);
     h.run();
     let state = h.state_mut();
     let ls = state.case.spec.solver.linear_solver.clone().unwrap();

@@ -210,14 +210,12 @@ pub fn subdomain_overlay(
     let colour = Color32::from_rgb(255, 120, 0);
     if g.dim == 3 {
         let text = slabs_at_plane(&strips, g.origin[2] + 0.5 * g.extent(2));
-        let top_left = to_screen([x0, g.origin[1] + g.extent(1)]);
-        painter.text(
-            top_left + egui::vec2(4.0, 4.0),
-            egui::Align2::LEFT_TOP,
-            text,
-            egui::FontId::proportional(12.0),
-            colour,
-        );
+        let top_left = to_screen([x0, g.origin[1] + g.extent(1)]) + egui::vec2(4.0, 4.0);
+        // On a dark backing: the label lies over the field's colours.
+        let galley = painter.layout_no_wrap(text, egui::FontId::proportional(12.0), colour);
+        let backing = egui::Rect::from_min_size(top_left, galley.size()).expand(3.0);
+        painter.rect_filled(backing, 3.0, Color32::from_black_alpha(170));
+        painter.galley(top_left, galley, colour);
         return;
     }
     let band = Color32::from_rgba_unmultiplied(255, 150, 0, 70);

@@ -125,7 +125,7 @@ pub(super) fn settings_section(ui: &mut Ui, state: &mut AppState) {
             count(
                 ui,
                 state,
-                "overlap (rows)",
+                "overlap (layers)",
                 "solver.linear_solver.overlap",
                 c.overlap,
                 0..=ny,
