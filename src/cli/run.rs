@@ -137,6 +137,44 @@ fn load(args: &Args, sets: &[String]) -> anyhow::Result<(crate::case::Case, Opti
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    match crate::parallel::launcher_size() {
+        Some(n) if n > 1 => run_parts(args, n),
+        _ => run_on(args, None),
+    }
+}
+
+/// A run over the `n` processes an MPI launcher started (`mpirun -n N flowlab run ...`): each
+/// steps its slab of the grid; the first writes the results. An error on any process ends
+/// them all.
+#[cfg(feature = "mpi")]
+fn run_parts(args: Args, n: usize) -> anyhow::Result<()> {
+    let session = crate::parallel::mpi::Session::start().with_context(|| {
+        format!("started by an MPI launcher as one of {n} processes, but MPI could not be initialised")
+    })?;
+    let comm = session.world();
+    let rank = comm.rank();
+    match run_on(args, Some(comm)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            eprintln!("flowlab run (process {rank} of {n}): {e:#}");
+            session.abort(1)
+        }
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+fn run_parts(_args: Args, n: usize) -> anyhow::Result<()> {
+    bail!(
+        "started by an MPI launcher as one of {n} processes, but this flowlab was built without MPI: \
+         build it with `cargo build --release --features mpi` (needs an MPI library such as libopenmpi-dev, and libclang)"
+    )
+}
+
+/// `run` on one process (`comm` `None`) or as one part of a run over several.
+fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communicator>>) -> anyhow::Result<()> {
+    // Only the first process writes files and reports.
+    let root = comm.as_ref().is_none_or(|c| c.rank() == 0);
+    let quiet = args.quiet || !root;
     let mut sets = args.sets.clone();
     if let Some(b) = &args.backend {
         sets.push(format!("solver.backend={b}"));
@@ -171,12 +209,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .restart
         .as_ref()
         .is_some_and(|f| same_dir(f.parent().unwrap_or(Path::new(".")), &args.out));
-    prepare_out_dir(
-        &args.out,
-        args.force || continues_here,
-        args.lines.len(),
-        args.planes.len(),
-    )?;
+    if root {
+        prepare_out_dir(
+            &args.out,
+            args.force || continues_here,
+            args.lines.len(),
+            args.planes.len(),
+        )?;
+    }
     let pool = crate::backend::cpu::thread_pool(args.threads).context("cannot start the worker threads")?;
     let case_error = |key: String, message: String| {
         crate::case::CaseError::new(
@@ -188,7 +228,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             message,
         )
     };
-    let mut solver = solver::build(spec).map_err(|e| case_error(e.key, e.message))?;
+    let mut solver = match &comm {
+        None => solver::build(spec),
+        Some(c) => solver::build_part(spec, c.clone()),
+    }
+    .map_err(|e| case_error(e.key, e.message))?;
     let mut log = ResidualLog::default();
     if let (Some(state), Some(file)) = (&restored, &args.restart) {
         solver
@@ -210,10 +254,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    install_signal_handler();
-    rule.interrupt = Some(&INTERRUPT);
+    // Over several processes Ctrl-C ends them at once (each would see it after another step);
+    // `--checkpoint-every` keeps the work.
+    if comm.is_none() {
+        install_signal_handler();
+        rule.interrupt = Some(&INTERRUPT);
+    }
     let mut capped = CappedSolves::default();
-    let bar = progress_bar(args.quiet, &rule);
+    let bar = progress_bar(quiet, &rule);
     let start = Instant::now();
     let mut last_log = start;
     let mut checkpoint_error = None;
@@ -221,14 +269,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         run_until(solver.as_mut(), &rule, |s| {
             log.record(s);
             capped.observe(s);
-            update_bar(&bar, s, &rule, args.quiet, &mut last_log);
+            update_bar(&bar, s, &rule, quiet, &mut last_log);
             if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| s.steps() % n == 0) {
-                checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
+                s.gather();
+                if root {
+                    checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
+                }
             }
         })
     });
     let wall = start.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    solver.gather();
+    if !root {
+        // The first process reports the outcome, the same on every process.
+        return Ok(());
+    }
     std::fs::write(args.out.join("residuals.csv"), log.to_csv())?;
     let (reason, error) = match &result {
         Ok(o) => (Some(o.reason), None),
@@ -239,6 +295,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         solver.as_ref(),
         wall,
         pool.current_num_threads(),
+        comm.as_ref().map_or(1, |c| c.size()),
         reason,
         error.as_deref(),
         &capped,
@@ -287,7 +344,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ))
         .into());
     }
-    if !args.quiet {
+    if !quiet {
         eprintln!(
             "{}: {} steps, t = {:.6}, {:.2} s wall, {:.1} Mcell-updates/s -> {}",
             case.name,
@@ -439,6 +496,7 @@ fn summary(
     s: &dyn Solver,
     wall: f64,
     threads: usize,
+    processes: usize,
     reason: Option<StopReason>,
     error: Option<&str>,
     capped: &CappedSolves,
@@ -459,6 +517,7 @@ fn summary(
         "backend": info.backend,
         "precision": info.precision,
         "threads": threads,
+        "processes": processes,
         "steps": s.steps(),
         "time": s.time(),
         "wall_seconds": wall,

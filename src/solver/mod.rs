@@ -70,6 +70,11 @@ pub trait Solver: Send {
     fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
         read_fields(self, names, out)
     }
+    /// Brings the state that fields, samples, the summary and snapshots read up to date. On a
+    /// run over several processes ([`crate::parallel`]) this gathers every part's state and is
+    /// collective: every process calls it at the same point, before any of those reads. The
+    /// default (one process) does nothing.
+    fn gather(&self) {}
     /// A field's value at a point, interpolated from where the discretisation stores it.
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64>;
     /// Applies the live-changeable settings of `spec` (physics, CFL, schemes, solvers) without
@@ -206,6 +211,34 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
         Kind::Compressible => compressible::Config::from_spec(spec).map(|_| ()),
     }?;
     memory::check_host(spec).map(|_| ())
+}
+
+/// Builds this process's part of a case cut over `comm`'s processes (the incompressible
+/// projection method on the CPU backend; [`crate::parallel`]). The memory check counts the
+/// whole grid, whose copy every part keeps for fields and output.
+pub fn build_part(
+    spec: &CaseSpec,
+    comm: std::sync::Arc<dyn crate::parallel::Communicator>,
+) -> Result<Box<dyn Solver>, Invalid> {
+    let parts = comm.size();
+    if spec.case.kind != Kind::Incompressible {
+        return Err(Invalid::new(
+            "case.kind",
+            format!(
+                "on {parts} processes the case kind is incompressible (the compressible solvers run on one process)"
+            ),
+        ));
+    }
+    if matches!(spec.solver.backend, Some(BackendChoice::Cuda)) {
+        return Err(Invalid::new(
+            "solver.backend",
+            format!(
+                "on {parts} processes the backend is cpu (the CUDA solvers run on one process and one GPU)"
+            ),
+        ));
+    }
+    memory::check_host(spec)?;
+    incompressible::build_part(spec, comm)
 }
 
 /// Builds the solver a case asks for, on the backend of `solver.backend`:

@@ -5,6 +5,7 @@ pub mod analytic;
 pub(crate) mod config;
 pub(crate) mod convection;
 mod cuda;
+mod decomposed;
 mod derived;
 mod device_fields;
 mod momentum;
@@ -15,6 +16,7 @@ pub(crate) mod staggered;
 
 pub use config::{Config, Flow};
 pub use cuda::CudaProjection;
+pub use decomposed::Decomposed;
 pub use derived::{FIELDS_2D, FIELDS_3D};
 pub use projection::Projection;
 pub use simple::{CudaSimple, Simple, SimpleConfig};
@@ -51,6 +53,30 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         (Precision::F32, 2) => Box::new(Projection::<f32, 2>::new(cfg)),
         (Precision::F64, _) => Box::new(Projection::<f64, 3>::new(cfg)),
         (Precision::F32, _) => Box::new(Projection::<f32, 3>::new(cfg)),
+    })
+}
+
+/// Builds this process's part of an incompressible case cut into slabs over `comm`'s
+/// processes ([`Decomposed`]): the projection method on the CPU backend.
+pub fn build_part(
+    spec: &CaseSpec,
+    comm: std::sync::Arc<dyn crate::parallel::Communicator>,
+) -> Result<Box<dyn Solver>, Invalid> {
+    if steady(spec) {
+        return Err(Invalid::new(
+            "solver.method",
+            format!(
+                "on {} processes the method is projection (SIMPLE, SIMPLEC and SIMPLER run on one process)",
+                comm.size()
+            ),
+        ));
+    }
+    let cfg = Config::from_spec(spec)?;
+    Ok(match (cfg.precision, cfg.grid.dim) {
+        (Precision::F64, 2) => Box::new(Decomposed::<f64, 2>::new(cfg, comm)?),
+        (Precision::F32, 2) => Box::new(Decomposed::<f32, 2>::new(cfg, comm)?),
+        (Precision::F64, _) => Box::new(Decomposed::<f64, 3>::new(cfg, comm)?),
+        (Precision::F32, _) => Box::new(Decomposed::<f32, 3>::new(cfg, comm)?),
     })
 }
 

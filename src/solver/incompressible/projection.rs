@@ -16,8 +16,9 @@ use super::derived::{View, fields};
 use super::momentum::{Momentum, Node};
 use super::pressure_poisson::PoissonSolver;
 use super::staggered::{ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position};
-use crate::backend::cpu::{DisjointWriter, ordered_sum};
+use crate::backend::cpu::DisjointWriter;
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
+use crate::parallel::{RowSums, SlabLink};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
@@ -40,8 +41,14 @@ pub struct Projection<T: Real, const D: usize> {
     p: Vec<T>,
     rhs: Vec<T>,
     poisson: PoissonSolver<T, D>,
-    /// Row scratch for ordered reductions, one entry per ghosted x row.
-    partial: Vec<T>,
+    /// Ordered reductions over the ghosted x rows (and, on a part of a decomposed grid, the
+    /// velocity exchange).
+    sums: RowSums<T>,
+    /// Cells of the whole grid.
+    whole_cells: usize,
+    /// On a part of a decomposed grid, the whole grid's configuration, whose sides set the
+    /// time step's wall-speed limit and the blow-up check's velocity scale.
+    whole: Option<Box<Config>>,
     time: f64,
     steps: u64,
     dt: f64,
@@ -56,21 +63,56 @@ pub struct Projection<T: Real, const D: usize> {
 impl<T: Real, const D: usize> Projection<T, D> {
     /// The solver of `cfg`, whose case has `D` dimensions.
     pub fn new(cfg: Config) -> Self {
-        assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
-        let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
-        let l = Layout::new(n, &cfg.bc);
+        let l = Self::layout(&cfg);
         let op = cfg.pressure_operator();
+        let poisson = PoissonSolver::new(op, cfg.poisson);
+        Self::with(cfg, RowSums::whole(l.rows()), poisson, op.len())
+    }
+
+    /// The solver of one part of the grid of `whole`, cut into `link`'s slabs along the last
+    /// axis: `cfg` is `whole` on the part's stored cells, with walls where it meets another
+    /// part (their values are overwritten by the exchange; see [`crate::parallel`]).
+    pub fn part(cfg: Config, whole: &Config, link: &SlabLink) -> Self {
+        let l = Self::layout(&cfg);
+        let w = Self::layout(whole);
+        let rows_per_layer = l.rows() / (l.n[D - 1] + 2);
+        let sums = RowSums::part(link, l.rows(), rows_per_layer, l.stride[1], 1, w.rows());
+        let op = cfg.pressure_operator::<T, D>();
+        let whole_op = whole.pressure_operator::<T, D>();
+        let cell_sums = RowSums::part(
+            link,
+            op.rows(),
+            op.rows() / op.n[D - 1],
+            op.nx(),
+            0,
+            whole_op.rows(),
+        );
+        let poisson = PoissonSolver::part(op, cfg.poisson, cell_sums, &whole_op);
+        let mut s = Self::with(cfg, sums, poisson, whole_op.len());
+        s.whole = Some(Box::new(whole.clone()));
+        s
+    }
+
+    fn layout(cfg: &Config) -> Layout<D> {
+        assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
+        Layout::new(std::array::from_fn(|a| cfg.grid.n[a]), &cfg.bc)
+    }
+
+    fn with(cfg: Config, sums: RowSums<T>, poisson: PoissonSolver<T, D>, whole_cells: usize) -> Self {
+        let l = Self::layout(&cfg);
         let len = l.len();
-        let cells = op.len();
+        let cells = poisson.op.len();
         let zeros = || std::array::from_fn(|_| vec![T::zero(); len]);
         let mut s = Self {
-            poisson: PoissonSolver::new(op, cfg.poisson),
+            poisson,
             vel: std::array::from_fn(|c| vec![T::of(cfg.initial_velocity[c]); len]),
             pred: zeros(),
             hist: zeros(),
             p: vec![T::zero(); cells],
             rhs: vec![T::zero(); cells],
-            partial: vec![T::zero(); l.rows()],
+            sums,
+            whole_cells,
+            whole: None,
             l,
             cfg,
             time: 0.0,
@@ -96,7 +138,8 @@ impl<T: Real, const D: usize> Projection<T, D> {
         s
     }
 
-    /// Boundary faces and ghosts for time `time` ([`fill_velocity_ghosts_with`]).
+    /// Boundary faces and ghosts for time `time` ([`fill_velocity_ghosts_with`]); on a part of a
+    /// decomposed grid, then the layers it stores but does not own from their owners.
     fn fill_ghosts(&mut self, time: f64) {
         let exact = self.cfg.analytic.as_ref().map(|field| ExactSides {
             field,
@@ -109,6 +152,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
             self.vel.each_mut().map(|v| &mut v[..]),
             exact,
         );
+        for q in &mut self.vel {
+            self.sums.exchange(q);
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -197,10 +243,58 @@ impl<T: Real, const D: usize> Projection<T, D> {
         (!missing).then_some(())
     }
 
+    /// Gathers every part's state (velocity, AB2 history, pressure, clock, last residuals) into
+    /// this solver of the whole grid; collective over the parts of `link`.
+    pub(crate) fn gather_parts(&mut self, part: &Self, link: &SlabLink) {
+        let layer = self.l.stride[D - 1];
+        for c in 0..D {
+            link.gather(&part.vel[c], layer, 1, &mut self.vel[c]);
+            link.gather(&part.hist[c], layer, 1, &mut self.hist[c]);
+        }
+        link.gather(&part.p, self.poisson.op.stride[D - 1], 0, &mut self.p);
+        self.take_clock(part);
+    }
+
+    /// Sets a part's state from this solver of the whole grid (the inverse of
+    /// [`Projection::gather_parts`], without communication).
+    pub(crate) fn scatter_part(&self, part: &mut Self, link: &SlabLink) {
+        let layer = self.l.stride[D - 1];
+        for c in 0..D {
+            link.scatter(&self.vel[c], layer, &mut part.vel[c]);
+            link.scatter(&self.hist[c], layer, &mut part.hist[c]);
+        }
+        link.scatter(&self.p, self.poisson.op.stride[D - 1], &mut part.p);
+        part.take_clock(self);
+    }
+
+    fn take_clock(&mut self, from: &Self) {
+        (self.time, self.steps, self.dt, self.dt_old) = (from.time, from.steps, from.dt, from.dt_old);
+        self.has_history = from.has_history;
+        self.residuals.clone_from(&from.residuals);
+        self.capped = from.capped;
+    }
+
+    /// Takes the settings of `cfg`, whose grid, sides and initial state are this solver's (on
+    /// a part of a decomposed grid, with `whole` the whole grid's).
+    pub(crate) fn update_config(&mut self, cfg: Config, whole: Option<Config>) {
+        if cfg.integrator != self.cfg.integrator {
+            self.has_history = false;
+        }
+        self.poisson.set_settings(cfg.poisson);
+        self.cfg = cfg;
+        self.whole = whole.map(Box::new);
+    }
+
+    /// The whole grid's configuration (this solver's own unless it steps a part).
+    fn whole_config(&self) -> &Config {
+        self.whole.as_deref().unwrap_or(&self.cfg)
+    }
+
+    /// The largest face speed of each component (over all parts).
     fn max_speeds(&self) -> [f64; D] {
         self.l
             .max_face_speeds(self.vel.each_ref().map(|v| &v[..]))
-            .map(|s| s.f64())
+            .map(|s| self.sums.max(s.f64()))
     }
 
     /// Predictor: `F` at every advanced face of every component, from `H` and the AB2 history.
@@ -366,9 +460,8 @@ impl<T: Real, const D: usize> Projection<T, D> {
             std::array::from_fn(|_| DisjointWriter::new(it.next().expect("D components")))
         };
         let pred = &self.pred;
-        let partial = &mut self.partial;
         // Row r of every component belongs to one closure call only.
-        let sums = ordered_sum(partial, |r| {
+        let sums = self.sums.sum(|r| {
             let mut d2 = T::zero();
             let mut idx = l.row_index(r);
             for c in 0..D {
@@ -405,7 +498,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
         });
         let change = sums.f64();
         let vel = &self.vel;
-        let norm = ordered_sum(&mut self.partial, |r| {
+        let norm = self.sums.sum(|r| {
             let mut n2 = T::zero();
             let mut idx = l.row_index(r);
             if (1..D).all(|a| (1..=n[a]).contains(&idx[a])) {
@@ -459,8 +552,8 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
 
     fn step(&mut self) -> Result<(), SolverError> {
         let speeds = self.max_speeds();
-        self.cfg.check_health(&speeds, self.steps, self.time)?;
-        let dt = self.cfg.time_step(&speeds).min(self.dt_cap);
+        self.whole_config().check_health(&speeds, self.steps, self.time)?;
+        let dt = self.whole_config().time_step(&speeds).min(self.dt_cap);
         self.predict(dt);
         self.poisson_rhs(dt);
         let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
@@ -482,7 +575,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         } else {
             0.0
         };
-        let cells = self.p.len() as f64;
+        let cells = self.whole_cells as f64;
         let speeds = self.max_speeds();
         let max_velocity = speeds[1..].iter().fold(speeds[0], |m, s| m.max(*s));
         self.residuals.clear();
@@ -494,7 +587,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
             ("predicted_divergence", dt * stats.rhs_norm / cells.sqrt()),
             ("max_velocity", max_velocity),
         ]);
-        self.cfg.check_health(&speeds, self.steps, self.time)
+        self.whole_config().check_health(&speeds, self.steps, self.time)
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {
@@ -565,11 +658,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
                 "the grid, boundaries, initial state and precision apply on reset only",
             ));
         }
-        if cfg.integrator != self.cfg.integrator {
-            self.has_history = false;
-        }
-        self.poisson.set_settings(cfg.poisson);
-        self.cfg = cfg;
+        self.update_config(cfg, None);
         Ok(())
     }
 

@@ -5,19 +5,19 @@
 //! sign: with the residual `r = b - A x` and `w = M^-1 r` the iteration is `gamma = r.w`,
 //! `alpha = gamma / (d . A d)`, `x += alpha d`, `r -= alpha A d`, `d = w + (gamma_new / gamma) d`.
 
-use super::dot;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
-/// A symmetric definite operator and its preconditioner, on vectors stored in rows of
-/// `row_len` (for ordered reductions).
+/// A symmetric definite operator, its preconditioner and its inner product.
 pub trait CgOperator<T: Real>: Sync {
-    fn row_len(&self) -> usize;
     /// `out = A x`.
     fn apply(&self, x: &[T], out: &mut [T]);
     /// `w = M^-1 r`, `M` a symmetric approximation of `A` of the same sign (`&mut` for a
     /// preconditioner with its own workspace).
     fn precondition(&mut self, r: &[T], w: &mut [T]);
+    /// `a . b`, in a fixed order (thread-count independent; on a decomposed grid summed over
+    /// every part).
+    fn dot(&mut self, a: &[T], b: &[T]) -> T;
 }
 
 /// CG vectors, allocated once.
@@ -45,24 +45,22 @@ pub fn solve<T: Real>(
     p: &mut [T],
     b: &[T],
     work: &mut CgWork<T>,
-    partial: &mut [T],
     target: T,
     max: usize,
 ) -> (usize, T) {
-    let nx = op.row_len();
     let CgWork { r, w, d, q } = work;
     op.apply(p, r);
     r.par_iter_mut().zip(b.par_iter()).for_each(|(r, &b)| *r = b - *r);
-    let mut r_norm = dot(r, r, partial, nx).sqrt();
+    let mut r_norm = op.dot(r, r).sqrt();
     if r_norm <= target {
         return (0, r_norm);
     }
     op.precondition(r, w);
     d.par_iter_mut().zip(w.par_iter()).for_each(|(d, &w)| *d = w);
-    let mut gamma = dot(r, w, partial, nx);
+    let mut gamma = op.dot(r, w);
     for it in 1..=max {
         op.apply(d, q);
-        let dq = dot(d, q, partial, nx);
+        let dq = op.dot(d, q);
         if dq == T::zero() || !dq.is_finite() {
             return (it, r_norm);
         }
@@ -73,12 +71,12 @@ pub fn solve<T: Real>(
         r.par_iter_mut()
             .zip(q.par_iter())
             .for_each(|(r, &q)| *r = *r - alpha * q);
-        r_norm = dot(r, r, partial, nx).sqrt();
+        r_norm = op.dot(r, r).sqrt();
         if r_norm <= target || it == max {
             return (it, r_norm);
         }
         op.precondition(r, w);
-        let gamma_new = dot(r, w, partial, nx);
+        let gamma_new = op.dot(r, w);
         let beta = gamma_new / gamma;
         gamma = gamma_new;
         d.par_iter_mut()

@@ -190,15 +190,17 @@ impl<T: Real, const D: usize> Stencil<T, D> {
 struct Preconditioned<'a, T, const D: usize> {
     sys: &'a Stencil<T, D>,
     multigrid: Option<&'a mut AdditiveCorrection<T, D>>,
+    /// One entry per row, for [`dot`].
+    partial: &'a mut [T],
 }
 
 impl<T: Real, const D: usize> CgOperator<T> for Preconditioned<'_, T, D> {
-    fn row_len(&self) -> usize {
-        self.sys.row_len()
-    }
-
     fn apply(&self, x: &[T], out: &mut [T]) {
         self.sys.apply(x, out);
+    }
+
+    fn dot(&mut self, a: &[T], b: &[T]) -> T {
+        dot(a, b, self.partial, self.sys.row_len())
     }
 
     fn precondition(&mut self, r: &[T], w: &mut [T]) {
@@ -290,16 +292,21 @@ impl<T: Real, const D: usize> LinearSolver<T, D> {
                 Work::Adi => adi::solve(sys, x, partial, target, max),
                 Work::Jacobi(next) => jacobi::solve(sys, x, next, partial, target, max),
                 Work::Cg(work) => {
-                    let mut op = Preconditioned { sys, multigrid: None };
-                    conjugate_gradient::solve(&mut op, x, &sys.b, work, partial, target, max)
+                    let mut op = Preconditioned {
+                        sys,
+                        multigrid: None,
+                        partial,
+                    };
+                    conjugate_gradient::solve(&mut op, x, &sys.b, work, target, max)
                 }
                 Work::MultigridCg(work, mg) => {
                     mg.set_up(sys);
                     let mut op = Preconditioned {
                         sys,
                         multigrid: Some(mg),
+                        partial,
                     };
-                    conjugate_gradient::solve(&mut op, x, &sys.b, work, partial, target, max)
+                    conjugate_gradient::solve(&mut op, x, &sys.b, work, target, max)
                 }
                 Work::Bicgstab(work) => bicgstab::solve(sys, x, work, partial, target, max),
             }

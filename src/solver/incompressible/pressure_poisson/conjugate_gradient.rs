@@ -3,6 +3,7 @@
 
 use super::laplacian::Laplacian;
 use super::red_black::symmetric_gauss_seidel;
+use crate::parallel::RowSums;
 use crate::solver::linear::conjugate_gradient::{self as cg, CgOperator, CgWork};
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -20,13 +21,10 @@ pub enum Preconditioner {
 struct LaplacianCg<'a, T, const D: usize> {
     op: &'a Laplacian<T, D>,
     m: Preconditioner,
+    sums: &'a mut RowSums<T>,
 }
 
 impl<T: Real, const D: usize> CgOperator<T> for LaplacianCg<'_, T, D> {
-    fn row_len(&self) -> usize {
-        self.op.nx()
-    }
-
     /// `q = L d`.
     fn apply(&self, d: &[T], q: &mut [T]) {
         super::apply(self.op, d, q);
@@ -35,8 +33,12 @@ impl<T: Real, const D: usize> CgOperator<T> for LaplacianCg<'_, T, D> {
     fn precondition(&mut self, r: &[T], w: &mut [T]) {
         match self.m {
             Preconditioner::Identity => w.par_iter_mut().zip(r).for_each(|(w, &r)| *w = -r),
-            Preconditioner::SymmetricGaussSeidel => symmetric_gauss_seidel(self.op, w, r),
+            Preconditioner::SymmetricGaussSeidel => symmetric_gauss_seidel(self.op, w, r, self.sums),
         }
+    }
+
+    fn dot(&mut self, a: &[T], b: &[T]) -> T {
+        self.sums.dot(a, b, self.op.nx())
     }
 }
 
@@ -47,10 +49,10 @@ pub fn solve<T: Real, const D: usize>(
     p: &mut [T],
     b: &[T],
     work: &mut CgWork<T>,
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
     m: Preconditioner,
     target: T,
     max: usize,
 ) -> (usize, T) {
-    cg::solve(&mut LaplacianCg { op, m }, p, b, work, partial, target, max)
+    cg::solve(&mut LaplacianCg { op, m, sums }, p, b, work, target, max)
 }

@@ -7,38 +7,42 @@
 //! modes by only 10 %.
 
 use super::laplacian::Laplacian;
-use crate::backend::cpu::ordered_sum;
+use crate::parallel::RowSums;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
 const WEIGHT: f64 = 0.9;
 
-/// One sweep `src -> dst`; returns `||b - L src||_2`, computed in the same pass.
+/// One sweep `src -> dst` over the rows this part owns, then the layers it stores but does not
+/// own refreshed; returns `||b - L src||_2`, computed in the same pass.
 fn sweep<T: Real, const D: usize>(
     op: &Laplacian<T, D>,
     src: &[T],
     dst: &mut [T],
     b: &[T],
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
 ) -> T {
     let nx = op.nx();
     let weight = T::of(WEIGHT);
     let dst_rows = crate::backend::cpu::DisjointWriter::new(dst);
-    ordered_sum(partial, |j| {
-        let mut r2 = T::zero();
-        let mut idx = op.row_index(j);
-        for i in 0..nx {
-            let k = j * nx + i;
-            idx[0] = i;
-            let (s, d) = op.stencil(src, idx, k);
-            let r = b[k] - (s - d * src[k]);
-            r2 = r2 + r * r;
-            // SAFETY: row j of dst is written by this closure call only.
-            unsafe { dst_rows.set(k, src[k] + weight * ((s - b[k]) / d - src[k])) };
-        }
-        r2
-    })
-    .sqrt()
+    let r = sums
+        .sum(|j| {
+            let mut r2 = T::zero();
+            let mut idx = op.row_index(j);
+            for i in 0..nx {
+                let k = j * nx + i;
+                idx[0] = i;
+                let (s, d) = op.stencil(src, idx, k);
+                let r = b[k] - (s - d * src[k]);
+                r2 = r2 + r * r;
+                // SAFETY: row j of dst is written by this closure call only.
+                unsafe { dst_rows.set(k, src[k] + weight * ((s - b[k]) / d - src[k])) };
+            }
+            r2
+        })
+        .sqrt();
+    sums.exchange(dst);
+    r
 }
 
 /// Iterates until `||b - L p|| <= target`; returns (sweeps, final residual norm).
@@ -47,18 +51,18 @@ pub fn solve<T: Real, const D: usize>(
     p: &mut [T],
     b: &[T],
     next: &mut [T],
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
     target: T,
     max: usize,
 ) -> (usize, T) {
     let mut it = 0;
     loop {
-        let r = sweep(op, p, next, b, partial);
+        let r = sweep(op, p, next, b, sums);
         if r <= target || it == max {
             return (it, r);
         }
         it += 1;
-        let r = sweep(op, next, p, b, partial);
+        let r = sweep(op, next, p, b, sums);
         if r <= target || it == max {
             p.par_iter_mut().zip(next.par_iter()).for_each(|(a, &b)| *a = b);
             return (it, r);

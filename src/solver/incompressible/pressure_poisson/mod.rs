@@ -17,14 +17,13 @@ mod red_black;
 pub mod spectral;
 
 use crate::solver::linear::CgWork;
-pub use crate::solver::linear::dot;
 pub use conjugate_gradient::Preconditioner;
 pub use laplacian::{FaceBc, Laplacian};
 pub use multigrid::Multigrid;
 pub use spectral::Spectral;
 
-use crate::backend::cpu::ordered_sum;
 use crate::case::PressureSolverKind;
+use crate::parallel::RowSums;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
@@ -54,8 +53,12 @@ pub struct PoissonSolver<T: Real, const D: usize> {
     pub op: Laplacian<T, D>,
     pub settings: PoissonSettings,
     work: Workspace<T, D>,
-    /// One entry per grid row, for ordered reductions.
-    partial: Vec<T>,
+    /// Reductions over the grid's rows (and, on a part of a decomposed grid, the exchange).
+    sums: RowSums<T>,
+    /// Cells per axis of the whole grid (the SOR factor's) and whether its operator is
+    /// singular; `op` is this part's.
+    whole_n: [usize; D],
+    singular: bool,
 }
 
 enum Workspace<T: Real, const D: usize> {
@@ -68,12 +71,26 @@ enum Workspace<T: Real, const D: usize> {
 
 impl<T: Real, const D: usize> PoissonSolver<T, D> {
     pub fn new(op: Laplacian<T, D>, settings: PoissonSettings) -> Self {
+        Self::part(op, settings, RowSums::whole(op.rows()), &op)
+    }
+
+    /// The solver on one part of a decomposed grid: `op` on its stored cells, `sums` its
+    /// reductions and exchange, `whole` the whole grid's operator. Jacobi, SOR and PCG run on
+    /// parts (`Config::from_spec` admits no other on several).
+    pub fn part(
+        op: Laplacian<T, D>,
+        settings: PoissonSettings,
+        sums: RowSums<T>,
+        whole: &Laplacian<T, D>,
+    ) -> Self {
         let work = Self::workspace(&op, settings.kind);
         Self {
-            partial: vec![T::zero(); op.rows()],
+            sums,
             op,
             settings,
             work,
+            whole_n: whole.n,
+            singular: whole.singular(),
         }
     }
 
@@ -104,11 +121,12 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
     /// (compatibility of a singular problem).
     pub fn solve(&mut self, p: &mut [T], b: &mut [T]) -> SolveStats {
         let op = self.op;
-        let singular = op.singular();
+        let singular = self.singular;
+        let sums = &mut self.sums;
         if singular {
-            remove_mean(b, &mut self.partial, op.nx());
+            remove_mean(b, sums, op.nx());
         }
-        let b_norm = dot(b, b, &mut self.partial, op.nx()).sqrt();
+        let b_norm = sums.dot(b, b, op.nx()).sqrt();
         if b_norm == T::zero() {
             p.par_iter_mut().for_each(|x| *x = T::zero());
             return SolveStats {
@@ -120,34 +138,34 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
         }
         let target = T::of(self.settings.tolerance) * b_norm;
         let max = self.settings.max_iterations;
-        let partial = &mut self.partial;
+        let whole_n = self.whole_n;
         let (iterations, r_norm) = match &mut self.work {
-            Workspace::Jacobi { next } => jacobi::solve(&op, p, b, next, partial, target, max),
+            Workspace::Jacobi { next } => jacobi::solve(&op, p, b, next, sums, target, max),
             Workspace::Sor => {
                 let omega = self
                     .settings
                     .sor_omega
-                    .unwrap_or_else(|| optimal_sor_omega(&op.n));
-                red_black::sor_solve(&op, p, b, T::of(omega), partial, target, max)
+                    .unwrap_or_else(|| optimal_sor_omega(&whole_n));
+                red_black::sor_solve(&op, p, b, T::of(omega), sums, target, max)
             }
             Workspace::Pcg(work) => conjugate_gradient::solve(
                 &op,
                 p,
                 b,
                 work,
-                partial,
+                sums,
                 Preconditioner::SymmetricGaussSeidel,
                 target,
                 max,
             ),
-            Workspace::Multigrid(mg) => mg.solve(p, b, partial, target, max),
+            Workspace::Multigrid(mg) => mg.solve(p, b, sums, target, max),
             Workspace::Spectral(fft) => {
                 fft.solve(p, b);
-                (1, residual_norm(&op, p, b, partial))
+                (1, residual_norm(&op, p, b, sums))
             }
         };
         if singular {
-            remove_mean(p, partial, op.nx());
+            remove_mean(p, sums, op.nx());
         }
         SolveStats {
             iterations,
@@ -192,13 +210,13 @@ pub fn residual<T: Real, const D: usize>(
     p: &[T],
     b: &[T],
     r: &mut [T],
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
 ) -> T {
     let nx = op.nx();
     r.par_chunks_mut(nx).enumerate().for_each(|(j, row)| {
         for_row(op, p, j, |k, s, d| row[k - j * nx] = b[k] - (s - d * p[k]));
     });
-    dot(r, r, partial, nx).sqrt()
+    sums.dot(r, r, nx).sqrt()
 }
 
 /// `||b - L p||_2` without storing the residual.
@@ -206,9 +224,9 @@ pub fn residual_norm<T: Real, const D: usize>(
     op: &Laplacian<T, D>,
     p: &[T],
     b: &[T],
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
 ) -> T {
-    ordered_sum(partial, |j| {
+    sums.sum(|j| {
         let mut sum = T::zero();
         for_row(op, p, j, |k, s, d| {
             let r = b[k] - (s - d * p[k]);
@@ -219,10 +237,10 @@ pub fn residual_norm<T: Real, const D: usize>(
     .sqrt()
 }
 
-/// Subtracts the mean value.
-pub fn remove_mean<T: Real>(x: &mut [T], partial: &mut [T], nx: usize) {
-    let sum = ordered_sum(partial, |j| x[j * nx..(j + 1) * nx].iter().copied().sum());
-    let mean = sum / T::of(x.len() as f64);
+/// Subtracts the mean value (over the whole grid, for a part of a decomposed one).
+pub fn remove_mean<T: Real>(x: &mut [T], sums: &mut RowSums<T>, nx: usize) {
+    let sum = sums.sum(|j| x[j * nx..(j + 1) * nx].iter().copied().sum());
+    let mean = sum / T::of((sums.whole_rows() * nx) as f64);
     x.par_iter_mut().for_each(|v| *v = *v - mean);
 }
 

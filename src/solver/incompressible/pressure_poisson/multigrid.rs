@@ -13,7 +13,8 @@
 use super::conjugate_gradient::{self, Preconditioner};
 use super::laplacian::Laplacian;
 use super::red_black::colour_sweep;
-use super::{dot, remove_mean, residual};
+use super::{remove_mean, residual};
+use crate::parallel::RowSums;
 use crate::solver::linear::CgWork;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -28,7 +29,7 @@ struct Level<T, const D: usize> {
     /// Correction unknown and right-hand side (coarse levels only; level 0 uses the caller's).
     x: Vec<T>,
     b: Vec<T>,
-    partial: Vec<T>,
+    sums: RowSums<T>,
 }
 
 /// The multigrid hierarchy and its buffers.
@@ -48,7 +49,7 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
                 r: vec![T::zero(); n],
                 x: vec![T::zero(); n],
                 b: vec![T::zero(); n],
-                partial: vec![T::zero(); op.rows()],
+                sums: RowSums::whole(op.rows()),
             });
             cur = if n > 64 { op.coarsen() } else { None };
         }
@@ -65,14 +66,21 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     }
 
     /// V-cycles until `||b - L p|| <= target`; returns (cycles, residual norm).
-    pub fn solve(&mut self, p: &mut [T], b: &[T], partial: &mut [T], target: T, max: usize) -> (usize, T) {
+    pub fn solve(
+        &mut self,
+        p: &mut [T],
+        b: &[T],
+        sums: &mut RowSums<T>,
+        target: T,
+        max: usize,
+    ) -> (usize, T) {
         let op = self.levels[0].op;
-        let mut r_norm = residual(&op, p, b, &mut self.levels[0].r, partial);
+        let mut r_norm = residual(&op, p, b, &mut self.levels[0].r, sums);
         let mut cycles = 0;
         while r_norm > target && cycles < max {
             self.v_cycle(0, p, b);
             cycles += 1;
-            r_norm = residual(&op, p, b, &mut self.levels[0].r, partial);
+            r_norm = residual(&op, p, b, &mut self.levels[0].r, sums);
         }
         (cycles, r_norm)
     }
@@ -90,7 +98,7 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
         }
         let (fine, coarse) = self.levels.split_at_mut(k + 1);
         let fine = &mut fine[k];
-        residual(&op, x, b, &mut fine.r, &mut fine.partial);
+        residual(&op, x, b, &mut fine.r, &mut fine.sums);
         let c = &mut coarse[0];
         restrict(&op, &fine.r, &c.op, &mut c.b);
         c.x.par_iter_mut().for_each(|v| *v = T::zero());
@@ -116,16 +124,16 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
         let rhs = &mut level.r;
         rhs.copy_from_slice(b);
         if op.singular() {
-            remove_mean(rhs, &mut level.partial, op.nx());
+            remove_mean(rhs, &mut level.sums, op.nx());
         }
-        let b_norm = dot(rhs, rhs, &mut level.partial, op.nx()).sqrt();
+        let b_norm = level.sums.dot(rhs, rhs, op.nx()).sqrt();
         let target = b_norm * T::of(1e-6).max(T::epsilon() * T::of(100.0));
         conjugate_gradient::solve(
             &op,
             x,
             rhs,
             &mut self.coarse_cg,
-            &mut level.partial,
+            &mut level.sums,
             Preconditioner::Identity,
             target,
             4 * op.len(),

@@ -5,6 +5,7 @@
 use super::laplacian::Laplacian;
 use super::{remove_mean, residual_norm};
 use crate::backend::cpu::DisjointWriter;
+use crate::parallel::RowSums;
 use crate::solver::real::Real;
 use rayon::prelude::*;
 
@@ -65,7 +66,8 @@ fn seam<T: Real, const D: usize>(op: &Laplacian<T, D>, idx: [usize; D]) -> bool 
     (0..D).any(|a| op.n[a] % 2 == 1 && op.bc[a][0] == Periodic && (idx[a] == 0 || idx[a] + 1 == op.n[a]))
 }
 
-/// Red-black SOR until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
+/// Red-black SOR (on a part of a decomposed grid, the layers it stores but does not own
+/// refreshed after each colour) until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
 /// residual costs one more pass); returns (iterations, residual norm). For a singular `L` the
 /// constant component, which SOR leaves undamped and lets drift, is removed at each check so
 /// rounding stays at the level of the solution, not of its drifting mean.
@@ -74,7 +76,7 @@ pub fn sor_solve<T: Real, const D: usize>(
     p: &mut [T],
     b: &[T],
     omega: T,
-    partial: &mut [T],
+    sums: &mut RowSums<T>,
     target: T,
     max: usize,
 ) -> (usize, T) {
@@ -83,25 +85,34 @@ pub fn sor_solve<T: Real, const D: usize>(
     loop {
         if it % CHECK == 0 || it == max {
             if op.singular() {
-                remove_mean(p, partial, op.nx());
+                remove_mean(p, sums, op.nx());
             }
-            let r = residual_norm(op, p, b, partial);
+            let r = residual_norm(op, p, b, sums);
             if r <= target || it == max {
                 return (it, r);
             }
         }
         colour_sweep(op, p, b, 0, omega);
+        sums.exchange(p);
         colour_sweep(op, p, b, 1, omega);
+        sums.exchange(p);
         it += 1;
     }
 }
 
 /// Zero-initial-guess symmetric Gauss-Seidel approximation `w ~ L^-1 r` (red, black, red):
 /// the forward sweep (red, black) followed by the backward sweep (black, red), in which the
-/// repeated black update is a no-op. Symmetric, so usable as a CG preconditioner.
-pub fn symmetric_gauss_seidel<T: Real, const D: usize>(op: &Laplacian<T, D>, w: &mut [T], r: &[T]) {
+/// repeated black update is a no-op. Symmetric, so usable as a CG preconditioner. On a part of
+/// a decomposed grid the layers it stores but does not own are refreshed after each colour.
+pub fn symmetric_gauss_seidel<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    w: &mut [T],
+    r: &[T],
+    sums: &RowSums<T>,
+) {
     w.par_iter_mut().for_each(|x| *x = T::zero());
-    colour_sweep(op, w, r, 0, T::one());
-    colour_sweep(op, w, r, 1, T::one());
-    colour_sweep(op, w, r, 0, T::one());
+    for colour in [0, 1, 0] {
+        colour_sweep(op, w, r, colour, T::one());
+        sums.exchange(w);
+    }
 }

@@ -115,7 +115,7 @@ fn solve_problem<const D: usize>(
     let mut solver = PoissonSolver::new(op, settings(kind, tol));
     let mut exact: Vec<f64> = (0..len).map(|k| (pr.p)(centre::<D>(n, k))).collect();
     if op.singular() {
-        let mut partial = vec![0.0; op.rows()];
+        let mut partial = RowSums::whole(op.rows());
         remove_mean(&mut exact, &mut partial, n);
     }
     // Start from a rough guess, not zeros, so each solver really iterates.
@@ -209,7 +209,7 @@ fn multigrid_factor<const D: usize>(problems: Vec<(&str, Problem<D>)>, sizes: &[
         for &n in sizes {
             let (op, mut b) = rhs(&pr, n);
             let mut mg = Multigrid::new(op);
-            let mut partial = vec![0.0; op.rows()];
+            let mut partial = RowSums::whole(op.rows());
             if op.singular() {
                 remove_mean(&mut b, &mut partial, n);
             }
@@ -253,7 +253,7 @@ fn multigrid_coarsens_a_thin_box_past_its_cells_across() {
     let n = [128, 4, 128];
     let h = 0.25;
     let op = Laplacian::<f64, 3>::new(n, [h; 3], [[FaceBc::Neumann; 2]; 3]);
-    let mut partial = vec![0.0; op.rows()];
+    let mut partial = RowSums::whole(op.rows());
     let mut b: Vec<f64> = (0..op.len())
         .map(|k| {
             let (i, j, l) = (k % n[0], k / n[0] % n[1], k / (n[0] * n[1]));

@@ -1,0 +1,205 @@
+//! The projection method on a grid cut into slabs over several processes
+//! ([`crate::parallel`]; Thibault & Senocak 2009 split their 3D projection solver so over up
+//! to four GPUs). Every part steps its slab with the single-grid [`Projection`] code: its
+//! stored layers beyond its own are refreshed from their owners after each velocity update and
+//! each pressure iteration, and every sum is added in the whole grid's row order, so the parts
+//! together compute the single-process result bit for bit (tested under `mpirun`).
+//!
+//! Fields, samples, summaries and snapshots read a copy of the whole grid's state, gathered
+//! from all parts the first time one of them is read after a step. That read is collective:
+//! every part must make it at the same point of the run (as `flowlab run` does).
+
+use super::config::Config;
+use super::derived::fields;
+use super::projection::Projection;
+use crate::case::{Boundary, CaseSpec, Invalid, PressureSolverKind, WallVelocity};
+use crate::parallel::{Communicator, SlabLink, Slabs};
+use crate::solver::real::Real;
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo};
+use std::sync::{Arc, Mutex};
+
+/// One part of a decomposed projection run.
+pub struct Decomposed<T: Real, const D: usize> {
+    part: Projection<T, D>,
+    link: SlabLink,
+    /// The whole grid's state, and whether it is the part's current one.
+    whole: Mutex<(Projection<T, D>, bool)>,
+}
+
+impl<T: Real, const D: usize> Decomposed<T, D> {
+    /// This process's part of the case `cfg` cut over `comm`'s processes along its last axis.
+    pub fn new(cfg: Config, comm: Arc<dyn Communicator>) -> Result<Self, Invalid> {
+        let last = D - 1;
+        let parts = comm.size();
+        if let Some(e) = unsupported(&cfg, parts) {
+            return Err(e);
+        }
+        let slabs = Slabs::new(cfg.grid.n[last], parts).map_err(|e| {
+            Invalid::new(
+                format!("grid.{}", ["nx", "ny", "nz"][last]),
+                format!("cannot cut the grid into slabs along its last axis: {e}"),
+            )
+        })?;
+        let link = SlabLink { slabs, comm };
+        let part = Projection::part(part_config(&cfg, &link), &cfg, &link);
+        let whole = Projection::new(cfg);
+        Ok(Self {
+            part,
+            link,
+            whole: Mutex::new((whole, true)),
+        })
+    }
+
+    /// Runs `f` on the whole grid's state, gathering it from every part first if a step has
+    /// changed it since (collective).
+    fn with_whole<R>(&self, f: impl FnOnce(&Projection<T, D>) -> R) -> R {
+        let mut w = self.whole.lock().expect("whole-grid lock");
+        if !w.1 {
+            w.0.gather_parts(&self.part, &self.link);
+            w.1 = true;
+        }
+        f(&w.0)
+    }
+
+    fn whole_mut(&mut self) -> &mut (Projection<T, D>, bool) {
+        self.whole.get_mut().expect("whole-grid lock")
+    }
+}
+
+/// `cfg` on the part of `link`: its stored cells along the last axis, walls where it meets
+/// another part (their values are overwritten by the exchange).
+fn part_config(cfg: &Config, link: &SlabLink) -> Config {
+    let last = cfg.grid.dim - 1;
+    let stored = link.slabs.stored(link.rank());
+    let mut local = cfg.clone();
+    local.grid.n[last] = stored.len();
+    local.grid.origin[last] += stored.start as f64 * cfg.grid.spacing[last];
+    for (s, shared) in [link.has_lower(), link.has_upper()].into_iter().enumerate() {
+        if shared {
+            local.bc[last][s] = Boundary::Wall {
+                velocity: WallVelocity::default(),
+            };
+        }
+    }
+    local
+}
+
+/// A setting of `cfg` that a run over `parts` processes cannot have, as the error naming its key.
+fn unsupported(cfg: &Config, parts: usize) -> Option<Invalid> {
+    use PressureSolverKind::*;
+    let last = cfg.grid.dim - 1;
+    if matches!(cfg.poisson.kind, Multigrid | Fft) {
+        return Some(Invalid::new(
+            "solver.pressure_solver",
+            format!(
+                "on {parts} processes the pressure solver is jacobi, sor or pcg ({:?} does not run on a grid cut into slabs yet)",
+                cfg.poisson.kind
+            ),
+        ));
+    }
+    if cfg.bc[last][0] == (Boundary::Periodic {}) {
+        let side = super::staggered::side(last, 0).name();
+        return Some(Invalid::new(
+            format!("boundary.{side}"),
+            format!("on {parts} processes the grid is cut along its last axis, which must not be periodic"),
+        ));
+    }
+    None
+}
+
+impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
+    fn info(&self) -> SolverInfo {
+        let mut info = self.part.info();
+        info.grid = self.with_whole_config(|c| c.grid);
+        info
+    }
+
+    fn time(&self) -> f64 {
+        self.part.time()
+    }
+
+    fn steps(&self) -> u64 {
+        self.part.steps()
+    }
+
+    fn step(&mut self) -> Result<(), SolverError> {
+        self.whole_mut().1 = false;
+        self.part.step()
+    }
+
+    fn dt(&self) -> f64 {
+        self.part.dt()
+    }
+
+    fn set_dt_cap(&mut self, cap: f64) {
+        self.part.set_dt_cap(cap);
+    }
+
+    fn residuals(&self) -> &[(&'static str, f64)] {
+        self.part.residuals()
+    }
+
+    fn field_names(&self) -> &'static [&'static str] {
+        fields::<D>()
+    }
+
+    fn gather(&self) {
+        self.with_whole(|_| ());
+    }
+
+    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
+        self.with_whole(|w| w.field(name, out))
+    }
+
+    fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
+        self.with_whole(|w| w.sample(name, point))
+    }
+
+    fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
+        let cfg = Config::from_spec(spec)?;
+        if let Some(e) = unsupported(&cfg, self.link.slabs.parts()) {
+            return Err(e);
+        }
+        self.whole_mut().0.update(spec)?;
+        self.part.update_config(part_config(&cfg, &self.link), Some(cfg));
+        Ok(())
+    }
+
+    fn capped_pressure_solve(&self) -> Option<CappedSolve> {
+        self.part.capped_pressure_solve()
+    }
+
+    fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = self.with_whole(|w| w.summary());
+        m.insert("parts".into(), self.link.slabs.parts().into());
+        m
+    }
+
+    fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
+        let link = self.link.clone();
+        let (whole, fresh) = self.whole.get_mut().expect("whole-grid lock");
+        whole.load_state(from)?;
+        whole.scatter_part(&mut self.part, &link);
+        *fresh = true;
+        Ok(())
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, SolverError> {
+        self.with_whole(|w| w.snapshot())
+    }
+
+    fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
+        let link = self.link.clone();
+        let (whole, fresh) = self.whole.get_mut().expect("whole-grid lock");
+        whole.restore(state)?;
+        whole.scatter_part(&mut self.part, &link);
+        *fresh = true;
+        Ok(())
+    }
+}
+
+impl<T: Real, const D: usize> Decomposed<T, D> {
+    fn with_whole_config<R>(&self, f: impl FnOnce(&Config) -> R) -> R {
+        f(self.whole.lock().expect("whole-grid lock").0.config())
+    }
+}

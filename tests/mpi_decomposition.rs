@@ -1,0 +1,287 @@
+//! Runs over several processes (`mpirun -n N flowlab run`, the grid cut into slabs along its
+//! last axis, `flowlab::parallel`) give the single-process results bit for bit: the fields
+//! (`fields.vti`), the final residuals and the summary's results, for 2D and 3D, f32 and f64,
+//! every convection scheme's reach (TVD and QUICK read two faces across a cut), Jacobi, SOR and
+//! PCG pressure solves, singular (closed) and non-singular (outflow) pressure problems, exact
+//! (analytic) sides on a shifted slab, and a checkpoint written over several processes and
+//! continued on one. Settings that do not run over several processes are refused by key.
+//!
+//! Needs the `mpi` feature and an MPI launcher (`.ci/run` installs OpenMPI); in CI a missing
+//! launcher fails the test.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flowlab() -> &'static str {
+    env!("CARGO_BIN_EXE_flowlab")
+}
+
+/// `mpirun` with what a CI container needs (root, more processes than cores).
+fn mpirun(n: usize) -> Option<Command> {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(!common::in_ci(), "mpirun is missing (.ci/run installs OpenMPI)");
+        eprintln!("SKIPPED {}: no mpirun", common::test_name());
+        return None;
+    }
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-n",
+    ])
+    .arg(n.to_string())
+    .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+    .env("RAYON_NUM_THREADS", "1");
+    Some(c)
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flowlab-mpi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn run_args(case: &Path, sets: &[&str], steps: u64, out: &Path) -> Vec<String> {
+    let mut a = vec![
+        "run".to_string(),
+        case.display().to_string(),
+        "--quiet".into(),
+        "--force".into(),
+    ];
+    a.extend([
+        "--steps".into(),
+        steps.to_string(),
+        "--out".into(),
+        out.display().to_string(),
+    ]);
+    for s in sets {
+        a.extend(["--set".into(), s.to_string()]);
+    }
+    a
+}
+
+fn check(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).expect("summary.json"))
+        .expect("json")
+}
+
+/// Runs `case` with `sets` for `steps` steps on one process and on each of `parts`, and asserts
+/// that every decomposed run wrote the same fields, residuals and results.
+fn same_as_one_process(name: &str, case: &str, sets: &[&str], steps: u64, parts: &[usize]) {
+    let case = common::root().join("cases").join(format!("{case}.toml"));
+    let one = out_dir(&format!("{name}-1"));
+    let o = Command::new(flowlab())
+        .args(run_args(&case, sets, steps, &one))
+        .output()
+        .expect("flowlab");
+    check(&o, "the one-process run");
+    let reference = summary(&one);
+    let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
+    for &n in parts {
+        let Some(mut cmd) = mpirun(n) else { return };
+        let dir = out_dir(&format!("{name}-{n}"));
+        let o = cmd
+            .arg(flowlab())
+            .args(run_args(&case, sets, steps, &dir))
+            .output()
+            .expect("mpirun");
+        check(&o, &format!("the run over {n} processes"));
+        let s = summary(&dir);
+        assert_eq!(s["processes"], n, "{name}: summary.json's processes");
+        assert_eq!(s["steps"], reference["steps"], "{name}, {n} processes: steps");
+        assert_eq!(s["time"], reference["time"], "{name}, {n} processes: time");
+        assert_eq!(
+            s["final_residuals"], reference["final_residuals"],
+            "{name}, {n} processes: residuals"
+        );
+        let mut results = s["results"].clone();
+        results.as_object_mut().expect("results").remove("parts");
+        assert_eq!(results, reference["results"], "{name}, {n} processes: results");
+        let decomposed = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
+        assert!(
+            decomposed == fields,
+            "{name}, {n} processes: fields.vti differs from the one-process run's"
+        );
+        eprintln!("{name}: {n} processes = 1 process, bit for bit, after {steps} steps");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&one);
+}
+
+#[test]
+fn cavity_3d_pcg_and_tvd_over_two_and_three_processes() {
+    same_as_one_process(
+        "cavity3d",
+        "cavity_3d_re100",
+        &[
+            "grid.nx=16",
+            "grid.ny=12",
+            "grid.nz=20",
+            "solver.pressure_solver=pcg",
+            "solver.convection=tvd",
+            "solver.time_integrator=ab2",
+        ],
+        15,
+        &[2, 3],
+    );
+}
+
+#[test]
+fn cavity_2d_f32_sor_quick_and_jacobi() {
+    let base = [
+        "grid.nx=24",
+        "grid.ny=26",
+        "solver.tolerance=1e-4",
+        "solver.precision=f32",
+    ];
+    let sor: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["solver.pressure_solver=sor", "solver.convection=quick"])
+        .collect();
+    same_as_one_process("cavity2d-sor", "lid_driven_cavity_re100", &sor, 30, &[3]);
+    let jacobi: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["solver.pressure_solver=jacobi", "solver.convection=upwind"])
+        .collect();
+    same_as_one_process("cavity2d-jacobi", "lid_driven_cavity_re100", &jacobi, 20, &[2]);
+}
+
+#[test]
+fn exact_sides_on_shifted_slabs() {
+    same_as_one_process(
+        "ethier-steinman",
+        "ethier_steinman",
+        &[
+            "grid.nx=12",
+            "grid.ny=12",
+            "grid.nz=16",
+            "solver.pressure_solver=pcg",
+        ],
+        8,
+        &[2, 3],
+    );
+}
+
+#[test]
+fn outflow_on_the_cut_axis() {
+    // A channel along y (the cut axis in 2D): inflow at the bottom, outflow at the top, where
+    // the pressure is fixed, so the pressure problem is not singular.
+    same_as_one_process(
+        "channel",
+        "lid_driven_cavity_re100",
+        &[
+            "grid.nx=12",
+            "grid.ny=32",
+            "grid.extents=[1.0, 2.0]",
+            "boundary.top={ type = \"outflow\" }",
+            "boundary.bottom={ type = \"inflow\", velocity = [0.0, 1.0] }",
+            "solver.pressure_solver=pcg",
+        ],
+        25,
+        &[3],
+    );
+}
+
+#[test]
+fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
+    let case = common::root().join("cases/cavity_3d_re100.toml");
+    for (sets, key) in [
+        (&["grid.nz=16"][..], "solver.pressure_solver"),
+        (&["grid.nz=6", "solver.pressure_solver=pcg"][..], "grid.nz"),
+    ] {
+        let Some(mut cmd) = mpirun(2) else { return };
+        let dir = out_dir("refused");
+        let o = cmd
+            .arg(flowlab())
+            .args(run_args(&case, sets, 1, &dir))
+            .output()
+            .expect("mpirun");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{sets:?} ran over 2 processes");
+        assert!(
+            err.contains(key),
+            "{sets:?}: the error does not name {key}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn checkpoints_move_between_one_process_and_several() {
+    let case = common::root().join("cases/cavity_3d_re100.toml");
+    let sets = [
+        "grid.nx=12",
+        "grid.ny=12",
+        "grid.nz=16",
+        "solver.pressure_solver=pcg",
+        "solver.time_integrator=ab2",
+    ];
+    let one = out_dir("ckpt-1");
+    let o = Command::new(flowlab())
+        .args(run_args(&case, &sets, 20, &one))
+        .output()
+        .expect("flowlab");
+    check(&o, "the uninterrupted run");
+    let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
+    // Written over two processes, continued on one; and written on one, continued over three.
+    for (first, then) in [(2, 1), (1, 3)] {
+        let dir = out_dir(&format!("ckpt-{first}-{then}"));
+        let mut args = run_args(&case, &sets, 10, &dir);
+        args.extend(["--checkpoint-every".into(), "10".into()]);
+        let o = match first {
+            1 => Command::new(flowlab()).args(&args).output(),
+            n => {
+                let Some(mut cmd) = mpirun(n) else { return };
+                cmd.arg(flowlab()).args(&args).output()
+            }
+        }
+        .expect("first half");
+        check(&o, "the first half");
+        let checkpoint = dir.join("checkpoint.flowlab");
+        let args = [
+            "run".to_string(),
+            "--restart".into(),
+            checkpoint.display().to_string(),
+            "--steps".into(),
+            "20".into(),
+            "--quiet".into(),
+            "--out".into(),
+            dir.display().to_string(),
+        ];
+        let o = match then {
+            1 => Command::new(flowlab()).args(&args).output(),
+            n => {
+                let Some(mut cmd) = mpirun(n) else { return };
+                cmd.arg(flowlab()).args(&args).output()
+            }
+        }
+        .expect("second half");
+        check(&o, "the continued run");
+        let continued = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
+        assert!(
+            continued == fields,
+            "{first} then {then} processes: the continued run differs from the uninterrupted one"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&one);
+}
