@@ -1,8 +1,8 @@
 //! Runs over several processes (`mpirun -n N flowlab run`, the grid cut into slabs along its
 //! last axis, `flowlab::parallel`) give the single-process results bit for bit: the fields
 //! (`fields.vti`), the final residuals and the summary's results, for 2D and 3D, f32 and f64,
-//! every convection scheme's reach (TVD and QUICK read two faces across a cut), Jacobi, SOR and
-//! PCG pressure solves, singular (closed) and non-singular (outflow) pressure problems, exact
+//! every convection scheme's reach (TVD and QUICK read two faces across a cut), Jacobi, SOR,
+//! PCG and multigrid pressure solves (coarse levels cut into slabs, then gathered), singular (closed) and non-singular (outflow) pressure problems, exact
 //! (analytic) sides on a shifted slab, and a checkpoint written over several processes and
 //! continued on one. Settings that do not run over several processes are refused by key.
 //!
@@ -167,6 +167,33 @@ fn cavity_2d_f32_sor_quick_and_jacobi() {
 }
 
 #[test]
+fn multigrid_with_cut_and_gathered_levels() {
+    // 64^2 over 4: levels 1 and 2 are cut into slabs too, level 3 (8^2) is gathered.
+    same_as_one_process(
+        "mg-64",
+        "lid_driven_cavity_re100",
+        &["grid.nx=64", "grid.ny=64"],
+        10,
+        &[4],
+    );
+    // 32 x 40 over 3: the cuts (12, 26) do not halve to even cuts, so level 1 is gathered.
+    same_as_one_process(
+        "mg-40",
+        "lid_driven_cavity_re100",
+        &["grid.nx=32", "grid.ny=40"],
+        10,
+        &[3],
+    );
+    same_as_one_process(
+        "mg-3d",
+        "cavity_3d_re100",
+        &["grid.nx=16", "grid.ny=16", "grid.nz=32", "solver.convection=tvd"],
+        5,
+        &[2],
+    );
+}
+
+#[test]
 fn exact_sides_on_shifted_slabs() {
     same_as_one_process(
         "ethier-steinman",
@@ -206,7 +233,11 @@ fn outflow_on_the_cut_axis() {
 fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
     let case = common::root().join("cases/cavity_3d_re100.toml");
     for (sets, key) in [
-        (&["grid.nz=16"][..], "solver.pressure_solver"),
+        (
+            &["grid.nz=16", "solver.pressure_solver=fft"][..],
+            "solver.pressure_solver",
+        ),
+        (&["grid.nz=16", "solver.method=simplec"][..], "solver.method"),
         (&["grid.nz=6", "solver.pressure_solver=pcg"][..], "grid.nz"),
     ] {
         let Some(mut cmd) = mpirun(2) else { return };

@@ -69,6 +69,11 @@ impl<T: Real> RowSums<T> {
         }
     }
 
+    /// The link to the other parts (`None` on an undivided grid).
+    pub fn link(&self) -> Option<&SlabLink> {
+        self.part.as_ref().map(|p| &p.link)
+    }
+
     /// Rows of the whole grid's array.
     pub fn whole_rows(&self) -> usize {
         self.part.as_ref().map_or(self.partial.len(), |p| p.rows)

@@ -37,6 +37,29 @@ impl Slabs {
         Ok(Self { starts })
     }
 
+    /// The slabs of the grid coarsened once along the cut axis (every cut halved), if each
+    /// part keeps at least `2 EXTENSION` layers and the cuts stay on even layers (multigrid's
+    /// coarse levels).
+    pub fn coarser(&self) -> Option<Self> {
+        let ok = self.starts.iter().all(|s| s % 4 == 0 || *s == self.whole())
+            && self.whole() % 2 == 0
+            && self.starts.windows(2).all(|w| (w[1] - w[0]) / 2 >= 2 * EXTENSION);
+        ok.then(|| self.halved())
+    }
+
+    /// Every cut halved (the cuts must be even): which coarse cells each part's own cells
+    /// restrict to, whether or not the coarse grid could be stepped in slabs.
+    pub fn halved(&self) -> Self {
+        Self {
+            starts: self.starts.iter().map(|s| s / 2).collect(),
+        }
+    }
+
+    /// Cells along the cut axis.
+    pub fn whole(&self) -> usize {
+        *self.starts.last().expect("a part")
+    }
+
     pub fn parts(&self) -> usize {
         self.starts.len() - 1
     }
@@ -128,7 +151,16 @@ impl SlabLink {
     /// ghost layers each side) gathered into `whole`, the whole grid's array.
     pub fn gather<T: Real>(&self, x: &[T], layer_len: usize, ghosts: usize, whole: &mut [T]) {
         let here = self.contributed_here(ghosts);
-        let mine = &x[here.start * layer_len..here.end * layer_len];
+        self.gather_contributed(
+            &x[here.start * layer_len..here.end * layer_len],
+            layer_len,
+            ghosts,
+            whole,
+        );
+    }
+
+    /// [`SlabLink::gather`] from just this part's contributed layers, `mine`.
+    pub fn gather_contributed<T: Real>(&self, mine: &[T], layer_len: usize, ghosts: usize, whole: &mut [T]) {
         let counts: Vec<usize> = (0..self.slabs.parts())
             .map(|r| self.contributed(r, ghosts).len() * layer_len * std::mem::size_of::<T>())
             .collect();

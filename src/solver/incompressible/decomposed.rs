@@ -88,13 +88,22 @@ fn part_config(cfg: &Config, link: &SlabLink) -> Config {
 fn unsupported(cfg: &Config, parts: usize) -> Option<Invalid> {
     use PressureSolverKind::*;
     let last = cfg.grid.dim - 1;
-    if matches!(cfg.poisson.kind, Multigrid | Fft) {
+    let refused = match cfg.poisson.kind {
+        Fft => Some("the transform solve does not run on a grid cut into slabs"),
+        // `Laplacian::coarsen`'s rule.
+        Multigrid
+            if cfg.grid.n[..cfg.grid.dim].iter().any(|n| n % 2 != 0)
+                || cfg.grid.n[..cfg.grid.dim].iter().all(|&n| n < 4)
+                || cfg.grid.n[..cfg.grid.dim].iter().product::<usize>() <= 64 =>
+        {
+            Some("multigrid needs a grid that coarsens at least once (even sizes, more than 64 cells)")
+        }
+        _ => None,
+    };
+    if let Some(why) = refused {
         return Some(Invalid::new(
             "solver.pressure_solver",
-            format!(
-                "on {parts} processes the pressure solver is jacobi, sor or pcg ({:?} does not run on a grid cut into slabs yet)",
-                cfg.poisson.kind
-            ),
+            format!("on {parts} processes the pressure solver is jacobi, sor, pcg or multigrid ({why})"),
         ));
     }
     if cfg.bc[last][0] == (Boundary::Periodic {}) {

@@ -55,10 +55,9 @@ pub struct PoissonSolver<T: Real, const D: usize> {
     work: Workspace<T, D>,
     /// Reductions over the grid's rows (and, on a part of a decomposed grid, the exchange).
     sums: RowSums<T>,
-    /// Cells per axis of the whole grid (the SOR factor's) and whether its operator is
-    /// singular; `op` is this part's.
-    whole_n: [usize; D],
-    singular: bool,
+    /// The whole grid's operator (`op` is this part's; the same on one process): its size sets
+    /// the SOR factor, its sides whether the problem is singular.
+    whole: Laplacian<T, D>,
 }
 
 enum Workspace<T: Real, const D: usize> {
@@ -75,26 +74,31 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
     }
 
     /// The solver on one part of a decomposed grid: `op` on its stored cells, `sums` its
-    /// reductions and exchange, `whole` the whole grid's operator. Jacobi, SOR and PCG run on
-    /// parts (`Config::from_spec` admits no other on several).
+    /// reductions and exchange, `whole` the whole grid's operator. Every solver but the transform
+    /// solve runs on parts (multigrid where the whole grid coarsens at least once).
     pub fn part(
         op: Laplacian<T, D>,
         settings: PoissonSettings,
         sums: RowSums<T>,
         whole: &Laplacian<T, D>,
     ) -> Self {
-        let work = Self::workspace(&op, settings.kind);
+        let work = Self::workspace(&op, settings.kind, &sums, whole);
         Self {
             sums,
             op,
             settings,
             work,
-            whole_n: whole.n,
-            singular: whole.singular(),
+            whole: *whole,
         }
     }
 
-    fn workspace(op: &Laplacian<T, D>, kind: PressureSolverKind) -> Workspace<T, D> {
+    /// The workspace of `kind` on `op`, a part of `whole` where `sums` links it to the others.
+    fn workspace(
+        op: &Laplacian<T, D>,
+        kind: PressureSolverKind,
+        sums: &RowSums<T>,
+        whole: &Laplacian<T, D>,
+    ) -> Workspace<T, D> {
         let n = op.len();
         match kind {
             PressureSolverKind::Jacobi => Workspace::Jacobi {
@@ -102,7 +106,10 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
             },
             PressureSolverKind::Sor => Workspace::Sor,
             PressureSolverKind::Pcg => Workspace::Pcg(CgWork::new(n)),
-            PressureSolverKind::Multigrid => Workspace::Multigrid(Box::new(Multigrid::new(*op))),
+            PressureSolverKind::Multigrid => Workspace::Multigrid(Box::new(match sums.link() {
+                None => Multigrid::new(*op),
+                Some(link) => Multigrid::part(*op, whole, link),
+            })),
             PressureSolverKind::Fft => Workspace::Spectral(Box::new(
                 Spectral::new(op).expect("Config::from_spec admits fft for paired sides only"),
             )),
@@ -112,7 +119,7 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
     /// Changes the settings; a change of method rebuilds the workspace (outside the step).
     pub fn set_settings(&mut self, settings: PoissonSettings) {
         if settings.kind != self.settings.kind {
-            self.work = Self::workspace(&self.op, settings.kind);
+            self.work = Self::workspace(&self.op, settings.kind, &self.sums, &self.whole);
         }
         self.settings = settings;
     }
@@ -121,7 +128,7 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
     /// (compatibility of a singular problem).
     pub fn solve(&mut self, p: &mut [T], b: &mut [T]) -> SolveStats {
         let op = self.op;
-        let singular = self.singular;
+        let singular = self.whole.singular();
         let sums = &mut self.sums;
         if singular {
             remove_mean(b, sums, op.nx());
@@ -138,7 +145,7 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
         }
         let target = T::of(self.settings.tolerance) * b_norm;
         let max = self.settings.max_iterations;
-        let whole_n = self.whole_n;
+        let whole_n = self.whole.n;
         let (iterations, r_norm) = match &mut self.work {
             Workspace::Jacobi { next } => jacobi::solve(&op, p, b, next, sums, target, max),
             Workspace::Sor => {

@@ -9,12 +9,19 @@
 //! multilinear, weight `(3/4)^(D - m) (1/4)^m` for the coarse cell `m` axes away (bilinear
 //! 9/16, 3/16, 3/16, 1/16 in 2D), with ghost values from the boundary conditions. The coarsest
 //! grid is solved by conjugate gradients to a tight tolerance.
+//!
+//! On a part of a grid cut into slabs ([`crate::parallel`]) the levels stay cut while every
+//! part keeps at least four layers on even cuts; each level's part stores two layers beyond its
+//! own towards each neighbour, refreshed after every smoothing colour and prolongation. The
+//! first level that cannot be cut is gathered from all parts and cycled (down to the coarse
+//! solve and back) on every part alike as the whole grid's hierarchy, and each part
+//! prolongs from it: the same operations as on one process, bit for bit.
 
 use super::conjugate_gradient::{self, Preconditioner};
 use super::laplacian::Laplacian;
 use super::red_black::colour_sweep;
 use super::{remove_mean, residual};
-use crate::parallel::RowSums;
+use crate::parallel::{RowSums, SlabLink};
 use crate::solver::linear::CgWork;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -29,13 +36,48 @@ struct Level<T, const D: usize> {
     /// Correction unknown and right-hand side (coarse levels only; level 0 uses the caller's).
     x: Vec<T>,
     b: Vec<T>,
+    /// Reductions and, on a part, the exchange of this level's stored layers.
     sums: RowSums<T>,
+    /// Along the last axis, the index in this level of the first child of the next level's
+    /// cell 0 (0 on one process; -2 on a part with a lower neighbour).
+    offset: isize,
+}
+
+impl<T: Real, const D: usize> Level<T, D> {
+    fn new(op: Laplacian<T, D>, sums: RowSums<T>) -> Self {
+        let n = op.len();
+        Self {
+            op,
+            r: vec![T::zero(); n],
+            x: vec![T::zero(); n],
+            b: vec![T::zero(); n],
+            sums,
+            offset: 0,
+        }
+    }
+}
+
+/// On a part, the first level not cut into slabs: the part restricts its own cells' residual
+/// into `owned_b`, all parts gather it into `b`, and each cycles `whole` on it and prolongs
+/// from `x`.
+struct Gathered<T, const D: usize> {
+    whole: Multigrid<T, D>,
+    link: SlabLink,
+    /// The part's own cells of this level (for the restriction).
+    owned: Laplacian<T, D>,
+    owned_b: Vec<T>,
+    b: Vec<T>,
+    x: Vec<T>,
+    /// As [`Level::offset`], from the finer level's part to `owned` and to the whole level.
+    restrict_offset: isize,
+    prolong_offset: isize,
 }
 
 /// The multigrid hierarchy and its buffers.
 pub struct Multigrid<T, const D: usize> {
     levels: Vec<Level<T, D>>,
     coarse_cg: CgWork<T>,
+    gathered: Option<Box<Gathered<T, D>>>,
 }
 
 impl<T: Real, const D: usize> Multigrid<T, D> {
@@ -43,26 +85,77 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
         let mut levels = Vec::new();
         let mut cur = Some(op);
         while let Some(op) = cur {
-            let n = op.len();
-            levels.push(Level {
-                op,
-                r: vec![T::zero(); n],
-                x: vec![T::zero(); n],
-                b: vec![T::zero(); n],
-                sums: RowSums::whole(op.rows()),
-            });
-            cur = if n > 64 { op.coarsen() } else { None };
+            levels.push(Level::new(op, RowSums::whole(op.rows())));
+            cur = coarser(&op);
         }
         let coarsest = levels.last().expect("at least one level").op.len();
         Self {
             levels,
             coarse_cg: CgWork::new(coarsest),
+            gathered: None,
+        }
+    }
+
+    /// The hierarchy of one part of a grid cut into `link`'s slabs: `op` on its stored cells,
+    /// `whole` the whole grid's operator, which must coarsen at least once.
+    pub fn part(op: Laplacian<T, D>, whole: &Laplacian<T, D>, link: &SlabLink) -> Self {
+        let last = D - 1;
+        let level_sums = |op: &Laplacian<T, D>, whole: &Laplacian<T, D>, link: &SlabLink| {
+            RowSums::part(link, op.rows(), op.rows() / op.n[last], op.nx(), 0, whole.rows())
+        };
+        let mut levels = vec![Level::new(op, level_sums(&op, whole, link))];
+        let (mut whole, mut link) = (*whole, link.clone());
+        let mut gathered = None;
+        while let Some(next) = coarser(&whole) {
+            let fine = levels.last_mut().expect("level 0");
+            let fine_start = link.slabs.stored(link.rank()).start as isize;
+            match link.slabs.coarser().filter(|_| coarser(&next).is_some()) {
+                Some(slabs) => {
+                    let coarse_link = SlabLink {
+                        slabs,
+                        comm: link.comm.clone(),
+                    };
+                    let stored = coarse_link.slabs.stored(coarse_link.rank());
+                    fine.offset = 2 * stored.start as isize - fine_start;
+                    let mut n = next.n;
+                    n[last] = stored.len();
+                    let op = with_cells(&next, n, fine.op.bc);
+                    levels.push(Level::new(op, level_sums(&op, &next, &coarse_link)));
+                    (whole, link) = (next, coarse_link);
+                }
+                None => {
+                    let owned = link.slabs.owned(link.rank());
+                    let mut n = next.n;
+                    n[last] = owned.len() / 2;
+                    let owned_op = with_cells(&next, n, fine.op.bc);
+                    gathered = Some(Box::new(Gathered {
+                        whole: Multigrid::new(next),
+                        link: SlabLink {
+                            slabs: link.slabs.halved(),
+                            comm: link.comm.clone(),
+                        },
+                        owned: owned_op,
+                        owned_b: vec![T::zero(); owned_op.len()],
+                        b: vec![T::zero(); next.len()],
+                        x: vec![T::zero(); next.len()],
+                        restrict_offset: owned.start as isize - fine_start,
+                        prolong_offset: -fine_start,
+                    }));
+                    break;
+                }
+            }
+        }
+        assert!(gathered.is_some(), "a grid cut into slabs coarsens at least once");
+        Self {
+            levels,
+            coarse_cg: CgWork::new(0),
+            gathered,
         }
     }
 
     /// Number of grid levels (the finest included).
     pub fn depth(&self) -> usize {
-        self.levels.len()
+        self.levels.len() + self.gathered.as_ref().map_or(0, |g| g.whole.depth())
     }
 
     /// V-cycles until `||b - L p|| <= target`; returns (cycles, residual norm).
@@ -88,31 +181,50 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     /// One V-cycle on level `k` for `L x = b`.
     fn v_cycle(&mut self, k: usize, x: &mut [T], b: &[T]) {
         let op = self.levels[k].op;
-        if k + 1 == self.levels.len() {
+        let last = k + 1 == self.levels.len();
+        if last && self.gathered.is_none() {
             self.coarse_solve(x, b);
             return;
         }
-        for _ in 0..PRE_SMOOTH {
-            colour_sweep(&op, x, b, 0, T::one());
-            colour_sweep(&op, x, b, 1, T::one());
-        }
+        self.smooth(k, x, b, [0, 1], PRE_SMOOTH);
         let (fine, coarse) = self.levels.split_at_mut(k + 1);
         let fine = &mut fine[k];
-        residual(&op, x, b, &mut fine.r, &mut fine.sums);
-        let c = &mut coarse[0];
-        restrict(&op, &fine.r, &c.op, &mut c.b);
-        c.x.par_iter_mut().for_each(|v| *v = T::zero());
-        // Recurse with the coarse buffers moved out so `self` stays borrowable.
-        let mut cx = std::mem::take(&mut c.x);
-        let cb = std::mem::take(&mut c.b);
-        self.v_cycle(k + 1, &mut cx, &cb);
-        let c = &mut self.levels[k + 1];
-        prolong_add(&c.op, &cx, &op, x);
-        c.x = cx;
-        c.b = cb;
-        for _ in 0..POST_SMOOTH {
-            colour_sweep(&op, x, b, 1, T::one());
-            colour_sweep(&op, x, b, 0, T::one());
+        defect(&op, x, b, &mut fine.r);
+        if last {
+            let g = self.gathered.as_mut().expect("a gathered level");
+            restrict(&op, &fine.r, &g.owned, &mut g.owned_b, g.restrict_offset);
+            g.link
+                .gather_contributed(&g.owned_b, g.owned.stride[D - 1], 0, &mut g.b);
+            g.x.par_iter_mut().for_each(|v| *v = T::zero());
+            g.whole.v_cycle(0, &mut g.x, &g.b);
+            prolong_add(&g.whole.levels[0].op, &g.x, &op, x, g.prolong_offset);
+        } else {
+            let c = &mut coarse[0];
+            restrict(&op, &fine.r, &c.op, &mut c.b, fine.offset);
+            c.x.par_iter_mut().for_each(|v| *v = T::zero());
+            // Recurse with the coarse buffers moved out so `self` stays borrowable.
+            let mut cx = std::mem::take(&mut c.x);
+            let cb = std::mem::take(&mut c.b);
+            let offset = fine.offset;
+            self.v_cycle(k + 1, &mut cx, &cb);
+            let c = &mut self.levels[k + 1];
+            prolong_add(&c.op, &cx, &op, x, offset);
+            c.x = cx;
+            c.b = cb;
+        }
+        self.levels[k].sums.exchange(x);
+        self.smooth(k, x, b, [1, 0], POST_SMOOTH);
+    }
+
+    /// `sweeps` red-black Gauss-Seidel sweeps on level `k`, colours in `order`; on a part the
+    /// stored layers are refreshed after each colour.
+    fn smooth(&self, k: usize, x: &mut [T], b: &[T], order: [usize; 2], sweeps: usize) {
+        let level = &self.levels[k];
+        for _ in 0..sweeps {
+            for colour in order {
+                colour_sweep(&level.op, x, b, colour, T::one());
+                level.sums.exchange(x);
+            }
         }
     }
 
@@ -141,15 +253,52 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     }
 }
 
-/// `coarse_b = mean of the 2^D children of fine_r` (summed in the order of [`children`]).
-fn restrict<T: Real, const D: usize>(fine: &Laplacian<T, D>, r: &[T], coarse: &Laplacian<T, D>, b: &mut [T]) {
+/// The next coarser level of the hierarchy, while `op` has more than 64 cells and coarsens.
+fn coarser<T: Real, const D: usize>(op: &Laplacian<T, D>) -> Option<Laplacian<T, D>> {
+    if op.len() > 64 { op.coarsen() } else { None }
+}
+
+/// `level`'s operator on a box of `n` cells with the sides `bc` (a part's).
+fn with_cells<T: Real, const D: usize>(
+    level: &Laplacian<T, D>,
+    n: [usize; D],
+    bc: [[super::FaceBc; 2]; D],
+) -> Laplacian<T, D> {
+    let mut op = Laplacian::new(n, [1.0; D], bc);
+    op.ih2 = level.ih2;
+    op
+}
+
+/// `r = b - L x` (the residual without its norm).
+fn defect<T: Real, const D: usize>(op: &Laplacian<T, D>, x: &[T], b: &[T], r: &mut [T]) {
+    super::apply(op, x, r);
+    r.par_iter_mut().zip(b.par_iter()).for_each(|(r, &b)| *r = b - *r);
+}
+
+/// `coarse_b = mean of the 2^D children of fine_r` (summed in the order of [`children`]). Along
+/// the last axis the first child of coarse cell `k` is fine cell `2 k + offset`; coarse cells
+/// whose children lie outside the fine box (a part's outer stored layers) are left alone.
+fn restrict<T: Real, const D: usize>(
+    fine: &Laplacian<T, D>,
+    r: &[T],
+    coarse: &Laplacian<T, D>,
+    b: &mut [T],
+    offset: isize,
+) {
     let cnx = coarse.nx();
+    let last = D - 1;
     let scale = T::of(0.5f64.powi(D as i32));
     b.par_chunks_mut(cnx).enumerate().for_each(|(jc, row)| {
-        let mut idx = coarse.row_index(jc);
+        // The fine index of the first child, x at 0.
+        let mut idx = coarse.row_index(jc).map(|c| 2 * c);
+        let child = idx[last] as isize + offset;
+        if child < 0 || child + 1 >= fine.n[last] as isize {
+            return;
+        }
+        idx[last] = child as usize;
         for (ic, bc) in row.iter_mut().enumerate() {
-            idx[0] = ic;
-            let first = (0..D).fold(0, |k, a| k + 2 * idx[a] * fine.stride[a]);
+            idx[0] = 2 * ic;
+            let first = (0..D).fold(0, |k, a| k + idx[a] * fine.stride[a]);
             let mut sum = r[first];
             for child in 1..1usize << D {
                 sum = sum + r[first + children(fine, child)];
@@ -169,12 +318,14 @@ fn children<T, const D: usize>(fine: &Laplacian<T, D>, child: usize) -> usize {
 }
 
 /// `x += multilinear interpolation of e` (cell-centred weights `(3/4)^(D - m) (1/4)^m` for the
-/// coarse cell `m` axes away, towards the fine cell's side).
+/// coarse cell `m` axes away, towards the fine cell's side); along the last axis fine cell `f`
+/// lies in coarse cell `(f - offset) / 2` ([`restrict`]'s offset, even).
 fn prolong_add<T: Real, const D: usize>(
     coarse: &Laplacian<T, D>,
     e: &[T],
     fine: &Laplacian<T, D>,
     x: &mut [T],
+    offset: isize,
 ) {
     let fnx = fine.nx();
     // weight[m] for the neighbours m axes away.
@@ -184,7 +335,8 @@ fn prolong_add<T: Real, const D: usize>(
         let mut fidx = fine.row_index(jf);
         for (if_, xi) in row.iter_mut().enumerate() {
             fidx[0] = if_;
-            let centre: [isize; D] = fidx.map(|f| (f / 2) as isize);
+            let mut centre: [isize; D] = fidx.map(|f| (f / 2) as isize);
+            centre[D - 1] = (fidx[D - 1] as isize - offset).div_euclid(2);
             let towards: [isize; D] = fidx.map(|f| if f % 2 == 0 { -1 } else { 1 });
             // Neighbours grouped by how many axes they step along, each group summed in
             // neighbour order (in 2D: 9/16 e00 + 3/16 (e10 + e01) + 1/16 e11).
