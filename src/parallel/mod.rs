@@ -45,4 +45,6 @@ pub trait Communicator: Send + Sync {
     fn all_gather(&self, mine: &[u8], counts: &[usize], all: &mut [u8]);
     /// The largest `x` over all parts.
     fn all_max(&self, x: f64) -> f64;
+    /// Seconds this part has spent in the calls above, waiting for the others included.
+    fn seconds(&self) -> f64;
 }

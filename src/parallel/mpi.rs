@@ -8,6 +8,8 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::Communicator as _;
 use mpi::traits::*;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// MPI for the length of a run: initialised with `MPI_THREAD_SERIALIZED` (the solver steps on
 /// a worker thread of rayon's pool, one thread at a time), finalised when dropped.
@@ -25,6 +27,7 @@ impl Session {
     pub fn world(&self) -> Arc<dyn Communicator> {
         Arc::new(Mpi {
             world: self.universe.world(),
+            nanos: AtomicU64::new(0),
         })
     }
 
@@ -35,9 +38,20 @@ impl Session {
     }
 }
 
-/// MPI's world communicator.
+/// MPI's world communicator, and the time spent in it.
 struct Mpi {
     world: SimpleCommunicator,
+    nanos: AtomicU64,
+}
+
+impl Mpi {
+    fn timed<R>(&self, f: impl FnOnce() -> R) -> R {
+        let start = Instant::now();
+        let r = f();
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
+    }
 }
 
 // SAFETY: MPI is initialised with MPI_THREAD_SERIALIZED and a solver calls it from one
@@ -55,6 +69,28 @@ impl Communicator for Mpi {
     }
 
     fn exchange(&self, to_lower: &[u8], to_upper: &[u8], from_lower: &mut [u8], from_upper: &mut [u8]) {
+        self.timed(|| self.exchange_now(to_lower, to_upper, from_lower, from_upper))
+    }
+
+    fn all_gather(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) {
+        self.timed(|| self.all_gather_now(mine, counts, all))
+    }
+
+    fn all_max(&self, x: f64) -> f64 {
+        self.timed(|| {
+            let mut out = 0.0;
+            self.world.all_reduce_into(&x, &mut out, SystemOperation::max());
+            out
+        })
+    }
+
+    fn seconds(&self) -> f64 {
+        self.nanos.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+}
+
+impl Mpi {
+    fn exchange_now(&self, to_lower: &[u8], to_upper: &[u8], from_lower: &mut [u8], from_upper: &mut [u8]) {
         let rank = self.world.rank();
         let size = self.world.size();
         // Upward first (every part sends its top to the part above), then downward.
@@ -76,26 +112,45 @@ impl Communicator for Mpi {
         }
     }
 
-    fn all_gather(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) {
-        let counts: Vec<i32> = counts
-            .iter()
-            .map(|&c| i32::try_from(c).expect("a part's share of a gather stays under 2 GiB"))
-            .collect();
-        let displs: Vec<i32> = counts
-            .iter()
-            .scan(0, |at, &c| {
-                let d = *at;
-                *at += c;
-                Some(d)
-            })
-            .collect();
-        let mut partition = PartitionMut::new(all, counts, displs);
-        self.world.all_gather_varcount_into(mine, &mut partition);
+    /// `MPI_Allgatherv` counts in `int`: parts' shares over [`CHUNK`] bytes go in rounds of at
+    /// most that much each, through a buffer of one round.
+    fn all_gather_now(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) {
+        const CHUNK: usize = 1 << 30;
+        let displs = starts(counts);
+        let ints = |v: &[usize]| -> Vec<i32> { v.iter().map(|&c| c as i32).collect() };
+        let rounds = counts.iter().max().map_or(1, |m| m.div_ceil(CHUNK).max(1));
+        if rounds == 1 {
+            let mut partition = PartitionMut::new(all, ints(counts), ints(&displs));
+            self.world.all_gather_varcount_into(mine, &mut partition);
+            return;
+        }
+        for round in 0..rounds {
+            let piece: Vec<usize> = counts
+                .iter()
+                .map(|&c| c.saturating_sub(round * CHUNK).min(CHUNK))
+                .collect();
+            let at = starts(&piece);
+            let mut buffer = vec![0u8; piece.iter().sum()];
+            let start = (round * CHUNK).min(mine.len());
+            let send = &mine[start..start + piece[self.world.rank() as usize]];
+            let mut partition = PartitionMut::new(&mut buffer[..], ints(&piece), ints(&at));
+            self.world.all_gather_varcount_into(send, &mut partition);
+            for p in 0..counts.len() {
+                let to = displs[p] + round * CHUNK;
+                all[to..to + piece[p]].copy_from_slice(&buffer[at[p]..at[p] + piece[p]]);
+            }
+        }
     }
+}
 
-    fn all_max(&self, x: f64) -> f64 {
-        let mut out = 0.0;
-        self.world.all_reduce_into(&x, &mut out, SystemOperation::max());
-        out
-    }
+/// Where each of `counts` starts when they are laid end to end.
+fn starts(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect()
 }

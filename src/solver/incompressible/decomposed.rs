@@ -181,6 +181,7 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.with_whole(|w| w.summary());
         m.insert("parts".into(), self.link.slabs.parts().into());
+        m.insert("communication_seconds".into(), self.link.comm.seconds().into());
         m
     }
 
