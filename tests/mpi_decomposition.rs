@@ -44,6 +44,19 @@ fn mpirun(n: usize) -> Option<Command> {
     Some(c)
 }
 
+/// `flowlab args` on one process, or on `n` under `mpirun` (`None`: no launcher, skipped).
+fn flowlab_on(n: usize, args: &[String]) -> Option<Output> {
+    let mut cmd = match n {
+        1 => Command::new(flowlab()),
+        n => {
+            let mut c = mpirun(n)?;
+            c.arg(flowlab());
+            c
+        }
+    };
+    Some(cmd.args(args).output().expect("flowlab"))
+}
+
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("flowlab-mpi-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -88,21 +101,15 @@ fn summary(dir: &Path) -> serde_json::Value {
 fn same_as_one_process(name: &str, case: &str, sets: &[&str], steps: u64, parts: &[usize]) {
     let case = common::root().join("cases").join(format!("{case}.toml"));
     let one = out_dir(&format!("{name}-1"));
-    let o = Command::new(flowlab())
-        .args(run_args(&case, sets, steps, &one))
-        .output()
-        .expect("flowlab");
+    let o = flowlab_on(1, &run_args(&case, sets, steps, &one)).expect("one process");
     check(&o, "the one-process run");
     let reference = summary(&one);
     let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
     for &n in parts {
-        let Some(mut cmd) = mpirun(n) else { return };
         let dir = out_dir(&format!("{name}-{n}"));
-        let o = cmd
-            .arg(flowlab())
-            .args(run_args(&case, sets, steps, &dir))
-            .output()
-            .expect("mpirun");
+        let Some(o) = flowlab_on(n, &run_args(&case, sets, steps, &dir)) else {
+            return;
+        };
         check(&o, &format!("the run over {n} processes"));
         let s = summary(&dir);
         assert_eq!(s["processes"], n, "{name}: summary.json's processes");
@@ -113,7 +120,17 @@ fn same_as_one_process(name: &str, case: &str, sets: &[&str], steps: u64, parts:
             "{name}, {n} processes: residuals"
         );
         let mut results = s["results"].clone();
-        results.as_object_mut().expect("results").remove("parts");
+        let extra = results.as_object_mut().expect("results");
+        assert_eq!(
+            extra.remove("parts"),
+            Some(n.into()),
+            "{name}: the results' parts"
+        );
+        assert!(
+            extra
+                .remove("communication_seconds")
+                .is_some_and(|t| t.as_f64().is_some_and(|t| t >= 0.0))
+        );
         assert_eq!(results, reference["results"], "{name}, {n} processes: results");
         let decomposed = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
         assert!(
@@ -240,13 +257,10 @@ fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
         (&["grid.nz=16", "solver.method=simplec"][..], "solver.method"),
         (&["grid.nz=6", "solver.pressure_solver=pcg"][..], "grid.nz"),
     ] {
-        let Some(mut cmd) = mpirun(2) else { return };
         let dir = out_dir("refused");
-        let o = cmd
-            .arg(flowlab())
-            .args(run_args(&case, sets, 1, &dir))
-            .output()
-            .expect("mpirun");
+        let Some(o) = flowlab_on(2, &run_args(&case, sets, 1, &dir)) else {
+            return;
+        };
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{sets:?} ran over 2 processes");
         assert!(
@@ -267,10 +281,7 @@ fn checkpoints_move_between_one_process_and_several() {
         "solver.time_integrator=ab2",
     ];
     let one = out_dir("ckpt-1");
-    let o = Command::new(flowlab())
-        .args(run_args(&case, &sets, 20, &one))
-        .output()
-        .expect("flowlab");
+    let o = flowlab_on(1, &run_args(&case, &sets, 20, &one)).expect("one process");
     check(&o, "the uninterrupted run");
     let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
     // Written over two processes, continued on one; and written on one, continued over three.
@@ -278,14 +289,7 @@ fn checkpoints_move_between_one_process_and_several() {
         let dir = out_dir(&format!("ckpt-{first}-{then}"));
         let mut args = run_args(&case, &sets, 10, &dir);
         args.extend(["--checkpoint-every".into(), "10".into()]);
-        let o = match first {
-            1 => Command::new(flowlab()).args(&args).output(),
-            n => {
-                let Some(mut cmd) = mpirun(n) else { return };
-                cmd.arg(flowlab()).args(&args).output()
-            }
-        }
-        .expect("first half");
+        let Some(o) = flowlab_on(first, &args) else { return };
         check(&o, "the first half");
         let checkpoint = dir.join("checkpoint.flowlab");
         let args = [
@@ -298,14 +302,7 @@ fn checkpoints_move_between_one_process_and_several() {
             "--out".into(),
             dir.display().to_string(),
         ];
-        let o = match then {
-            1 => Command::new(flowlab()).args(&args).output(),
-            n => {
-                let Some(mut cmd) = mpirun(n) else { return };
-                cmd.arg(flowlab()).args(&args).output()
-            }
-        }
-        .expect("second half");
+        let Some(o) = flowlab_on(then, &args) else { return };
         check(&o, "the continued run");
         let continued = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
         assert!(
