@@ -256,6 +256,16 @@ fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
         ),
         (&["grid.nz=16", "solver.method=simplec"][..], "solver.method"),
         (&["grid.nz=6", "solver.pressure_solver=pcg"][..], "grid.nz"),
+        // Each process's slab of a grid too large for the host.
+        (
+            &[
+                "grid.nx=16384",
+                "grid.ny=4096",
+                "grid.nz=4096",
+                "solver.pressure_solver=pcg",
+            ][..],
+            "grid.nx",
+        ),
     ] {
         let dir = out_dir("refused");
         let Some(o) = flowlab_on(2, &run_args(&case, sets, 1, &dir)) else {

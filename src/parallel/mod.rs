@@ -43,6 +43,9 @@ pub trait Communicator: Send + Sync {
     /// Concatenates every part's `mine` in rank order into `all`; `counts[r]` is part `r`'s
     /// length in bytes.
     fn all_gather(&self, mine: &[u8], counts: &[usize], all: &mut [u8]);
+    /// [`Communicator::all_gather`] into the first part only (`all` is `Some` there, `None` on
+    /// the others).
+    fn gather(&self, mine: &[u8], counts: &[usize], all: Option<&mut [u8]>);
     /// The largest `x` over all parts.
     fn all_max(&self, x: f64) -> f64;
     /// Seconds this part has spent in the calls above, waiting for the others included.

@@ -73,7 +73,11 @@ impl Communicator for Mpi {
     }
 
     fn all_gather(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) {
-        self.timed(|| self.all_gather_now(mine, counts, all))
+        self.timed(|| self.gather_now(mine, counts, Some(all), true))
+    }
+
+    fn gather(&self, mine: &[u8], counts: &[usize], all: Option<&mut [u8]>) {
+        self.timed(|| self.gather_now(mine, counts, all, false))
     }
 
     fn all_max(&self, x: f64) -> f64 {
@@ -112,16 +116,27 @@ impl Mpi {
         }
     }
 
-    /// `MPI_Allgatherv` counts in `int`: parts' shares over [`CHUNK`] bytes go in rounds of at
-    /// most that much each, through a buffer of one round.
-    fn all_gather_now(&self, mine: &[u8], counts: &[usize], all: &mut [u8]) {
+    /// `MPI_Allgatherv` (`everywhere`) or `MPI_Gatherv` to rank 0 (`all` there), whose counts
+    /// are `int`s: parts' shares over [`CHUNK`] bytes go in rounds of at most that much each,
+    /// through a buffer of one round.
+    fn gather_now(&self, mine: &[u8], counts: &[usize], mut all: Option<&mut [u8]>, everywhere: bool) {
         const CHUNK: usize = 1 << 30;
+        let root = self.world.process_at_rank(0);
+        let collect = |send: &[u8], into: Option<(&mut [u8], &[usize], &[usize])>| match into {
+            Some((buf, c, d)) => {
+                let mut partition = PartitionMut::new(buf, ints(c), ints(d));
+                if everywhere {
+                    self.world.all_gather_varcount_into(send, &mut partition);
+                } else {
+                    root.gather_varcount_into_root(send, &mut partition);
+                }
+            }
+            None => root.gather_varcount_into(send),
+        };
         let displs = starts(counts);
-        let ints = |v: &[usize]| -> Vec<i32> { v.iter().map(|&c| c as i32).collect() };
         let rounds = counts.iter().max().map_or(1, |m| m.div_ceil(CHUNK).max(1));
         if rounds == 1 {
-            let mut partition = PartitionMut::new(all, ints(counts), ints(&displs));
-            self.world.all_gather_varcount_into(mine, &mut partition);
+            collect(mine, all.map(|a| (a, counts, &displs[..])));
             return;
         }
         for round in 0..rounds {
@@ -130,11 +145,14 @@ impl Mpi {
                 .map(|&c| c.saturating_sub(round * CHUNK).min(CHUNK))
                 .collect();
             let at = starts(&piece);
-            let mut buffer = vec![0u8; piece.iter().sum()];
             let start = (round * CHUNK).min(mine.len());
             let send = &mine[start..start + piece[self.world.rank() as usize]];
-            let mut partition = PartitionMut::new(&mut buffer[..], ints(&piece), ints(&at));
-            self.world.all_gather_varcount_into(send, &mut partition);
+            let Some(all) = all.as_deref_mut() else {
+                collect(send, None);
+                continue;
+            };
+            let mut buffer = vec![0u8; piece.iter().sum()];
+            collect(send, Some((&mut buffer[..], &piece, &at)));
             for p in 0..counts.len() {
                 let to = displs[p] + round * CHUNK;
                 all[to..to + piece[p]].copy_from_slice(&buffer[at[p]..at[p] + piece[p]]);
@@ -143,6 +161,10 @@ impl Mpi {
     }
 }
 
+/// MPI's counts and displacements.
+fn ints(v: &[usize]) -> Vec<i32> {
+    v.iter().map(|&c| c as i32).collect()
+}
 /// Where each of `counts` starts when they are laid end to end.
 fn starts(counts: &[usize]) -> Vec<usize> {
     counts

@@ -148,27 +148,32 @@ impl SlabLink {
     }
 
     /// Every part's contributed layers of the array `x` (`layer_len` values a layer, `ghosts`
-    /// ghost layers each side) gathered into `whole`, the whole grid's array.
-    pub fn gather<T: Real>(&self, x: &[T], layer_len: usize, ghosts: usize, whole: &mut [T]) {
+    /// ghost layers each side) gathered into `whole`, the whole grid's array, on the first part
+    /// (`None` on the others).
+    pub fn gather<T: Real>(&self, x: &[T], layer_len: usize, ghosts: usize, whole: Option<&mut [T]>) {
         let here = self.contributed_here(ghosts);
-        self.gather_contributed(
-            &x[here.start * layer_len..here.end * layer_len],
-            layer_len,
-            ghosts,
-            whole,
+        let mine = &x[here.start * layer_len..here.end * layer_len];
+        self.comm.gather(
+            bytemuck::cast_slice(mine),
+            &self.byte_counts::<T>(layer_len, ghosts),
+            whole.map(|w| bytemuck::cast_slice_mut(w)),
         );
     }
 
-    /// [`SlabLink::gather`] from just this part's contributed layers, `mine`.
-    pub fn gather_contributed<T: Real>(&self, mine: &[T], layer_len: usize, ghosts: usize, whole: &mut [T]) {
-        let counts: Vec<usize> = (0..self.slabs.parts())
-            .map(|r| self.contributed(r, ghosts).len() * layer_len * std::mem::size_of::<T>())
-            .collect();
+    /// Every part's contributed layers, `mine` on this one, gathered into `whole` on every part.
+    pub fn all_gather<T: Real>(&self, mine: &[T], layer_len: usize, ghosts: usize, whole: &mut [T]) {
         self.comm.all_gather(
             bytemuck::cast_slice(mine),
-            &counts,
+            &self.byte_counts::<T>(layer_len, ghosts),
             bytemuck::cast_slice_mut(whole),
         );
+    }
+
+    /// Bytes each part contributes to a gather.
+    fn byte_counts<T>(&self, layer_len: usize, ghosts: usize) -> Vec<usize> {
+        (0..self.slabs.parts())
+            .map(|r| self.contributed(r, ghosts).len() * layer_len * std::mem::size_of::<T>())
+            .collect()
     }
 
     /// This part's stored layers (and ghost layers) of the whole grid's array `whole`.

@@ -166,6 +166,21 @@ fn refuse(spec: &CaseSpec, need: u64, where_: &str, limit: u64) -> Invalid {
     )
 }
 
+/// `Err` naming the grid key when one process of a run of `spec` over several
+/// ([`crate::parallel`]) needs more host memory than [`host_available`]: its share of the
+/// whole grid's count, `stored` of the `layers` cells along the cut axis, plus the whole count
+/// on the first process, which gathers the whole state for output.
+pub fn check_host_part(spec: &CaseSpec, stored: usize, layers: usize, first: bool) -> Result<(), Invalid> {
+    let whole = need(spec)?.host;
+    let share = whole / layers.max(1) as u64 * (stored as u64 + 4);
+    let need = share.saturating_add(if first { whole } else { 0 });
+    let limit = host_available();
+    if need > limit {
+        return Err(refuse(spec, need, "host", limit));
+    }
+    Ok(())
+}
+
 /// `Err` naming the grid key when the solver of `spec` needs more host memory than
 /// [`host_available`] (or its count overflows).
 pub fn check_host(spec: &CaseSpec) -> Result<Need, Invalid> {

@@ -183,6 +183,9 @@ pub enum SolverError {
     Diverged { step: u64, time: f64, message: String },
     /// The compute device failed (out of memory, a kernel fault, a lost device).
     Device { step: u64, time: f64, message: String },
+    /// This process of a run over several holds only its part of the state
+    /// ([`crate::parallel`]); the first process reads the whole.
+    PartOnly { process: usize },
 }
 
 impl fmt::Display for SolverError {
@@ -195,6 +198,12 @@ impl fmt::Display for SolverError {
                 write!(
                     f,
                     "the CUDA device failed at step {step} (t = {time:.6}): {message}"
+                )
+            }
+            SolverError::PartOnly { process } => {
+                write!(
+                    f,
+                    "process {process} holds only its slab of the grid; the first process reads the whole state"
                 )
             }
         }
@@ -214,8 +223,8 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 }
 
 /// Builds this process's part of a case cut over `comm`'s processes (the incompressible
-/// projection method on the CPU backend; [`crate::parallel`]). The memory check counts the
-/// whole grid, whose copy every part keeps for fields and output.
+/// projection method on the CPU backend; [`crate::parallel`]). The memory check counts this
+/// process's slab, and on the first process the whole grid's copy it gathers for output.
 pub fn build_part(
     spec: &CaseSpec,
     comm: std::sync::Arc<dyn crate::parallel::Communicator>,
@@ -237,7 +246,13 @@ pub fn build_part(
             ),
         ));
     }
-    memory::check_host(spec)?;
+    let g = &spec.grid;
+    let layers = [g.nx, g.ny, g.nz][(spec.case.dim as usize).clamp(1, 3) - 1];
+    // A grid that cannot be cut is refused by the solver, naming why.
+    if let Ok(slabs) = crate::parallel::Slabs::new(layers, parts) {
+        let rank = comm.rank();
+        memory::check_host_part(spec, slabs.stored(rank).len(), layers, rank == 0)?;
+    }
     incompressible::build_part(spec, comm)
 }
 

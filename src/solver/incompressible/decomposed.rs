@@ -5,9 +5,10 @@
 //! each pressure iteration, and every sum is added in the whole grid's row order, so the parts
 //! together compute the single-process result bit for bit (tested under `mpirun`).
 //!
-//! Fields, samples, summaries and snapshots read a copy of the whole grid's state, gathered
-//! from all parts the first time one of them is read after a step. That read is collective:
-//! every part must make it at the same point of the run (as `flowlab run` does).
+//! Fields, samples, summaries and snapshots are read on the first part, from a copy of the whole
+//! grid's state gathered there from all parts ([`Solver::gather`], collective: every part calls
+//! it at the same point, as `flowlab run` does); the other parts keep only their slab and answer
+//! none of those reads.
 
 use super::config::Config;
 use super::derived::fields;
@@ -22,8 +23,10 @@ use std::sync::{Arc, Mutex};
 pub struct Decomposed<T: Real, const D: usize> {
     part: Projection<T, D>,
     link: SlabLink,
-    /// The whole grid's state, and whether it is the part's current one.
-    whole: Mutex<(Projection<T, D>, bool)>,
+    /// The whole grid's configuration.
+    cfg: Config,
+    /// On the first part, the whole grid's state, and whether it is the parts' current one.
+    whole: Mutex<(Option<Projection<T, D>>, bool)>,
 }
 
 impl<T: Real, const D: usize> Decomposed<T, D> {
@@ -42,27 +45,31 @@ impl<T: Real, const D: usize> Decomposed<T, D> {
         })?;
         let link = SlabLink { slabs, comm };
         let part = Projection::part(part_config(&cfg, &link), &cfg, &link);
-        let whole = Projection::new(cfg);
+        let whole = (link.rank() == 0).then(|| Projection::new(cfg.clone()));
         Ok(Self {
             part,
             link,
+            cfg,
             whole: Mutex::new((whole, true)),
         })
     }
 
-    /// Runs `f` on the whole grid's state, gathering it from every part first if a step has
-    /// changed it since (collective).
-    fn with_whole<R>(&self, f: impl FnOnce(&Projection<T, D>) -> R) -> R {
+    /// Runs `f` on the whole grid's state on the first part (`None` on the others), gathering
+    /// it from every part first if a step has changed it since (collective).
+    fn with_whole<R>(&self, f: impl FnOnce(Option<&Projection<T, D>>) -> R) -> R {
         let mut w = self.whole.lock().expect("whole-grid lock");
         if !w.1 {
-            w.0.gather_parts(&self.part, &self.link);
+            Projection::gather_parts(w.0.as_mut(), &self.part, &self.link);
             w.1 = true;
         }
-        f(&w.0)
+        f(w.0.as_ref())
     }
 
-    fn whole_mut(&mut self) -> &mut (Projection<T, D>, bool) {
-        self.whole.get_mut().expect("whole-grid lock")
+    /// Sets every part from the whole-grid solver `whole` (built on every part from the same
+    /// state), which the first part keeps.
+    fn adopt(&mut self, whole: Projection<T, D>) {
+        whole.scatter_part(&mut self.part, &self.link);
+        *self.whole.get_mut().expect("whole-grid lock") = ((self.link.rank() == 0).then_some(whole), true);
     }
 }
 
@@ -119,7 +126,7 @@ fn unsupported(cfg: &Config, parts: usize) -> Option<Invalid> {
 impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     fn info(&self) -> SolverInfo {
         let mut info = self.part.info();
-        info.grid = self.with_whole_config(|c| c.grid);
+        info.grid = self.cfg.grid;
         info
     }
 
@@ -132,7 +139,7 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
-        self.whole_mut().1 = false;
+        self.whole.get_mut().expect("whole-grid lock").1 = false;
         self.part.step()
     }
 
@@ -157,11 +164,11 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     }
 
     fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        self.with_whole(|w| w.field(name, out))
+        self.with_whole(|w| w?.field(name, out))
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
-        self.with_whole(|w| w.sample(name, point))
+        self.with_whole(|w| w?.sample(name, point))
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
@@ -169,8 +176,12 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
         if let Some(e) = unsupported(&cfg, self.link.slabs.parts()) {
             return Err(e);
         }
-        self.whole_mut().0.update(spec)?;
-        self.part.update_config(part_config(&cfg, &self.link), Some(cfg));
+        if let Some(w) = &mut self.whole.get_mut().expect("whole-grid lock").0 {
+            w.update(spec)?;
+        }
+        self.part
+            .update_config(part_config(&cfg, &self.link), Some(cfg.clone()));
+        self.cfg = cfg;
         Ok(())
     }
 
@@ -179,37 +190,37 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut m = self.with_whole(|w| w.summary());
+        let mut m = self.with_whole(|w| w.map(|w| w.summary())).unwrap_or_default();
         m.insert("parts".into(), self.link.slabs.parts().into());
         m.insert("communication_seconds".into(), self.link.comm.seconds().into());
         m
     }
 
+    /// Every part loads `from` (the same solver state on every process) into a whole-grid
+    /// solver and takes its slab.
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
-        let link = self.link.clone();
-        let (whole, fresh) = self.whole.get_mut().expect("whole-grid lock");
+        let mut whole = Projection::new(self.cfg.clone());
         whole.load_state(from)?;
-        whole.scatter_part(&mut self.part, &link);
-        *fresh = true;
+        self.adopt(whole);
         Ok(())
     }
 
+    /// The whole state, on the first part (an error on the others, which hold only their slab).
     fn snapshot(&self) -> Result<Snapshot, SolverError> {
-        self.with_whole(|w| w.snapshot())
+        self.with_whole(|w| match w {
+            Some(w) => w.snapshot(),
+            None => Err(SolverError::PartOnly {
+                process: self.link.rank(),
+            }),
+        })
     }
 
+    /// Every part restores `state` (read by every process) into a whole-grid solver and takes
+    /// its slab.
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let link = self.link.clone();
-        let (whole, fresh) = self.whole.get_mut().expect("whole-grid lock");
+        let mut whole = Projection::new(self.cfg.clone());
         whole.restore(state)?;
-        whole.scatter_part(&mut self.part, &link);
-        *fresh = true;
+        self.adopt(whole);
         Ok(())
-    }
-}
-
-impl<T: Real, const D: usize> Decomposed<T, D> {
-    fn with_whole_config<R>(&self, f: impl FnOnce(&Config) -> R) -> R {
-        f(self.whole.lock().expect("whole-grid lock").0.config())
     }
 }

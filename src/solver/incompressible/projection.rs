@@ -244,15 +244,30 @@ impl<T: Real, const D: usize> Projection<T, D> {
     }
 
     /// Gathers every part's state (velocity, AB2 history, pressure, clock, last residuals) into
-    /// this solver of the whole grid; collective over the parts of `link`.
-    pub(crate) fn gather_parts(&mut self, part: &Self, link: &SlabLink) {
-        let layer = self.l.stride[D - 1];
+    /// `whole`, the solver of the whole grid on the first part (`None` on the others);
+    /// collective over the parts of `link`.
+    pub(crate) fn gather_parts(mut whole: Option<&mut Self>, part: &Self, link: &SlabLink) {
+        // Values per layer along the last axis, ghosted and cell-centred.
+        let layer = part.l.stride[D - 1];
+        let cells = part.poisson.op.stride[D - 1];
         for c in 0..D {
-            link.gather(&part.vel[c], layer, 1, &mut self.vel[c]);
-            link.gather(&part.hist[c], layer, 1, &mut self.hist[c]);
+            link.gather(
+                &part.vel[c],
+                layer,
+                1,
+                whole.as_deref_mut().map(|w| &mut w.vel[c][..]),
+            );
+            link.gather(
+                &part.hist[c],
+                layer,
+                1,
+                whole.as_deref_mut().map(|w| &mut w.hist[c][..]),
+            );
         }
-        link.gather(&part.p, self.poisson.op.stride[D - 1], 0, &mut self.p);
-        self.take_clock(part);
+        link.gather(&part.p, cells, 0, whole.as_deref_mut().map(|w| &mut w.p[..]));
+        if let Some(w) = whole {
+            w.take_clock(part);
+        }
     }
 
     /// Sets a part's state from this solver of the whole grid (the inverse of

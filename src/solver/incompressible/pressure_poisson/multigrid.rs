@@ -193,8 +193,7 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
         if last {
             let g = self.gathered.as_mut().expect("a gathered level");
             restrict(&op, &fine.r, &g.owned, &mut g.owned_b, g.restrict_offset);
-            g.link
-                .gather_contributed(&g.owned_b, g.owned.stride[D - 1], 0, &mut g.b);
+            g.link.all_gather(&g.owned_b, g.owned.stride[D - 1], 0, &mut g.b);
             g.x.par_iter_mut().for_each(|v| *v = T::zero());
             g.whole.v_cycle(0, &mut g.x, &g.b);
             prolong_add(&g.whole.levels[0].op, &g.x, &op, x, g.prolong_offset);
