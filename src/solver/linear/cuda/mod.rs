@@ -21,13 +21,20 @@ use crate::backend::cuda::slots::{
     CTRL_DONE, CTRL_ITERS, CTRL_LEN, PCR_K, PCR_THREADS, SC_BNORM, SC_LEN, SC_RNORM,
 };
 use crate::backend::cuda::{
-    Arg, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Launch, Module, Scalars, graphs_enabled,
+    Arg, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Scalars, graphs_enabled,
 };
 use crate::case::LinearSolverKind;
+use crate::solver::linear::LinearStats;
 use crate::solver::linear::additive_correction::{COARSEST, coarse_shapes};
-use crate::solver::linear::{LinearStats, Stencil};
 use std::collections::HashMap;
+
+mod finalize;
+mod system;
+
+use finalize::Finalize;
 use std::sync::Arc;
+pub use system::DeviceSystem;
+use system::{dims, padded, shape};
 
 /// 1D thread block of the element-wise kernels (and so of their partial sums).
 const B1: u32 = 256;
@@ -35,26 +42,6 @@ const B1: u32 = 256;
 const GRAPHED: usize = 256;
 /// The longest line the line kernel takes (`PCR_THREADS` threads of `PCR_K` equations).
 pub const MAX_LINE: usize = PCR_THREADS * PCR_K;
-
-/// `a` followed by the system's shape arguments `ni, nj, nk, px, py, pz`.
-fn shape(a: Args, sys: &DeviceSystem) -> Args {
-    dims(a, sys.n, sys.periodic)
-}
-
-/// `a` followed by the shape arguments `ni, nj, nk, px, py, pz` of a block of unknowns (unused
-/// axes: one unknown, not periodic).
-fn dims(a: Args, n: [usize; 3], periodic: [bool; 3]) -> Args {
-    let a = n.iter().fold(a, |a, &m| a.i(m as i64));
-    periodic.iter().fold(a, |a, &p| a.i(p as i64))
-}
-
-/// `n` and `periodic` of a `D`-dimensional block padded to three axes.
-fn padded<const D: usize>(n: [usize; D], periodic: [bool; D]) -> ([usize; 3], [bool; 3]) {
-    let (mut m, mut p) = ([1; 3], [false; 3]);
-    m[..D].copy_from_slice(&n);
-    p[..D].copy_from_slice(&periodic);
-    (m, p)
-}
 
 /// Dynamic shared memory of the line kernel for lines of `len` cells: four coefficient arrays.
 fn line_shared(len: usize) -> usize {
@@ -68,53 +55,6 @@ fn count(n: usize) -> Arg {
 
 fn grid1(n: usize) -> (u32, u32, u32) {
     ((n as u32).div_ceil(B1).max(1), 1, 1)
-}
-
-/// A stencil system in device memory: `a_P`, then each axis' upper and lower links (`a_E, a_W,
-/// a_N, a_S`, and `a_T, a_B` in 3D), then `b`, of `ni x nj (x nk)` unknowns in one buffer of
-/// `(2 + 2 dim) n` values (the layout of `kernels/stencil.cu`).
-pub struct DeviceSystem {
-    pub dim: usize,
-    /// Unknowns per axis (1 beyond `dim`).
-    pub n: [usize; 3],
-    pub periodic: [bool; 3],
-    pub buf: DevBuf<f64>,
-}
-
-impl DeviceSystem {
-    pub fn new<const D: usize>(
-        gpu: &Arc<Gpu>,
-        n: [usize; D],
-        periodic: [bool; D],
-    ) -> Result<Self, CudaError> {
-        let (n, periodic) = padded(n, periodic);
-        Ok(Self {
-            dim: D,
-            n,
-            periodic,
-            buf: gpu.alloc_zeros((2 + 2 * D) * n.iter().product::<usize>())?,
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.n.iter().product()
-    }
-
-    /// Copies a host system in (tests and the parity checks).
-    pub fn upload<const D: usize>(&self, gpu: &Gpu, sys: &Stencil<f64, D>) -> Result<(), CudaError> {
-        assert_eq!(
-            padded(sys.n, sys.periodic),
-            (self.n, self.periodic),
-            "system shape"
-        );
-        let mut all = sys.ap.clone();
-        for [lower, upper] in &sys.a {
-            all.extend_from_slice(upper);
-            all.extend_from_slice(lower);
-        }
-        all.extend_from_slice(&sys.b);
-        gpu.upload(&self.buf, &all)
-    }
 }
 
 /// The kernels' workspace of one solver kind.
@@ -156,58 +96,6 @@ impl Level {
     fn rhs(&self) -> u64 {
         let n: usize = self.n.iter().product();
         self.sys.ptr + ((1 + 2 * self.dim) * n * std::mem::size_of::<f64>()) as u64
-    }
-}
-
-/// The one-block kernels that reduce the block partials of a solver into its scalar and
-/// control blocks, bound to its `partial, nb, sc, ctrl`; the trailing arguments named are
-/// passed per launch (`it`, `max` as `int`s, saturated by [`count`]).
-struct Finalize {
-    /// `fp_check` (then `it`, `max`) and `cg_check` (then `it`, `max`).
-    check: Launch,
-    cg_check: Launch,
-    /// `finalize_bnorm` (then `tol`), `finalize_alpha` (then `it`), `finalize_gamma` (then
-    /// `first`) of poisson.cu.
-    bnorm: Launch,
-    alpha: Launch,
-    gamma: Launch,
-    /// BiCGSTAB's `bicg_start`, `bicg_rho` (then `it`), `bicg_alpha`, `bicg_half_check` (then
-    /// `it`), `bicg_omega`.
-    bicg_start: Launch,
-    bicg_rho: Launch,
-    bicg_alpha: Launch,
-    bicg_half_check: Launch,
-    bicg_omega: Launch,
-}
-
-impl Finalize {
-    fn new(
-        m: &Module,
-        mq: &Module,
-        partial: &DevBuf<f64>,
-        nb: usize,
-        sc: &DevBuf<f64>,
-        ctrl: &DevBuf<i32>,
-    ) -> Result<Self, CudaError> {
-        let bind = |module: &Module, name: &'static str| {
-            let a = Args::new().p(partial).i(nb as i64).p(sc).p(ctrl);
-            // SAFETY: the leading arguments of every finalize kernel of stencil.cu and
-            // poisson.cu; `partial` holds `nb` block partials (2 per block where a kernel sums two
-            // dot products); the solver owns the buffers and the launches together.
-            unsafe { module.bind(name, (1, 1, 1), (1024, 1, 1), a) }
-        };
-        Ok(Finalize {
-            check: bind(m, "fp_check")?,
-            cg_check: bind(m, "cg_check")?,
-            bnorm: bind(mq, "finalize_bnorm")?,
-            alpha: bind(mq, "finalize_alpha")?,
-            gamma: bind(mq, "finalize_gamma")?,
-            bicg_start: bind(m, "bicg_start")?,
-            bicg_rho: bind(m, "bicg_rho")?,
-            bicg_alpha: bind(m, "bicg_alpha")?,
-            bicg_half_check: bind(m, "bicg_half_check")?,
-            bicg_omega: bind(m, "bicg_omega")?,
-        })
     }
 }
 
