@@ -381,7 +381,7 @@ fn fields_match<T: flowlab::solver::real::Real>(bound: f64) {
         &format!("solver.precision=\"{}\"", T::NAME),
     ]));
     let cfg = flowlab::solver::incompressible::Config::from_spec(&case.spec).expect("config");
-    let mut g = CudaProjection::<T, 2>::new(cfg).expect("cuda solver");
+    let mut g = CudaProjection::<T, 2>::new(cfg, 0).expect("cuda solver");
     common::device_fields_match(&mut g, FIELDS_2D, CudaProjection::host_field, T::NAME, bound);
     let mut out = Vec::new();
     assert!(g.field("no_such_field", &mut out).is_none());

@@ -259,7 +259,7 @@ fn fields_match<T: flowlab::solver::real::Real>(mut c: Case, bound: f64) {
         c.set_assignment(set).expect("override applies");
     }
     let cfg = flowlab::solver::incompressible::Config::from_spec(&c.spec).expect("config");
-    let mut g = CudaProjection::<T, 3>::new(cfg).expect("cuda solver");
+    let mut g = CudaProjection::<T, 3>::new(cfg, 0).expect("cuda solver");
     common::device_fields_match(&mut g, FIELDS_3D, CudaProjection::host_field, T::NAME, bound);
     let mut out = Vec::new();
     assert!(g.field("stream_function", &mut out).is_none(), "a 2D field");

@@ -338,7 +338,7 @@ fn fields_match<T: flowlab::solver::real::Real>(name: &str, sets: &[&str], bound
     }
     case.set_assignment(&format!("solver.precision=\"{}\"", T::NAME))
         .unwrap();
-    let mut g = CudaEuler::<T>::new(Config::from_spec(&case.spec).expect("config")).expect("cuda solver");
+    let mut g = CudaEuler::<T>::new(Config::from_spec(&case.spec).expect("config"), 0).expect("cuda solver");
     let names = g.field_names();
     let label = format!("{name} {}", T::NAME);
     common::device_fields_match(&mut g, names, CudaEuler::host_field, &label, bound);

@@ -204,7 +204,7 @@ fn simple_fields_and_state_move_between_backends() {
     }
     let mut case = common::case("lid_driven_cavity_re100_simple", &["grid.nx=32", "grid.ny=32"]);
     let cfg = SimpleConfig::from_spec(&case.spec).unwrap();
-    let mut dev = CudaSimple::<2>::new(cfg).unwrap();
+    let mut dev = CudaSimple::<2>::new(cfg, 0).unwrap();
     // Fields derived on the device equal the CPU derivation of the same state (the mirror).
     common::device_fields_match(
         &mut dev,

@@ -420,6 +420,10 @@ impl Initial {
 pub struct SolverSettings {
     pub method: Option<Method>,
     pub backend: Option<BackendChoice>,
+    /// CUDA device ordinals: the device of a one-process run (the first), or of each process of
+    /// a run over several (`mpirun -n N`: process `r` of a host takes `devices[r % len]`; by
+    /// default its local rank modulo the device count).
+    pub devices: Option<Vec<usize>>,
     pub precision: Option<Precision>,
     /// Courant number of the time-step control.
     pub cfl: Option<f64>,

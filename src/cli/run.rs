@@ -51,6 +51,11 @@ pub struct Args {
     /// Compute backend (overrides solver.backend).
     #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
     pub backend: Option<String>,
+    /// CUDA devices, e.g. 0,1 (overrides solver.devices): the device of a one-process run, or
+    /// of each process of `mpirun -n N flowlab run` (process r of a host takes the
+    /// (r mod count)-th).
+    #[arg(long, value_delimiter = ',', value_name = "D0,D1,...")]
+    pub devices: Vec<usize>,
     /// Worker threads (0 = one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -69,6 +74,9 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Do not write fields.vti (timing runs of grids whose fields would fill gigabytes).
+    #[arg(long)]
+    pub no_fields: bool,
 }
 
 /// Files a run writes; an existing one is only replaced with `--force`, or by the run that
@@ -176,6 +184,10 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
     let root = comm.as_ref().is_none_or(|c| c.rank() == 0);
     let quiet = args.quiet || !root;
     let mut sets = args.sets.clone();
+    if !args.devices.is_empty() {
+        let list: Vec<String> = args.devices.iter().map(|d| d.to_string()).collect();
+        sets.push(format!("solver.devices=[{}]", list.join(",")));
+    }
     if let Some(b) = &args.backend {
         sets.push(format!("solver.backend={b}"));
     }
@@ -310,7 +322,7 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
     let g = solver.info().grid;
     if g.dim == 1 {
         std::fs::write(args.out.join("profile.csv"), profile(solver.as_ref()))?;
-    } else {
+    } else if !args.no_fields {
         vti::write_fields(solver.as_ref(), &args.out.join("fields.vti"))?;
     }
     for (k, line) in args.lines.iter().enumerate() {

@@ -10,7 +10,9 @@
 //! single-process result.
 //!
 //! The transport is a [`Communicator`]: MPI between processes and hosts (`mpi`, the `mpi`
-//! feature, rsmpi over the system's MPI library).
+//! feature, rsmpi over the system's MPI library). Parts on GPUs (one a process) move their
+//! device data over NCCL instead (`backend::cuda::nccl`); the communicator carries NCCL's id and
+//! the host-side gathers.
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -24,6 +26,14 @@ pub use slabs::{EXTENSION, SlabLink, Slabs};
 /// from the launchers' environment before MPI is initialised; `None` without a launcher.
 pub fn launcher_size() -> Option<usize> {
     ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// This process's index among those a launcher started on its host (`OMPI_COMM_WORLD_LOCAL_RANK`,
+/// `MPI_LOCALRANKID`, `SLURM_LOCALID`): the default GPU of a process of a run over several.
+pub fn launcher_local_rank() -> Option<usize> {
+    ["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMIX_LOCAL_RANK"]
         .iter()
         .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }

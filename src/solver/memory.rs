@@ -193,14 +193,19 @@ pub fn check_host(spec: &CaseSpec) -> Result<Need, Invalid> {
 }
 
 /// `Err` naming the grid key when the CUDA solver of `spec` needs more device memory than the
-/// device has free (`cuMemGetInfo`); `solver.backend` when the device cannot be asked.
-pub fn check_device(spec: &CaseSpec) -> Result<(), Invalid> {
-    let need = check_host(spec)?;
-    let free = Gpu::new()
+/// device `device` has free (`cuMemGetInfo`); `solver.backend` when the device cannot be
+/// asked. A part of a decomposed grid (`stored` of its `layers` layers along the last axis)
+/// needs its share.
+pub fn check_device(spec: &CaseSpec, device: usize, part: Option<(usize, usize)>) -> Result<(), Invalid> {
+    let mut need = check_host(spec)?.device;
+    if let Some((stored, layers)) = part {
+        need = need / layers.max(1) as u64 * (stored as u64 + 4);
+    }
+    let free = Gpu::on(device)
         .and_then(|gpu| gpu.free_memory())
         .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;
-    if need.device > free {
-        return Err(refuse(spec, need.device, "device", free));
+    if need > free {
+        return Err(refuse(spec, need, "device", free));
     }
     Ok(())
 }

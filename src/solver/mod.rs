@@ -223,7 +223,8 @@ pub fn check_case(spec: &CaseSpec) -> Result<(), Invalid> {
 }
 
 /// Builds this process's part of a case cut over `comm`'s processes (the incompressible
-/// projection method on the CPU backend; [`crate::parallel`]). The memory check counts this
+/// projection method on the CPU backend, or on one GPU a process with `backend = "cuda"`;
+/// [`crate::parallel`]). The memory check counts this
 /// process's slab, and on the first process the whole grid's copy it gathers for output.
 pub fn build_part(
     spec: &CaseSpec,
@@ -238,22 +239,56 @@ pub fn build_part(
             ),
         ));
     }
-    if matches!(spec.solver.backend, Some(BackendChoice::Cuda)) {
-        return Err(Invalid::new(
-            "solver.backend",
-            format!(
-                "on {parts} processes the backend is cpu (the CUDA solvers run on one process and one GPU)"
-            ),
-        ));
+    let cuda = matches!(spec.solver.backend, Some(BackendChoice::Cuda));
+    if cuda {
+        crate::backend::cuda::probe().map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("cuda was asked for on {parts} processes, but {e}; use backend = \"cpu\""),
+            )
+        })?;
     }
     let g = &spec.grid;
     let layers = [g.nx, g.ny, g.nz][(spec.case.dim as usize).clamp(1, 3) - 1];
     // A grid that cannot be cut is refused by the solver, naming why.
     if let Ok(slabs) = crate::parallel::Slabs::new(layers, parts) {
         let rank = comm.rank();
-        memory::check_host_part(spec, slabs.stored(rank).len(), layers, rank == 0)?;
+        let stored = slabs.stored(rank).len();
+        memory::check_host_part(spec, stored, layers, rank == 0)?;
+        if cuda {
+            let local = crate::parallel::launcher_local_rank().unwrap_or(rank);
+            memory::check_device(spec, device_ordinal(spec, Some(local))?, Some((stored, layers)))?;
+        }
     }
     incompressible::build_part(spec, comm)
+}
+
+/// The CUDA device of this process (`solver.devices`): on one process (`local_rank` `None`) the
+/// list's only entry, or device 0; on process `local_rank` of a host in a run over several,
+/// `devices[local_rank % len]`, or by default `local_rank` modulo the number of devices.
+pub fn device_ordinal(spec: &CaseSpec, local_rank: Option<usize>) -> Result<usize, Invalid> {
+    let devices = spec.solver.devices.as_deref().unwrap_or_default();
+    match (local_rank, devices) {
+        (None, []) => Ok(0),
+        (None, [d]) => Ok(*d),
+        (None, many) => Err(Invalid::new(
+            "solver.devices",
+            format!(
+                "{} devices need one process each: start the run as `mpirun -n {} flowlab run ...` \
+                 (or name one device)",
+                many.len(),
+                many.len()
+            ),
+        )),
+        (Some(r), []) => {
+            let count = crate::backend::cuda::probe()
+                .map_err(|e| Invalid::new("solver.backend", e))?
+                .device_count
+                .max(1) as usize;
+            Ok(r % count)
+        }
+        (Some(r), list) => Ok(list[r % list.len()]),
+    }
 }
 
 /// Builds the solver a case asks for, on the backend of `solver.backend`:
@@ -276,10 +311,11 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         }
     };
     let gpu = |spec: &CaseSpec| {
-        memory::check_device(spec)?;
+        let device = device_ordinal(spec, None)?;
+        memory::check_device(spec, device, None)?;
         match spec.case.kind {
-            Kind::Incompressible => incompressible::build_cuda(spec),
-            Kind::Compressible => compressible::build_cuda(spec),
+            Kind::Incompressible => incompressible::build_cuda(spec, device),
+            Kind::Compressible => compressible::build_cuda(spec, device),
         }
     };
     match spec.solver.backend.unwrap_or(BackendChoice::Auto) {

@@ -83,12 +83,14 @@ pub fn probe() -> Result<&'static DeviceInfo, String> {
         .map_err(|e| e.clone())
 }
 
-/// The primary context of device 0 and two streams on it. All work of a solver goes to its
+/// The primary context of one device (0 unless [`Gpu::on`] names another) and two streams on it. All work of a solver goes to its
 /// compute `stream`, in order; `copy` carries the asynchronous field copies of [`Readback`],
 /// ordered against the compute stream by events only, so they overlap the following steps. The
 /// host waits only where it reads scalars or fields.
 pub struct Gpu {
     dev: sys::CUdevice,
+    /// The device's ordinal among the driver's devices.
+    pub ordinal: usize,
     pub(super) ctx: sys::CUcontext,
     pub stream: sys::CUstream,
     copy: sys::CUstream,
@@ -111,14 +113,29 @@ unsafe impl Sync for Gpu {}
 
 impl Gpu {
     pub fn new() -> Result<Arc<Gpu>, CudaError> {
-        let info = probe().map_err(CudaError)?.clone();
-        let dev = drv::device::get(0)?;
+        Self::on(0)
+    }
+
+    /// The device of ordinal `ordinal` (an error names the devices present when it is absent).
+    pub fn on(ordinal: usize) -> Result<Arc<Gpu>, CudaError> {
+        let mut info = probe().map_err(CudaError)?.clone();
+        if ordinal >= info.device_count as usize {
+            return Err(CudaError(format!(
+                "device {ordinal} was asked for; the driver sees {} (0..{})",
+                info.device_count, info.device_count
+            )));
+        }
+        let dev = drv::device::get(ordinal as i32)?;
+        if ordinal != 0 {
+            info.name = drv::device::get_name(dev)?;
+        }
         let ctx = unsafe { drv::primary_ctx::retain(dev) }?;
         unsafe { drv::ctx::set_current(ctx) }?;
         let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
         let copy = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
         Ok(Arc::new(Gpu {
             dev,
+            ordinal,
             ctx,
             stream,
             copy,

@@ -32,6 +32,7 @@ pub mod context;
 pub mod graph;
 pub mod launch;
 pub mod memory;
+pub mod nccl;
 pub mod module;
 pub mod readback;
 pub mod slots;

@@ -55,7 +55,7 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
     fits_device(&case)?;
     let cfg =
         ProjectionConfig::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-    let mut s = CudaProjection::<T, 2>::new(cfg)?;
+    let mut s = CudaProjection::<T, 2>::new(cfg, 0)?;
     let reps = args.kernel_reps.max(3);
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -153,7 +153,7 @@ fn kernel_row(grid: &str, precision: &str, ceiling: f64, (name, ms, bytes): (&st
 /// `Err` naming the grid key when the CUDA solver of `case` does not fit in the device's free
 /// memory (the kernel tables build their solvers directly, not through `solver::build`).
 fn fits_device(case: &Case) -> anyhow::Result<()> {
-    solver::memory::check_device(&case.spec)
+    solver::memory::check_device(&case.spec, 0, None)
         .map_err(|e| anyhow::anyhow!("{}: {}: {}", case.name, e.key, e.message))
 }
 
@@ -162,7 +162,7 @@ fn projection_rows<T: Real, const D: usize>(
     cfg: crate::solver::incompressible::Config,
     reps: usize,
 ) -> anyhow::Result<Vec<(&'static str, f64, f64)>> {
-    let mut s = crate::solver::incompressible::CudaProjection::<T, D>::new(cfg)?;
+    let mut s = crate::solver::incompressible::CudaProjection::<T, D>::new(cfg, 0)?;
     for _ in 0..3 {
         s.step()?;
     }
@@ -228,7 +228,7 @@ fn euler_on_gpu<T: Real>(
     args: &Args,
     cfg: crate::solver::compressible::Config,
 ) -> anyhow::Result<(Vec<(&'static str, f64, f64)>, Measurement)> {
-    let mut s = crate::solver::compressible::CudaEuler::<T>::new(cfg)?;
+    let mut s = crate::solver::compressible::CudaEuler::<T>::new(cfg, 0)?;
     for _ in 0..args.warmup {
         s.step()?;
     }

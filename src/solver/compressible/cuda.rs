@@ -299,8 +299,8 @@ pub struct CudaEuler<T: Real> {
 }
 
 impl<T: Real> CudaEuler<T> {
-    pub fn new(cfg: super::Config) -> Result<Self, CudaError> {
-        let gpu = Gpu::new()?;
+    pub fn new(cfg: super::Config, device: usize) -> Result<Self, CudaError> {
+        let gpu = Gpu::on(device)?;
         let set = match cfg.method {
             Method::Cese => KernelSet::Cese,
             _ => KernelSet::MusclHancock,

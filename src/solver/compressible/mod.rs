@@ -50,15 +50,15 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 
 /// Builds the compressible solver of a case on the CUDA device ([`CudaEuler`]); a device failure
 /// is an error naming `solver.backend`.
-pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
+pub fn build_cuda(spec: &CaseSpec, device: usize) -> Result<Box<dyn Solver>, Invalid> {
     let cfg = Config::from_spec(spec)?;
     if let Some(e) = cuda::unsupported(&cfg) {
         return Err(e);
     }
-    let device = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
+    let failed = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
     Ok(match cfg.precision {
-        Precision::F64 => Box::new(CudaEuler::<f64>::new(cfg).map_err(device)?),
-        Precision::F32 => Box::new(CudaEuler::<f32>::new(cfg).map_err(device)?),
+        Precision::F64 => Box::new(CudaEuler::<f64>::new(cfg, device).map_err(failed)?),
+        Precision::F32 => Box::new(CudaEuler::<f32>::new(cfg, device).map_err(failed)?),
     })
 }
 

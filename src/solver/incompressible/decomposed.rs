@@ -1,9 +1,11 @@
 //! The projection method on a grid cut into slabs over several processes
 //! ([`crate::parallel`]; Thibault & Senocak 2009 split their 3D projection solver so over up
-//! to four GPUs). Every part steps its slab with the single-grid [`Projection`] code: its
+//! to four GPUs). Every part steps its slab with the single-grid code, on the CPU
+//! ([`Projection`]) or on its own GPU ([`CudaProjection`], NCCL between the GPUs): its
 //! stored layers beyond its own are refreshed from their owners after each velocity update and
-//! each pressure iteration, and every sum is added in the whole grid's row order, so the parts
-//! together compute the single-process result bit for bit (tested under `mpirun`).
+//! each pressure iteration, and every sum is added in the single-process order, so the parts
+//! together compute the single-process result bit for bit (tested under `mpirun`; on the GPU
+//! see `cuda/slab.rs` for when the order is the same).
 //!
 //! Fields, samples, summaries and snapshots are read on the first part, from a copy of the whole
 //! grid's state gathered there from all parts ([`Solver::gather`], collective: every part calls
@@ -11,6 +13,7 @@
 //! none of those reads.
 
 use super::config::Config;
+use super::cuda::CudaProjection;
 use super::derived::fields;
 use super::projection::Projection;
 use crate::case::{Boundary, CaseSpec, Invalid, PressureSolverKind, WallVelocity};
@@ -19,9 +22,50 @@ use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo};
 use std::sync::{Arc, Mutex};
 
-/// One part of a decomposed projection run.
-pub struct Decomposed<T: Real, const D: usize> {
-    part: Projection<T, D>,
+/// The solver a part of a decomposed run steps its slab with: the CPU solver or the GPU solver.
+pub trait SlabPart<T: Real, const D: usize>: Solver + Sized {
+    /// The part of `whole` on `link`'s slab (`cfg`: [`part_config`]), on device `device` where
+    /// it runs on a GPU (collective: the parts build their links here).
+    fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, Invalid>;
+    /// A setting of the whole grid's `cfg` that this kind of part cannot have, naming its key.
+    fn unsupported(cfg: &Config) -> Option<Invalid>;
+    /// Takes new settings (`cfg` on the part, `whole` on the whole grid).
+    fn reconfigure(&mut self, cfg: Config, whole: Config) -> Result<(), Invalid>;
+    /// Gathers every part's state into `whole` on the first part (`None` on the others;
+    /// collective).
+    fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink);
+    /// Takes this part's slab of the whole grid's state `whole` (no communication).
+    fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid>;
+}
+
+impl<T: Real, const D: usize> SlabPart<T, D> for Projection<T, D> {
+    fn part(cfg: Config, whole: &Config, link: &SlabLink, _device: usize) -> Result<Self, Invalid> {
+        Ok(Projection::part(cfg, whole, link))
+    }
+
+    fn unsupported(_cfg: &Config) -> Option<Invalid> {
+        None
+    }
+
+    fn reconfigure(&mut self, cfg: Config, whole: Config) -> Result<(), Invalid> {
+        self.update_config(cfg, Some(whole));
+        Ok(())
+    }
+
+    fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink) {
+        Projection::gather_parts(whole, self, link);
+    }
+
+    fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {
+        whole.scatter_part(self, link);
+        Ok(())
+    }
+}
+
+/// One part of a decomposed projection run, stepped by `P` ([`Projection`] on the CPU,
+/// [`CudaProjection`] on a GPU).
+pub struct Decomposed<T: Real, const D: usize, P> {
+    part: P,
     link: SlabLink,
     /// The whole grid's configuration.
     cfg: Config,
@@ -29,12 +73,18 @@ pub struct Decomposed<T: Real, const D: usize> {
     whole: Mutex<(Option<Projection<T, D>>, bool)>,
 }
 
-impl<T: Real, const D: usize> Decomposed<T, D> {
-    /// This process's part of the case `cfg` cut over `comm`'s processes along its last axis.
-    pub fn new(cfg: Config, comm: Arc<dyn Communicator>) -> Result<Self, Invalid> {
+/// A part on the CPU.
+pub type CpuPart<T, const D: usize> = Decomposed<T, D, Projection<T, D>>;
+/// A part on a GPU.
+pub type GpuPart<T, const D: usize> = Decomposed<T, D, CudaProjection<T, D>>;
+
+impl<T: Real, const D: usize, P: SlabPart<T, D>> Decomposed<T, D, P> {
+    /// This process's part of the case `cfg` cut over `comm`'s processes along its last axis,
+    /// on device `device` where the part runs on a GPU.
+    pub fn new(cfg: Config, comm: Arc<dyn Communicator>, device: usize) -> Result<Self, Invalid> {
         let last = D - 1;
         let parts = comm.size();
-        if let Some(e) = unsupported(&cfg, parts) {
+        if let Some(e) = unsupported(&cfg, parts).or_else(|| P::unsupported(&cfg)) {
             return Err(e);
         }
         let slabs = Slabs::new(cfg.grid.n[last], parts).map_err(|e| {
@@ -44,7 +94,7 @@ impl<T: Real, const D: usize> Decomposed<T, D> {
             )
         })?;
         let link = SlabLink { slabs, comm };
-        let part = Projection::part(part_config(&cfg, &link), &cfg, &link);
+        let part = P::part(part_config(&cfg, &link), &cfg, &link, device)?;
         let whole = (link.rank() == 0).then(|| Projection::new(cfg.clone()));
         Ok(Self {
             part,
@@ -59,7 +109,7 @@ impl<T: Real, const D: usize> Decomposed<T, D> {
     fn with_whole<R>(&self, f: impl FnOnce(Option<&Projection<T, D>>) -> R) -> R {
         let mut w = self.whole.lock().expect("whole-grid lock");
         if !w.1 {
-            Projection::gather_parts(w.0.as_mut(), &self.part, &self.link);
+            self.part.gather_into(w.0.as_mut(), &self.link);
             w.1 = true;
         }
         f(w.0.as_ref())
@@ -67,15 +117,16 @@ impl<T: Real, const D: usize> Decomposed<T, D> {
 
     /// Sets every part from the whole-grid solver `whole` (built on every part from the same
     /// state), which the first part keeps.
-    fn adopt(&mut self, whole: Projection<T, D>) {
-        whole.scatter_part(&mut self.part, &self.link);
+    fn adopt(&mut self, whole: Projection<T, D>) -> Result<(), Invalid> {
+        self.part.take_slab(&whole, &self.link)?;
         *self.whole.get_mut().expect("whole-grid lock") = ((self.link.rank() == 0).then_some(whole), true);
+        Ok(())
     }
 }
 
 /// `cfg` on the part of `link`: its stored cells along the last axis, walls where it meets
 /// another part (their values are overwritten by the exchange).
-fn part_config(cfg: &Config, link: &SlabLink) -> Config {
+pub fn part_config(cfg: &Config, link: &SlabLink) -> Config {
     let last = cfg.grid.dim - 1;
     let stored = link.slabs.stored(link.rank());
     let mut local = cfg.clone();
@@ -123,7 +174,7 @@ fn unsupported(cfg: &Config, parts: usize) -> Option<Invalid> {
     None
 }
 
-impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
+impl<T: Real, const D: usize, P: SlabPart<T, D>> Solver for Decomposed<T, D, P> {
     fn info(&self) -> SolverInfo {
         let mut info = self.part.info();
         info.grid = self.cfg.grid;
@@ -173,14 +224,14 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
         let cfg = Config::from_spec(spec)?;
-        if let Some(e) = unsupported(&cfg, self.link.slabs.parts()) {
+        if let Some(e) = unsupported(&cfg, self.link.slabs.parts()).or_else(|| P::unsupported(&cfg)) {
             return Err(e);
         }
         if let Some(w) = &mut self.whole.get_mut().expect("whole-grid lock").0 {
             w.update(spec)?;
         }
         self.part
-            .update_config(part_config(&cfg, &self.link), Some(cfg.clone()));
+            .reconfigure(part_config(&cfg, &self.link), cfg.clone())?;
         self.cfg = cfg;
         Ok(())
     }
@@ -201,8 +252,7 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         let mut whole = Projection::new(self.cfg.clone());
         whole.load_state(from)?;
-        self.adopt(whole);
-        Ok(())
+        self.adopt(whole)
     }
 
     /// The whole state, on the first part (an error on the others, which hold only their slab).
@@ -220,7 +270,6 @@ impl<T: Real, const D: usize> Solver for Decomposed<T, D> {
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
         let mut whole = Projection::new(self.cfg.clone());
         whole.restore(state)?;
-        self.adopt(whole);
-        Ok(())
+        self.adopt(whole)
     }
 }

@@ -16,12 +16,12 @@ pub(crate) mod staggered;
 
 pub use config::{Config, Flow};
 pub use cuda::CudaProjection;
-pub use decomposed::Decomposed;
+pub use decomposed::{CpuPart, Decomposed, GpuPart, SlabPart};
 pub use derived::{FIELDS_2D, FIELDS_3D};
 pub use projection::Projection;
 pub use simple::{CudaSimple, Simple, SimpleConfig};
 
-use crate::case::{CaseSpec, Invalid, Method, Precision};
+use crate::case::{BackendChoice, CaseSpec, Invalid, Method, Precision};
 use crate::solver::Solver;
 
 /// True when the case asks for SIMPLE, SIMPLEC or SIMPLER.
@@ -57,7 +57,8 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 }
 
 /// Builds this process's part of an incompressible case cut into slabs over `comm`'s
-/// processes ([`Decomposed`]): the projection method on the CPU backend.
+/// processes ([`Decomposed`]): the projection method on the CPU backend, or with
+/// `backend = "cuda"` on one GPU a process (`solver.devices`), NCCL between them.
 pub fn build_part(
     spec: &CaseSpec,
     comm: std::sync::Arc<dyn crate::parallel::Communicator>,
@@ -72,27 +73,37 @@ pub fn build_part(
         ));
     }
     let cfg = Config::from_spec(spec)?;
+    let rank = comm.rank();
+    if matches!(spec.solver.backend, Some(BackendChoice::Cuda)) {
+        let device = crate::solver::device_ordinal(spec, Some(crate::parallel::launcher_local_rank().unwrap_or(rank)))?;
+        return Ok(match (cfg.precision, cfg.grid.dim) {
+            (Precision::F64, 2) => Box::new(GpuPart::<f64, 2>::new(cfg, comm, device)?),
+            (Precision::F32, 2) => Box::new(GpuPart::<f32, 2>::new(cfg, comm, device)?),
+            (Precision::F64, _) => Box::new(GpuPart::<f64, 3>::new(cfg, comm, device)?),
+            (Precision::F32, _) => Box::new(GpuPart::<f32, 3>::new(cfg, comm, device)?),
+        });
+    }
     Ok(match (cfg.precision, cfg.grid.dim) {
-        (Precision::F64, 2) => Box::new(Decomposed::<f64, 2>::new(cfg, comm)?),
-        (Precision::F32, 2) => Box::new(Decomposed::<f32, 2>::new(cfg, comm)?),
-        (Precision::F64, _) => Box::new(Decomposed::<f64, 3>::new(cfg, comm)?),
-        (Precision::F32, _) => Box::new(Decomposed::<f32, 3>::new(cfg, comm)?),
+        (Precision::F64, 2) => Box::new(CpuPart::<f64, 2>::new(cfg, comm, 0)?),
+        (Precision::F32, 2) => Box::new(CpuPart::<f32, 2>::new(cfg, comm, 0)?),
+        (Precision::F64, _) => Box::new(CpuPart::<f64, 3>::new(cfg, comm, 0)?),
+        (Precision::F32, _) => Box::new(CpuPart::<f32, 3>::new(cfg, comm, 0)?),
     })
 }
 
 /// Builds the incompressible solver of a case on the CUDA backend. `Err` names the key that
 /// stops it: `solver.backend` when no usable device or NVRTC is present (or a CUDA call fails
 /// while setting up), another key when a setting is not available on the GPU.
-pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
-    let device = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
+pub fn build_cuda(spec: &CaseSpec, device: usize) -> Result<Box<dyn Solver>, Invalid> {
+    let failed = |e: crate::backend::cuda::CudaError| Invalid::new("solver.backend", format!("CUDA: {e}"));
     if steady(spec) {
         let cfg = SimpleConfig::from_spec(spec)?;
         if let Some(e) = simple::cuda_unsupported(&cfg) {
             return Err(e);
         }
         return Ok(match cfg.flow.grid.dim {
-            2 => Box::new(CudaSimple::<2>::new(cfg).map_err(device)?),
-            _ => Box::new(CudaSimple::<3>::new(cfg).map_err(device)?),
+            2 => Box::new(CudaSimple::<2>::new(cfg, device).map_err(failed)?),
+            _ => Box::new(CudaSimple::<3>::new(cfg, device).map_err(failed)?),
         });
     }
     let cfg = Config::from_spec(spec)?;
@@ -100,9 +111,9 @@ pub fn build_cuda(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         return Err(e);
     }
     Ok(match (cfg.precision, cfg.grid.dim) {
-        (Precision::F64, 2) => Box::new(CudaProjection::<f64, 2>::new(cfg).map_err(device)?),
-        (Precision::F32, 2) => Box::new(CudaProjection::<f32, 2>::new(cfg).map_err(device)?),
-        (Precision::F64, _) => Box::new(CudaProjection::<f64, 3>::new(cfg).map_err(device)?),
-        (Precision::F32, _) => Box::new(CudaProjection::<f32, 3>::new(cfg).map_err(device)?),
+        (Precision::F64, 2) => Box::new(CudaProjection::<f64, 2>::new(cfg, device).map_err(failed)?),
+        (Precision::F32, 2) => Box::new(CudaProjection::<f32, 2>::new(cfg, device).map_err(failed)?),
+        (Precision::F64, _) => Box::new(CudaProjection::<f64, 3>::new(cfg, device).map_err(failed)?),
+        (Precision::F32, _) => Box::new(CudaProjection::<f32, 3>::new(cfg, device).map_err(failed)?),
     })
 }

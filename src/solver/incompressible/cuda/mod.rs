@@ -36,12 +36,14 @@
 
 mod multigrid;
 mod pressure;
+mod slab;
 mod solver;
 mod spectral;
 mod step;
 mod timing;
 
 use self::multigrid::MgLevel;
+use self::slab::GpuSlab;
 use self::spectral::SpectralWork;
 use super::Projection;
 use super::config::Config;
@@ -52,6 +54,7 @@ use crate::backend::cuda::{
     self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, slots,
 };
 use crate::case::{Boundary, Invalid, PressureSolverKind, Side};
+use crate::parallel::SlabLink;
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, SolverError};
 use std::sync::{Arc, Mutex};
@@ -325,6 +328,8 @@ pub struct CudaProjection<T: Real, const D: usize> {
     residuals: Vec<(&'static str, f64)>,
     /// The last step's pressure solve, when it stopped at its iteration cap.
     capped: Option<CappedSolve>,
+    /// On a part of a grid cut over several GPUs, its link to the others.
+    slab: Option<GpuSlab<T>>,
 }
 
 fn pack_pbc<T, const D: usize>(op: &Laplacian<T, D>) -> i64 {
@@ -347,9 +352,23 @@ fn zeros<T: Copy, const D: usize>(gpu: &Arc<Gpu>, len: usize) -> Result<[DevBuf<
 }
 
 impl<T: Real, const D: usize> CudaProjection<T, D> {
-    pub fn new(cfg: Config) -> Result<Self, CudaError> {
+    /// The solver of `cfg` on device `device`.
+    pub fn new(cfg: Config, device: usize) -> Result<Self, CudaError> {
+        Self::build(cfg, Gpu::on(device)?, None)
+    }
+
+    /// The solver of one part of the grid of `whole` on device `device`, cut into `link`'s
+    /// slabs along the last axis: `cfg` is `whole` on the part's stored cells, with walls where
+    /// it meets another part ([`slab`]; collective over the parts: each builds its NCCL
+    /// communicator here). 3D grids only, with the Jacobi or SOR pressure solve.
+    pub fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, CudaError> {
+        let gpu = Gpu::on(device)?;
+        let slab = GpuSlab::new(&gpu, link.clone(), whole.clone())?;
+        Self::build(cfg, gpu, Some(slab))
+    }
+
+    fn build(cfg: Config, gpu: Arc<Gpu>, slab: Option<GpuSlab<T>>) -> Result<Self, CudaError> {
         assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
-        let gpu = Gpu::new()?;
         let mp = gpu.module_dim(KernelSet::Projection, T::NAME, D)?;
         let mq = gpu.module_dim(KernelSet::Poisson, T::NAME, D)?;
         let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
@@ -408,7 +427,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             has_history: false,
             residuals: Vec::with_capacity(8),
             capped: None,
+            slab,
         };
+        if s.slab.is_some() {
+            s.velocity_ghosts()?;
+        }
         s.write_clock()?;
         s.max_speeds()?;
         s.read_step()?;
@@ -557,7 +580,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         } else {
             0.0
         };
-        let cells = self.op.len() as f64;
+        let cells = self.whole_cells() as f64;
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
             ("steady_change", steady_change),

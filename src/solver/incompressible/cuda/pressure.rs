@@ -2,6 +2,7 @@
 //! `pcg.rs`; multigrid's cycles in [`super::multigrid`]), their workspaces, and the kernels
 //! they share: colour sweeps, residuals, mean removal and the convergence checks.
 
+use super::slab::Partials;
 use super::{
     B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
     blocks_tile, cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
@@ -18,6 +19,11 @@ use std::sync::Arc;
 /// (`BOX_PARAMS` of kernels/poisson.cu).
 pub(super) fn box_args<T: Real, const D: usize>(a: Args, op: &Laplacian<T, D>) -> Args {
     a.is(&ints3(op.n)).i(pack_pbc(op)).rs(&pad3(op.ih2, T::zero()))
+}
+
+/// The device address of element `i` of the array at `x`, as a pointer argument.
+fn at<T>(x: u64, i: usize) -> i64 {
+    (x + (i * std::mem::size_of::<T>()) as u64) as i64
 }
 
 /// Whether a periodic axis of odd size couples cells of one colour (the serial seam cells).
@@ -72,26 +78,32 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         })
     }
 
-    /// `x -= mean(x)` (`guard`: skipped once the solve is done).
+    /// `x -= mean(x)` (`guard`: skipped once the solve is done; on a part, the whole grid's mean).
     fn remove_mean(&self, x: u64, guard: bool) -> Result<(), CudaError> {
         let n = self.op.len();
         let ctrl = if guard { self.ctrl.ptr } else { 0 };
+        let own = self.reduced_cells();
         self.kq(
             "sum_partial",
-            grid1(n),
+            grid1(own.len()),
             (B1, 1, 1),
-            Args::new().l(x as i64).p(&self.part_a).l(ctrl as i64).i(n as i64),
+            Args::new()
+                .l(at::<T>(x, own.start))
+                .p(&self.part_a)
+                .l(ctrl as i64)
+                .i(own.len() as i64),
         )?;
+        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
         self.kq(
             "finalize_mean",
             (1, 1, 1),
             (1024, 1, 1),
             Args::new()
-                .p(&self.part_a)
-                .i(grid1(n).0 as i64)
+                .l(part as i64)
+                .i(nb as i64)
                 .p(&self.sc)
                 .l(ctrl as i64)
-                .r(T::of(n as f64)),
+                .r(T::of(self.whole_cells() as f64)),
         )?;
         self.kq(
             "subtract_mean",
@@ -162,23 +174,26 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    fn finalize_check(&self, nb: usize, it: usize, max: usize) -> Result<(), CudaError> {
-        self.finalize_check_mode(nb, it, max, false)
+    /// The convergence check of an iteration (`finalize_check`) from the residual partials of
+    /// `kind` in `part_a`.
+    fn finalize_check(&self, kind: Partials, it: usize, max: usize) -> Result<(), CudaError> {
+        self.finalize_check_mode(kind, it, max, false)
     }
 
     pub(super) fn finalize_check_mode(
         &self,
-        nb: usize,
+        kind: Partials,
         it: usize,
         max: usize,
         until_not_greater: bool,
     ) -> Result<(), CudaError> {
+        let (part, nb) = self.partials(&self.part_a, kind, false)?;
         self.kq(
             "finalize_check",
             (1, 1, 1),
             (1024, 1, 1),
             Args::new()
-                .p(&self.part_a)
+                .l(part as i64)
                 .i(nb as i64)
                 .p(&self.sc)
                 .p(&self.ctrl)
@@ -191,28 +206,30 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The start of a solve (pressure_poisson/mod.rs `solve`): the mean of `rhs` removed when
     /// `L` is singular, `||rhs||` and the target residual into `sc`, the control block reset.
     pub(super) fn rhs_norm(&self) -> Result<(), CudaError> {
-        let n = self.op.len();
-        if self.op.singular() {
+        if self.singular() {
             self.remove_mean(self.rhs.ptr, false)?;
         }
+        let own = self.reduced_cells();
+        let rhs = at::<T>(self.rhs.ptr, own.start);
         self.kq(
             "dot_partial",
-            grid1(n),
+            grid1(own.len()),
             (B1, 1, 1),
             Args::new()
-                .p(&self.rhs)
-                .p(&self.rhs)
+                .l(rhs)
+                .l(rhs)
                 .p(&self.part_a)
                 .null()
-                .i(n as i64),
+                .i(own.len() as i64),
         )?;
+        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
         self.kq(
             "finalize_bnorm",
             (1, 1, 1),
             (1024, 1, 1),
             Args::new()
-                .p(&self.part_a)
-                .i(grid1(n).0 as i64)
+                .l(part as i64)
+                .i(nb as i64)
                 .p(&self.sc)
                 .p(&self.ctrl)
                 .r(T::of(self.cfg.poisson.tolerance)),
@@ -224,11 +241,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub(super) fn solve_pressure(&mut self) -> Result<(), CudaError> {
         let op = self.op;
         let n = op.len();
-        let singular = op.singular();
+        let singular = self.singular();
         let settings: PoissonSettings = self.cfg.poisson;
         let max = settings.max_iterations;
         self.rhs_norm()?;
-        let nb2 = blocks_tile(cells3(op.n));
         let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
@@ -239,7 +255,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     for _ in 0..CHECK_EVERY {
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
                         self.jacobi(src, dst, rhs, ctrl)?;
-                        self.finalize_check(nb2, it, max)?;
+                        self.exchange_cells(dst)?;
+                        self.finalize_check(Partials::Cells, it, max)?;
                         it += 1;
                     }
                     let c = self.read_ctrl()?;
@@ -256,7 +273,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 }
             }
             Work::Sor => {
-                let omega = T::of(settings.sor_omega.unwrap_or_else(|| optimal_sor_omega(&op.n)));
+                let whole = self.whole_config().pressure_operator::<T, D>();
+                let omega = T::of(settings.sor_omega.unwrap_or_else(|| optimal_sor_omega(&whole.n)));
                 let mut it = 0;
                 loop {
                     for _ in 0..CHECK_EVERY {
@@ -265,10 +283,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                                 self.remove_mean(p, true)?;
                             }
                             self.residual(&op, p, rhs, 0, true, ctrl)?;
-                            self.finalize_check(nb2, it, max)?;
+                            self.finalize_check(Partials::Cells, it, max)?;
                         }
-                        self.colour(&op, p, rhs, 0, omega, ctrl)?;
-                        self.colour(&op, p, rhs, 1, omega, ctrl)?;
+                        for colour in [0, 1] {
+                            self.colour(&op, p, rhs, colour, omega, ctrl)?;
+                            self.exchange_cells(p)?;
+                        }
                         it += 1;
                         if it > max {
                             break;
@@ -282,7 +302,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Work::Pcg { r, w, d, q } => {
                 let (r, w, d, q) = (r.ptr, w.ptr, d.ptr, q.ptr);
                 self.residual(&op, p, rhs, r, true, ctrl)?;
-                self.finalize_check(nb2, 0, usize::MAX)?;
+                self.finalize_check(Partials::Cells, 0, usize::MAX)?;
                 let precondition = |s: &Self| -> Result<(), CudaError> {
                     s.kq(
                         "zero_fill",
@@ -354,7 +374,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             (1024, 1, 1),
                             Args::new()
                                 .p(&self.part_a)
-                                .i(nb2 as i64)
+                                .i(blocks_tile(cells3(op.n)) as i64)
                                 .p(&self.sc)
                                 .p(&self.ctrl)
                                 .i(it as i64),
@@ -373,7 +393,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                                 .l(ctrl as i64)
                                 .i(n as i64),
                         )?;
-                        self.finalize_check(nb1, it, max)?;
+                        self.finalize_check(Partials::Linear, it, max)?;
                         precondition(self)?;
                         gamma(self, 0)?;
                         direction(self, 0)?;
@@ -389,7 +409,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 let mut cycles = 0;
                 loop {
                     self.residual(&op, p, rhs, r0, true, ctrl)?;
-                    self.finalize_check_mode(nb2, cycles, max, true)?;
+                    self.finalize_check_mode(Partials::Cells, cycles, max, true)?;
                     if self.read_ctrl()?[CTRL_DONE] != 0 {
                         break;
                     }

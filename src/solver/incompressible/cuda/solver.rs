@@ -1,6 +1,7 @@
 //! The [`Solver`] interface of [`CudaProjection`], and the host's views of the device state:
 //! the CPU mirror, the device-derived fields, and adopting a CPU state (load, restore).
 
+use super::slab::part_unsupported;
 use super::{CTRL_LEN, CudaProjection, Mirror, Work, unsupported};
 use crate::backend::cuda::{CudaError, DevBuf};
 use crate::case::{CaseSpec, Invalid, Kind};
@@ -110,6 +111,43 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub fn host_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
         self.with_mirror(|m| m.field(name, out))?
     }
+
+    /// Takes the settings of `cfg`, whose grid, sides, initial state and precision are this
+    /// solver's (on a part of a grid cut over several GPUs, with `whole` the whole grid's).
+    pub(crate) fn update_config(&mut self, cfg: Config, whole: Option<Config>) -> Result<(), Invalid> {
+        if !cfg.same_layout(&self.cfg) {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and precision apply on reset only",
+            ));
+        }
+        if let Some(e) = unsupported(&cfg).or_else(|| self.slab.as_ref().and_then(|_| part_unsupported(&cfg))) {
+            return Err(e);
+        }
+        if cfg.poisson.kind != self.cfg.poisson.kind {
+            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind)
+                .map_err(|e| Invalid::new("solver.pressure_solver", format!("CUDA: {e}")))?;
+        }
+        if cfg.integrator != self.cfg.integrator {
+            self.has_history = false;
+            self.clock_stale = true;
+        }
+        // Its kernel arguments are the old settings'.
+        self.step_graphs = [None, None];
+        if let Some(cpu) = self.mirror.get_mut().expect("mirror lock").cpu.as_mut() {
+            cpu.update_config(cfg.clone(), None);
+        }
+        // The density scales the reported pressure.
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(self.steps);
+        if let (Some(s), Some(w)) = (self.slab.as_mut(), whole) {
+            s.whole = w;
+        }
+        self.cfg = cfg;
+        Ok(())
+    }
 }
 
 impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
@@ -184,38 +222,7 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
-        let cfg = Config::from_spec(spec)?;
-        if !cfg.same_layout(&self.cfg) {
-            return Err(Invalid::new(
-                "grid",
-                "the grid, boundaries, initial state and precision apply on reset only",
-            ));
-        }
-        if let Some(e) = unsupported(&cfg) {
-            return Err(e);
-        }
-        if cfg.poisson.kind != self.cfg.poisson.kind {
-            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind)
-                .map_err(|e| Invalid::new("solver.pressure_solver", format!("CUDA: {e}")))?;
-        }
-        if cfg.integrator != self.cfg.integrator {
-            self.has_history = false;
-            self.clock_stale = true;
-        }
-        // Its kernel arguments are the old settings'.
-        self.step_graphs = [None, None];
-        let mut m = self.mirror.lock().expect("mirror lock");
-        if let Some(cpu) = m.cpu.as_mut() {
-            cpu.update(spec)?;
-        }
-        drop(m);
-        // The density scales the reported pressure.
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps);
-        self.cfg = cfg;
-        Ok(())
+        self.update_config(Config::from_spec(spec)?, None)
     }
 
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {

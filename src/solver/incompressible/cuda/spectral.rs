@@ -3,7 +3,7 @@
 //! periodic axes): its workspace, the solve, its statistics, and the whole step it makes possible
 //! without a host wait (as a CUDA graph when graphs are on).
 
-use super::{BX, BY, CudaProjection, Work, blocks_tile, cells3, grid2, ints3};
+use super::{BX, BY, CudaProjection, Work, cells3, grid2, ints3};
 use crate::backend::cuda::fft::RealFft;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
 use crate::solver::incompressible::pressure_poisson::Laplacian;
@@ -114,7 +114,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.rhs_norm()?;
         let op = self.op;
         self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
-        self.finalize_check_mode(blocks_tile(cells3(op.n)), 1, 1, true)
+        self.finalize_check_mode(super::slab::Partials::Cells, 1, 1, true)
     }
 
     /// [`CudaProjection::spectral_step`] from its graph (captured at first use) when graphs

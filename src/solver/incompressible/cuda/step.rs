@@ -2,6 +2,7 @@
 //! predictor, the Poisson right-hand side, the correction with its statistics and ghosts, and
 //! the speed maxima.
 
+use super::slab::Partials;
 use super::{BX, BY, CudaProjection, blocks_tile, faces3, fill_ghosts, grid_plane, grid_tile, ints3, pad3};
 use crate::backend::cuda::{Args, CudaError, limiter_code};
 use crate::case::{Boundary, Convection, TimeIntegrator};
@@ -36,19 +37,31 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.finalize(false)
     }
 
-    /// Combines the block maxima in `part_b` (of `max_speed` or `correct`) and, after a
-    /// correction, its change sums in `part_a`, into `sc` (`step_finalize`).
+    /// The block maxima of the speeds (`max_speed`'s or `correct`'s, `D` runs in `part_b`) as
+    /// `step_dt` and `step_finalize` read them: on a part, gathered from all parts into the
+    /// slab's buffer, where they stay until the next step's `dt`.
+    fn speed_partials(&self) -> Result<(u64, usize), CudaError> {
+        self.partials(&self.part_b, Partials::Faces { segments: D }, true)
+    }
+
+    /// Combines the block maxima (of `max_speed` or `correct`) and, after a correction, its
+    /// change sums in `part_a`, into `sc` (`step_finalize`).
     fn finalize(&self, after_correct: bool) -> Result<(), CudaError> {
-        let nb = blocks_tile(faces3(self.l.n));
+        let (pm, nm) = self.speed_partials()?;
+        let (pc, nc) = if after_correct {
+            self.partials(&self.part_a, Partials::Faces { segments: 2 }, false)?
+        } else {
+            (self.part_a.ptr, 0)
+        };
         self.kp(
             "step_finalize",
             (1, 1, 1),
             (1024, 1, 1),
             Args::new()
-                .p(&self.part_a)
-                .i(if after_correct { nb as i64 } else { 0 })
-                .p(&self.part_b)
-                .i(nb as i64)
+                .l(pc as i64)
+                .i(nc as i64)
+                .l(pm as i64)
+                .i(nm as i64)
                 .p(&self.sc)
                 .p(&self.ctrl),
         )
@@ -57,7 +70,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The step's health check, `dt` and AB2 weights, into the clock, from the speed maxima
     /// in `part_b` (`step_dt`: config.rs `check_health` and `time_step` on the device).
     pub(super) fn step_dt(&self) -> Result<(), CudaError> {
-        let lim = self.cfg.step_limits();
+        let lim = self.whole_config().step_limits();
+        // On a part, the maxima its last correction gathered.
+        let (pm, nm) = match &self.slab {
+            Some(s) => (s.maxima.ptr, self.whole_face_blocks()),
+            None => (self.part_b.ptr, blocks_tile(faces3(self.l.n))),
+        };
         self.kp(
             "step_dt",
             (1, 1, 1),
@@ -65,8 +83,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Args::new()
                 .p(&self.clock)
                 .p(&self.ctrl)
-                .p(&self.part_b)
-                .i(blocks_tile(faces3(self.l.n)) as i64)
+                .l(pm as i64)
+                .i(nm as i64)
                 .p(&self.sc)
                 .r(lim.viscous)
                 .rs(&lim.h)
@@ -145,6 +163,20 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// and the maxima are combined into `sc` too.
     pub(super) fn correct(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
         self.correct_kernel(packed, stats)?;
+        self.velocity_ghosts()?;
+        if stats {
+            self.finalize(true)
+        } else if self.slab.is_some() {
+            // The next step's dt reads every part's maxima.
+            self.speed_partials().map(|_| ())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The velocity's boundary faces and ghosts and, on a part, the layers it stores but does
+    /// not own, from their owners.
+    pub(super) fn velocity_ghosts(&self) -> Result<(), CudaError> {
         fill_ghosts(
             &self.gpu,
             &self.mp,
@@ -153,8 +185,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             (&self.bck, &self.bcv),
             Some(&self.ctrl),
         )?;
-        if stats {
-            self.finalize(true)?;
+        if let Some(s) = &self.slab {
+            for q in &self.vel {
+                s.exchange(q, self.l.stride[D - 1], 1)?;
+            }
         }
         Ok(())
     }

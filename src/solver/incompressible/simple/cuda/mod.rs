@@ -91,8 +91,8 @@ pub struct CudaSimple<const D: usize> {
 }
 
 impl<const D: usize> CudaSimple<D> {
-    pub fn new(cfg: SimpleConfig) -> Result<Self, CudaError> {
-        let gpu = Gpu::new()?;
+    pub fn new(cfg: SimpleConfig, device: usize) -> Result<Self, CudaError> {
+        let gpu = Gpu::on(device)?;
         // The CPU solver's initial state (boundaries and viscosity applied) is the start.
         let mut cpu = Simple::<D>::new(cfg.clone());
         let l = Layout::new(std::array::from_fn(|a| cfg.flow.grid.n[a]), &cfg.flow.bc);

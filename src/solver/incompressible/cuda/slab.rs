@@ -1,0 +1,270 @@
+//! The GPU projection solver on one slab of a grid cut over several GPUs ([`crate::parallel`]):
+//! what a part adds to [`CudaProjection`]. The slab is stepped by the single-GPU kernels on the
+//! part's stored layers (walls where it meets another part, overwritten by the exchange); NCCL
+//! refreshes the layers it stores but does not own after each velocity update and each pressure
+//! sweep, and gathers the block partials of every reduction from all parts before the
+//! single-GPU finalize kernels combine them.
+//!
+//! In 3D the tile kernels' blocks each cover part of one z layer (their grid's z index is the
+//! layer), so the blocks of a part's own layers are a contiguous run of its partials, and the
+//! runs of all parts in part order are the single-GPU partials in the single-GPU order: the
+//! finalize kernels add the same numbers in the same order, and a decomposed run gives the
+//! single-GPU result bit for bit. The 256-value blocks of the linear kernels (`dot_partial`,
+//! `sum_partial`) are launched over a part's own cells; they fall on the single GPU's blocks
+//! when a layer holds a multiple of 256 cells, else the sums are the same to round-off.
+//! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
+
+use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
+use crate::backend::cuda::nccl::Nccl;
+use crate::backend::cuda::{CudaError, DevBuf, Gpu};
+use crate::parallel::SlabLink;
+use crate::case::{Invalid, PressureSolverKind};
+use crate::solver::incompressible::config::Config;
+use crate::solver::incompressible::decomposed::SlabPart;
+use crate::solver::incompressible::Projection;
+use crate::solver::Solver;
+use crate::solver::real::Real;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Which kernel's block partials a reduction combines.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Partials {
+    /// The tile kernels over the cells (`residual`, `jacobi_sweep`): one run of blocks per layer.
+    Cells,
+    /// The tile kernels over the faces (`correct`, `max_speed`), `n + 1` layers, `segments`
+    /// runs of partials (`partial[s * blocks + block]`).
+    Faces { segments: usize },
+    /// The linear kernels (`dot_partial`, `sum_partial`) launched over this part's own cells.
+    Linear,
+}
+
+/// A part's link to the other GPUs.
+pub(super) struct GpuSlab<T> {
+    pub(super) link: SlabLink,
+    nccl: Nccl,
+    /// The whole grid's configuration (time step limits, the pressure problem's singularity,
+    /// the SOR factor, cell count).
+    pub(super) whole: Config,
+    /// Whether the whole grid's pressure problem is singular (no Dirichlet side).
+    pub(super) singular: bool,
+    /// Gathered partials of the sums and of the speed maxima (the latter kept from a correction
+    /// to the next step's `dt`).
+    pub(super) sums: DevBuf<T>,
+    pub(super) maxima: DevBuf<T>,
+}
+
+impl<T: Real> GpuSlab<T> {
+    pub(super) fn new(gpu: &Arc<Gpu>, link: SlabLink, whole: Config) -> Result<Self, CudaError> {
+        let nccl = Nccl::new(gpu.clone(), link.comm.as_ref())?;
+        let n: [usize; 3] = std::array::from_fn(|a| whole.grid.n[a]);
+        let dim = whole.grid.dim;
+        let singular = if dim == 3 {
+            whole.pressure_operator::<T, 3>().singular()
+        } else {
+            whole.pressure_operator::<T, 2>().singular()
+        };
+        // The whole grid's block count of the largest reduction: D + 2 face segments, or the
+        // linear kernels' blocks (each part rounds its own cells up to a block).
+        let faces = (dim + 2) * blocks_tile(faces3::<3>(n));
+        let linear = n.iter().product::<usize>().div_ceil(B1 as usize) + link.slabs.parts();
+        let len = faces.max(linear);
+        Ok(Self {
+            sums: gpu.alloc_zeros(len)?,
+            maxima: gpu.alloc_zeros(len)?,
+            nccl,
+            link,
+            whole,
+            singular,
+        })
+    }
+
+    /// This part's own layers along the cut axis, counted from its first stored layer, with
+    /// the last part's `extra` layers beyond the grid's last cell (the top face layer).
+    fn own_layers(&self, r: usize, extra: usize) -> Range<usize> {
+        let o = self.link.slabs.owned(r);
+        let last = r + 1 == self.link.slabs.parts();
+        o.start..o.end + if last { extra } else { 0 }
+    }
+
+    /// This part's own cells (`layer` cells a layer), as a range of its stored cells.
+    pub(super) fn own_cells(&self, layer: usize) -> Range<usize> {
+        let o = self.link.slabs.owned(self.link.rank());
+        let off = self.link.offset();
+        (o.start - off) * layer..(o.end - off) * layer
+    }
+
+    /// Refreshes the layers of `x` (`layer_len` values a layer, `ghosts` ghost layers each
+    /// side) that this part stores but does not own.
+    pub(super) fn exchange(&self, x: &DevBuf<T>, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
+        self.nccl
+            .exchange::<T>(x.ptr, x.len, layer_len, crate::parallel::EXTENSION + ghosts)
+    }
+
+    /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
+    /// over its stored box `n`) into `dst`, in the single-GPU order; returns the whole grid's
+    /// block count per segment, the `nb` of the finalize kernels reading `dst`.
+    pub(super) fn gather(
+        &self,
+        src: &DevBuf<T>,
+        kind: Partials,
+        n: [usize; 3],
+        dst: &DevBuf<T>,
+    ) -> Result<usize, CudaError> {
+        let parts = self.link.slabs.parts();
+        let rank = self.link.rank();
+        let off = self.link.offset();
+        let (counts, start, stride, segments): (Vec<usize>, usize, usize, usize) = match kind {
+            Partials::Cells | Partials::Faces { .. } => {
+                let (boxed, extra, segments) = match kind {
+                    Partials::Faces { segments } => (faces3::<3>(n), 1, segments),
+                    _ => (cells3::<3>(n), 0, 1),
+                };
+                let per_layer = blocks_tile(boxed) / boxed[2];
+                let counts = (0..parts)
+                    .map(|r| self.own_layers(r, extra).len() * per_layer)
+                    .collect();
+                let start = (self.own_layers(rank, extra).start - off) * per_layer;
+                (counts, start, blocks_tile(boxed), segments)
+            }
+            Partials::Linear => {
+                let layer = n[0] * n[1];
+                let counts = (0..parts)
+                    .map(|r| (self.link.slabs.owned(r).len() * layer).div_ceil(B1 as usize))
+                    .collect();
+                (counts, 0, 0, 1)
+            }
+        };
+        let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
+        self.nccl.all_gather(mine, stride, &counts, segments, dst)?;
+        Ok(counts.iter().sum())
+    }
+}
+
+impl<T: Real, const D: usize> CudaProjection<T, D> {
+    /// Whether the pressure problem is singular (of the whole grid, on a part).
+    pub(super) fn singular(&self) -> bool {
+        self.slab
+            .as_ref()
+            .map_or_else(|| self.op.singular(), |s| s.singular)
+    }
+
+    /// Cells of the whole grid.
+    pub(super) fn whole_cells(&self) -> usize {
+        self.whole_config().grid.n[..D].iter().product()
+    }
+
+    /// Blocks of the face kernels over the whole grid (the gathered speed maxima's count).
+    pub(super) fn whole_face_blocks(&self) -> usize {
+        blocks_tile(faces3::<D>(std::array::from_fn(|a| self.whole_config().grid.n[a])))
+    }
+
+    /// The whole grid's configuration (this solver's own unless it steps a part).
+    pub(super) fn whole_config(&self) -> &Config {
+        self.slab.as_ref().map_or(&self.cfg, |s| &s.whole)
+    }
+
+    /// The partials of `kind` in `src` as the finalize kernels read them: `src` itself and its
+    /// block count on one GPU; on a part, every part's own partials gathered (into the slab's
+    /// `maxima` buffer for the speed maxima, else `sums`).
+    pub(super) fn partials(&self, src: &DevBuf<T>, kind: Partials, maxima: bool) -> Result<(u64, usize), CudaError> {
+        let n = cells3(self.l.n);
+        match &self.slab {
+            None => Ok((
+                src.ptr,
+                match kind {
+                    Partials::Cells => blocks_tile(n),
+                    Partials::Faces { .. } => blocks_tile(faces3(self.l.n)),
+                    Partials::Linear => super::grid1(self.op.len()).0 as usize,
+                },
+            )),
+            Some(s) => {
+                let dst = if maxima { &s.maxima } else { &s.sums };
+                let nb = s.gather(src, kind, n, dst)?;
+                Ok((dst.ptr, nb))
+            }
+        }
+    }
+
+    /// The cells a linear reduction runs over: all (one GPU) or this part's own.
+    pub(super) fn reduced_cells(&self) -> Range<usize> {
+        let layer = self.op.stride[D - 1];
+        self.slab
+            .as_ref()
+            .map_or(0..self.op.len(), |s| s.own_cells(layer))
+    }
+
+    /// Refreshes the layers of the cell-centred array at `x` (a device address) that this part
+    /// stores but does not own (one GPU: nothing).
+    pub(super) fn exchange_cells(&self, x: u64) -> Result<(), CudaError> {
+        match &self.slab {
+            Some(s) => s.nccl.exchange::<T>(
+                x,
+                self.op.len(),
+                self.op.stride[D - 1],
+                crate::parallel::EXTENSION,
+            ),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A setting of `cfg` (a case cut over several GPUs) that such a run cannot have, as the error
+/// naming its key.
+pub(crate) fn part_unsupported(cfg: &Config) -> Option<Invalid> {
+    if cfg.grid.dim != 3 {
+        return Some(Invalid::new(
+            "case.dim",
+            "on several GPUs the grid is 3D (a 2D kernel tile spans 32 rows, which a cut would split); \
+             2D cases run over several processes on backend = \"cpu\"",
+        ));
+    }
+    match cfg.poisson.kind {
+        PressureSolverKind::Jacobi | PressureSolverKind::Sor => None,
+        _ => Some(Invalid::new(
+            "solver.pressure_solver",
+            "on several GPUs the pressure solver is jacobi or sor (pcg, multigrid and fft run on one GPU, \
+             or over several processes on backend = \"cpu\")",
+        )),
+    }
+}
+
+impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
+    fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, Invalid> {
+        CudaProjection::part(cfg, whole, link, device)
+            .map_err(|e| Invalid::new("solver.backend", format!("CUDA, device {device}: {e}")))
+    }
+
+    fn unsupported(cfg: &Config) -> Option<Invalid> {
+        super::unsupported(cfg).or_else(|| part_unsupported(cfg))
+    }
+
+    fn reconfigure(&mut self, cfg: Config, whole: Config) -> Result<(), Invalid> {
+        self.update_config(cfg, Some(whole))
+    }
+
+    /// Reads this part's state back into a CPU solver of its slab, then gathers as the CPU parts
+    /// do. A failed read is logged and the state last read (or the initial one) is sent, so the
+    /// collective completes.
+    fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink) {
+        let mut host = Projection::new(self.cfg.clone());
+        match self.snapshot() {
+            Ok(s) => {
+                if let Err(e) = host.restore(&s) {
+                    log::error!("part {}: reading its state: {}: {}", link.rank(), e.key, e.message);
+                }
+            }
+            Err(e) => log::error!("part {}: reading its state back from the GPU failed: {e}", link.rank()),
+        }
+        Projection::gather_parts(whole, &host, link);
+    }
+
+    fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {
+        let mut host = Projection::new(self.cfg.clone());
+        whole.scatter_part(&mut host, link);
+        let state = host
+            .snapshot()
+            .map_err(|e| Invalid::new("solver.backend", e.to_string()))?;
+        self.restore(&state)
+    }
+}
