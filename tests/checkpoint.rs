@@ -216,7 +216,7 @@ fn mismatched_and_damaged_checkpoints_are_refused() {
 }
 
 fn flowlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_flowlab"))
+    Command::new(common::flowlab_bin())
         .args(args)
         .current_dir(common::root())
         .output()
@@ -320,7 +320,7 @@ const CAVITY_48: [&str; 6] = [
 #[test]
 fn an_interrupted_run_keeps_its_results_and_resumes() {
     let (a, b) = (tmp("cli_sigint_straight"), tmp("cli_sigint_resumed"));
-    let child = Command::new(env!("CARGO_BIN_EXE_flowlab"))
+    let child = Command::new(common::flowlab_bin())
         .args(CAVITY_48)
         .args([
             "--steps",

@@ -15,12 +15,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The flowlab binary: `FLOWLAB_BIN` when set (test binaries run on another machine from a
-/// copy of the repository), else the one cargo built.
-fn flowlab() -> String {
-    std::env::var("FLOWLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_flowlab").to_string())
-}
-
 /// `mpirun` with what a CI container needs (root, more processes than cores).
 fn mpirun(n: usize) -> Option<Command> {
     let ok = Command::new("mpirun")
@@ -49,10 +43,10 @@ fn mpirun(n: usize) -> Option<Command> {
 /// `flowlab args` on one process, or on `n` under `mpirun` (`None`: no launcher, skipped).
 fn flowlab_on(n: usize, args: &[String]) -> Option<Output> {
     let mut cmd = match n {
-        1 => Command::new(flowlab()),
+        1 => Command::new(common::flowlab_bin()),
         n => {
             let mut c = mpirun(n)?;
-            c.arg(flowlab());
+            c.arg(common::flowlab_bin());
             c
         }
     };
@@ -103,6 +97,10 @@ fn summary(dir: &Path) -> serde_json::Value {
 enum Agreement {
     /// The same fields file, residuals, time and results, bit for bit.
     Bitwise,
+    /// The same state (the checkpoints' arrays), residuals, time and results, bit for bit: a
+    /// GPU run's fields file holds fields derived on the device, while a decomposed run derives
+    /// them on the first process's CPU from the gathered state.
+    SameState,
     /// Every number of the summary (time, residuals, results) within this relative difference
     /// (sums added in another order).
     Within(f64),
@@ -148,14 +146,21 @@ fn agrees_with_one_process(
     agreement: Agreement,
 ) {
     let case = common::root().join("cases").join(format!("{case}.toml"));
+    let args = |dir: &Path| {
+        let mut a = run_args(&case, sets, steps, dir);
+        if matches!(agreement, Agreement::SameState) {
+            a.extend(["--checkpoint-every".into(), steps.to_string()]);
+        }
+        a
+    };
     let one = out_dir(&format!("{name}-1"));
-    let o = flowlab_on(1, &run_args(&case, sets, steps, &one)).expect("one process");
+    let o = flowlab_on(1, &args(&one)).expect("one process");
     check(&o, "the one-process run");
     let reference = summary(&one);
     let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
     for &n in parts {
         let dir = out_dir(&format!("{name}-{n}"));
-        let Some(o) = flowlab_on(n, &run_args(&case, sets, steps, &dir)) else {
+        let Some(o) = flowlab_on(n, &args(&dir)) else {
             return;
         };
         check(&o, &format!("the run over {n} processes"));
@@ -175,20 +180,44 @@ fn agrees_with_one_process(
                 .remove("communication_seconds")
                 .is_some_and(|t| t.as_f64().is_some_and(|t| t >= 0.0))
         );
+        // GPU parts: NCCL's share, measured on the GPU.
+        let gpu = s["backend"] == "cuda";
+        assert_eq!(
+            extra
+                .remove("device_communication_seconds")
+                .is_some_and(|t| t.as_f64().is_some_and(|t| t > 0.0)),
+            gpu,
+            "{name}: device_communication_seconds on the GPU parts only"
+        );
         let reference_results = &reference["results"];
         match agreement {
-            Agreement::Bitwise => {
+            Agreement::Bitwise | Agreement::SameState => {
                 assert_eq!(s["time"], reference["time"], "{name}, {n} processes: time");
                 assert_eq!(
                     s["final_residuals"], reference["final_residuals"],
                     "{name}, {n} processes: residuals"
                 );
                 assert_eq!(&results, reference_results, "{name}, {n} processes: results");
-                let decomposed = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
-                assert!(
-                    decomposed == fields,
-                    "{name}, {n} processes: fields.vti differs from the one-process run's"
-                );
+                if matches!(agreement, Agreement::Bitwise) {
+                    let decomposed = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
+                    assert!(
+                        decomposed == fields,
+                        "{name}, {n} processes: fields.vti differs from the one-process run's"
+                    );
+                } else {
+                    let state = |d: &Path| {
+                        flowlab::solver::snapshot::read_checkpoint(&d.join("checkpoint.flowlab"))
+                            .expect("checkpoint")
+                            .1
+                    };
+                    let (a, b) = (state(&one), state(&dir));
+                    assert_eq!((a.time, a.steps, a.dt), (b.time, b.steps, b.dt), "{name}, {n}: clock");
+                    assert_eq!(a.scalars, b.scalars, "{name}, {n} processes: scalars");
+                    for ((na, xa), (nb, xb)) in a.arrays.iter().zip(&b.arrays) {
+                        assert!(na == nb && xa == xb, "{name}, {n} processes: array {na} differs");
+                    }
+                    assert_eq!(a.arrays.len(), b.arrays.len());
+                }
                 eprintln!("{name}: {n} processes = 1 process, bit for bit, after {steps} steps");
             }
             Agreement::Within(rel) => {
@@ -416,7 +445,7 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
     // Layers of 32 x 32 = 1024 cells: the linear sums' 256-cell blocks fall on the one-GPU blocks.
     let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
     let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().chain(extra).copied().collect() };
-    same_as_one_process(
+    agrees_with_one_process(
         "gpu-jacobi-tvd-ab2",
         "cavity_3d_re100",
         &with(&[
@@ -427,8 +456,9 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
         ]),
         12,
         &parts,
+        Agreement::SameState,
     );
-    same_as_one_process(
+    agrees_with_one_process(
         "gpu-sor-quick-f32",
         "cavity_3d_re100",
         &with(&[
@@ -439,6 +469,7 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
         ]),
         12,
         &parts,
+        Agreement::SameState,
     );
 }
 

@@ -261,6 +261,12 @@ pub fn sod_convergence_failures(backend: &str) -> Vec<(RiemannSolver, Limiter, f
     failures
 }
 
+/// The flowlab binary: `FLOWLAB_BIN` when set (test binaries run on another machine from a
+/// copy of the repository), else the one cargo built for this test.
+pub fn flowlab_bin() -> String {
+    std::env::var("FLOWLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_flowlab").to_string())
+}
+
 /// Whether GPU tests must run here: `FLOWLAB_REQUIRE_GPU=1` (set in every run on a GPU machine),
 /// which turns a GPU test that cannot run into a failure instead of a skip.
 pub fn gpu_required() -> bool {

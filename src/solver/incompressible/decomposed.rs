@@ -36,6 +36,10 @@ pub trait SlabPart<T: Real, const D: usize>: Solver + Sized {
     fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink);
     /// Takes this part's slab of the whole grid's state `whole` (no communication).
     fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid>;
+    /// Seconds spent in device-to-device communication (NCCL) on a GPU part.
+    fn device_communication_seconds(&self) -> Option<f64> {
+        None
+    }
 }
 
 impl<T: Real, const D: usize> SlabPart<T, D> for Projection<T, D> {
@@ -244,6 +248,9 @@ impl<T: Real, const D: usize, P: SlabPart<T, D>> Solver for Decomposed<T, D, P> 
         let mut m = self.with_whole(|w| w.map(|w| w.summary())).unwrap_or_default();
         m.insert("parts".into(), self.link.slabs.parts().into());
         m.insert("communication_seconds".into(), self.link.comm.seconds().into());
+        if let Some(t) = self.part.device_communication_seconds() {
+            m.insert("device_communication_seconds".into(), t.into());
+        }
         m
     }
 

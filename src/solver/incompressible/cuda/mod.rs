@@ -477,6 +477,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.gpu
             .download_async(&mut self.clock_host, &self.clock, CK_LEN)?;
         self.gpu.sync()?;
+        self.settle_timing()?;
         let sc = self.sc_host.as_slice();
         self.speeds = std::array::from_fn(|c| sc[SC_SPEED[c]].f64());
         let c = self.clock_host.as_slice();
@@ -504,6 +505,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.gpu
             .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
         self.gpu.sync()?;
+        self.settle_timing()?;
         let c = self.ctrl_host.as_slice();
         Ok([c[0], c[1], c[2], c[3]])
     }
@@ -598,5 +600,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// On a part, adds the NCCL calls' time (after the host waited for the stream).
+    fn settle_timing(&self) -> Result<(), CudaError> {
+        self.slab.as_ref().map_or(Ok(()), |s| s.settle())
     }
 }

@@ -16,7 +16,7 @@
 
 use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
-use crate::backend::cuda::{CudaError, DevBuf, Gpu};
+use crate::backend::cuda::{CudaError, DevBuf, Event, Gpu};
 use crate::parallel::SlabLink;
 use crate::case::{Invalid, PressureSolverKind};
 use crate::solver::incompressible::config::Config;
@@ -25,7 +25,7 @@ use crate::solver::incompressible::Projection;
 use crate::solver::Solver;
 use crate::solver::real::Real;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Which kernel's block partials a reduction combines.
 #[derive(Clone, Copy, Debug)]
@@ -52,6 +52,17 @@ pub(super) struct GpuSlab<T> {
     /// to the next step's `dt`).
     pub(super) sums: DevBuf<T>,
     pub(super) maxima: DevBuf<T>,
+    /// Timing of the NCCL calls: the communication share of a step.
+    timing: Mutex<Timing>,
+}
+
+/// Event pairs around the NCCL calls enqueued since the host last waited, and the seconds of
+/// those already complete.
+struct Timing {
+    gpu: Arc<Gpu>,
+    pairs: Vec<(Event, Event)>,
+    used: usize,
+    seconds: f64,
 }
 
 impl<T: Real> GpuSlab<T> {
@@ -76,7 +87,45 @@ impl<T: Real> GpuSlab<T> {
             link,
             whole,
             singular,
+            timing: Mutex::new(Timing {
+                gpu: gpu.clone(),
+                pairs: Vec::new(),
+                used: 0,
+                seconds: 0.0,
+            }),
         })
+    }
+
+    /// Enqueues `f` (NCCL calls) between two timing events.
+    fn timed(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<(), CudaError> {
+        let mut t = self.timing.lock().expect("timing lock");
+        if t.used == t.pairs.len() {
+            let pair = (t.gpu.event()?, t.gpu.event()?);
+            t.pairs.push(pair);
+        }
+        let (start, end) = &t.pairs[t.used];
+        start.record()?;
+        f()?;
+        end.record()?;
+        t.used += 1;
+        Ok(())
+    }
+
+    /// Adds the time of the NCCL calls enqueued so far (call after the host waited for them).
+    pub(super) fn settle(&self) -> Result<(), CudaError> {
+        let mut t = self.timing.lock().expect("timing lock");
+        let mut ms = 0.0;
+        for (start, end) in &t.pairs[..t.used] {
+            ms += start.elapsed_ms(end)? as f64;
+        }
+        t.seconds += ms * 1e-3;
+        t.used = 0;
+        Ok(())
+    }
+
+    /// Seconds this part's GPU spent in NCCL calls (waiting for the others included).
+    pub(super) fn seconds(&self) -> f64 {
+        self.timing.lock().expect("timing lock").seconds
     }
 
     /// This part's own layers along the cut axis, counted from its first stored layer, with
@@ -97,8 +146,15 @@ impl<T: Real> GpuSlab<T> {
     /// Refreshes the layers of `x` (`layer_len` values a layer, `ghosts` ghost layers each
     /// side) that this part stores but does not own.
     pub(super) fn exchange(&self, x: &DevBuf<T>, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
-        self.nccl
-            .exchange::<T>(x.ptr, x.len, layer_len, crate::parallel::EXTENSION + ghosts)
+        self.exchange_at(x.ptr, x.len, layer_len, ghosts)
+    }
+
+    /// [`GpuSlab::exchange`] of the `len` values at the device address `x`.
+    fn exchange_at(&self, x: u64, len: usize, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
+        self.timed(|| {
+            self.nccl
+                .exchange::<T>(x, len, layer_len, crate::parallel::EXTENSION + ghosts)
+        })
     }
 
     /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
@@ -136,7 +192,7 @@ impl<T: Real> GpuSlab<T> {
             }
         };
         let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
-        self.nccl.all_gather(mine, stride, &counts, segments, dst)?;
+        self.timed(|| self.nccl.all_gather(mine, stride, &counts, segments, dst))?;
         Ok(counts.iter().sum())
     }
 }
@@ -198,12 +254,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// stores but does not own (one GPU: nothing).
     pub(super) fn exchange_cells(&self, x: u64) -> Result<(), CudaError> {
         match &self.slab {
-            Some(s) => s.nccl.exchange::<T>(
-                x,
-                self.op.len(),
-                self.op.stride[D - 1],
-                crate::parallel::EXTENSION,
-            ),
+            Some(s) => s.exchange_at(x, self.op.len(), self.op.stride[D - 1], 0),
             None => Ok(()),
         }
     }
@@ -257,6 +308,10 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
             Err(e) => log::error!("part {}: reading its state back from the GPU failed: {e}", link.rank()),
         }
         Projection::gather_parts(whole, &host, link);
+    }
+
+    fn device_communication_seconds(&self) -> Option<f64> {
+        self.slab.as_ref().map(|s| s.seconds())
     }
 
     fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {
