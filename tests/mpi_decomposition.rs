@@ -463,10 +463,18 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
         "cavity_3d_re100",
         &with(&[
             "solver.pressure_solver=sor",
-            "solver.precision=f32",
             "solver.tolerance=1e-4",
+            "solver.precision=f32",
             "solver.convection=quick",
         ]),
+        12,
+        &parts,
+        Agreement::SameState,
+    );
+    agrees_with_one_process(
+        "gpu-pcg-upwind",
+        "cavity_3d_re100",
+        &with(&["solver.pressure_solver=pcg", "solver.convection=upwind"]),
         12,
         &parts,
         Agreement::SameState,
@@ -504,7 +512,7 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
     }
     let cube = ["grid.nz=16", "solver.backend=cuda"];
     for (case, sets, key) in [
-        ("cavity_3d_re100", &["solver.pressure_solver=pcg"][..], "solver.pressure_solver"),
+        ("cavity_3d_re100", &["solver.pressure_solver=fft"][..], "solver.pressure_solver"),
         ("cavity_3d_re100", &["solver.pressure_solver=multigrid"][..], "solver.pressure_solver"),
         ("lid_driven_cavity_re100", &["solver.pressure_solver=jacobi", "solver.backend=cuda"][..], "case.dim"),
         ("cavity_3d_re100", &["solver.devices=[0, 99]", "solver.pressure_solver=jacobi"][..], "solver.backend"),

@@ -120,8 +120,9 @@ impl Nccl {
 
     /// Concatenates every part's values into `all`, in part order, `segments` times: segment
     /// `s` of part `r` is `counts[r]` values at `mine + s * stride` on that part and lands at
-    /// `all + s * total + sum(counts[..r])` on every part (`total = sum(counts)`). A group of
-    /// broadcasts, one from each part (an all-gather of unequal counts).
+    /// `all + s * total + sum(counts[..r])` on every part (`total = sum(counts)`). One NCCL
+    /// all-gather a segment where the counts are equal, else a group of broadcasts, one from
+    /// each part.
     pub fn all_gather<T: Real>(
         &self,
         mine: u64,
@@ -140,9 +141,18 @@ impl Nccl {
             )));
         }
         let dt = data_type::<T>();
+        let equal = counts.iter().all(|c| *c == counts[0]);
         nccl::group_start()?;
         let r = (|| {
             for s in 0..segments {
+                if equal {
+                    // One all-gather a segment where every part gives as many values.
+                    let src = (mine + (s * stride * size) as u64) as *const c_void;
+                    let dst = (all.ptr + (s * total * size) as u64) as *mut c_void;
+                    // SAFETY: as below; `total` = parts x count values land in `all`.
+                    unsafe { nccl::all_gather(src, dst, counts[0], dt, self.comm, self.stream())? };
+                    continue;
+                }
                 let mut offset = s * total;
                 for (root, &count) in counts.iter().enumerate() {
                     let dst = (all.ptr + (offset * size) as u64) as *mut c_void;

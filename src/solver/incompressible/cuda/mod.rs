@@ -360,7 +360,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The solver of one part of the grid of `whole` on device `device`, cut into `link`'s
     /// slabs along the last axis: `cfg` is `whole` on the part's stored cells, with walls where
     /// it meets another part ([`slab`]; collective over the parts: each builds its NCCL
-    /// communicator here). 3D grids only, with the Jacobi or SOR pressure solve.
+    /// communicator here). 3D grids only, with the Jacobi, SOR or PCG pressure solve.
     pub fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, CudaError> {
         let gpu = Gpu::on(device)?;
         let slab = GpuSlab::new(&gpu, link.clone(), whole.clone())?;
@@ -435,6 +435,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         s.write_clock()?;
         s.max_speeds()?;
         s.read_step()?;
+        if let Some(slab) = &s.slab {
+            slab.restart_timing()?;
+        }
         Ok(s)
     }
 

@@ -5,7 +5,7 @@
 use super::slab::Partials;
 use super::{
     B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
-    blocks_tile, cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
+    cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
 use crate::backend::cuda::{Args, CudaError, Gpu};
 use crate::case::PressureSolverKind;
@@ -245,7 +245,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let settings: PoissonSettings = self.cfg.poisson;
         let max = settings.max_iterations;
         self.rhs_norm()?;
-        let nb1 = grid1(n).0 as usize;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
             Work::Jacobi { next } => {
@@ -310,29 +309,34 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         (B1, 1, 1),
                         Args::new().l(w as i64).l(ctrl as i64).i(n as i64),
                     )?;
-                    s.colour(&op, w, r, 0, T::one(), ctrl)?;
-                    s.colour(&op, w, r, 1, T::one(), ctrl)?;
-                    s.colour(&op, w, r, 0, T::one(), ctrl)
+                    // On a part, the layers it stores but does not own after each colour.
+                    for colour in [0, 1, 0] {
+                        s.colour(&op, w, r, colour, T::one(), ctrl)?;
+                        s.exchange_cells(w)?;
+                    }
+                    Ok(())
                 };
                 let gamma = |s: &Self, first: i64| -> Result<(), CudaError> {
+                    let own = s.reduced_cells();
                     s.kq(
                         "dot_partial",
-                        grid1(n),
+                        grid1(own.len()),
                         (B1, 1, 1),
                         Args::new()
-                            .l(r as i64)
-                            .l(w as i64)
+                            .l(at::<T>(r, own.start))
+                            .l(at::<T>(w, own.start))
                             .p(&s.part_a)
                             .l(ctrl as i64)
-                            .i(n as i64),
+                            .i(own.len() as i64),
                     )?;
+                    let (part, nb) = s.partials(&s.part_a, Partials::Linear, false)?;
                     s.kq(
                         "finalize_gamma",
                         (1, 1, 1),
                         (1024, 1, 1),
                         Args::new()
-                            .p(&s.part_a)
-                            .i(nb1 as i64)
+                            .l(part as i64)
+                            .i(nb as i64)
                             .p(&s.sc)
                             .l(ctrl as i64)
                             .i(first),
@@ -368,31 +372,41 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             (BX, BY, 1),
                             box_args(a, &op),
                         )?;
+                        let (part, nb) = self.partials(&self.part_a, Partials::Cells, false)?;
                         self.kq(
                             "finalize_alpha",
                             (1, 1, 1),
                             (1024, 1, 1),
                             Args::new()
-                                .p(&self.part_a)
-                                .i(blocks_tile(cells3(op.n)) as i64)
+                                .l(part as i64)
+                                .i(nb as i64)
                                 .p(&self.sc)
                                 .p(&self.ctrl)
                                 .i(it as i64),
                         )?;
-                        self.kq(
-                            "pcg_axpy",
-                            grid1(n),
-                            (B1, 1, 1),
-                            Args::new()
-                                .l(p as i64)
-                                .l(r as i64)
-                                .l(d as i64)
-                                .l(q as i64)
-                                .p(&self.sc)
-                                .p(&self.part_a)
-                                .l(ctrl as i64)
-                                .i(n as i64),
-                        )?;
+                        // The update over every stored cell, r.r over this part's own (the
+                        // other stored cells' partials go to part_b, unread: on a part the
+                        // speed maxima there were gathered at the correction).
+                        let own = self.reduced_cells();
+                        for (range, partial) in [(0..own.start, &self.part_b), (own.clone(), &self.part_a), (own.end..n, &self.part_b)] {
+                            if range.is_empty() {
+                                continue;
+                            }
+                            self.kq(
+                                "pcg_axpy",
+                                grid1(range.len()),
+                                (B1, 1, 1),
+                                Args::new()
+                                    .l(at::<T>(p, range.start))
+                                    .l(at::<T>(r, range.start))
+                                    .l(at::<T>(d, range.start))
+                                    .l(at::<T>(q, range.start))
+                                    .p(&self.sc)
+                                    .p(partial)
+                                    .l(ctrl as i64)
+                                    .i(range.len() as i64),
+                            )?;
+                        }
                         self.finalize_check(Partials::Linear, it, max)?;
                         precondition(self)?;
                         gamma(self, 0)?;

@@ -123,6 +123,14 @@ impl<T: Real> GpuSlab<T> {
         Ok(())
     }
 
+    /// Starts the count afresh (after the solver is built: NCCL sets up its connections in the
+    /// first calls).
+    pub(super) fn restart_timing(&self) -> Result<(), CudaError> {
+        self.settle()?;
+        self.timing.lock().expect("timing lock").seconds = 0.0;
+        Ok(())
+    }
+
     /// Seconds this part's GPU spent in NCCL calls (waiting for the others included).
     pub(super) fn seconds(&self) -> f64 {
         self.timing.lock().expect("timing lock").seconds
@@ -271,10 +279,10 @@ pub(crate) fn part_unsupported(cfg: &Config) -> Option<Invalid> {
         ));
     }
     match cfg.poisson.kind {
-        PressureSolverKind::Jacobi | PressureSolverKind::Sor => None,
+        PressureSolverKind::Jacobi | PressureSolverKind::Sor | PressureSolverKind::Pcg => None,
         _ => Some(Invalid::new(
             "solver.pressure_solver",
-            "on several GPUs the pressure solver is jacobi or sor (pcg, multigrid and fft run on one GPU, \
+            "on several GPUs the pressure solver is jacobi, sor or pcg (multigrid and fft run on one GPU, \
              or over several processes on backend = \"cpu\")",
         )),
     }
