@@ -74,9 +74,10 @@ fn run_writes_profile_summary_and_residuals_for_a_shock_tube() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// A 3D run writes 3D image data with the 3D fields, samples a 3D line and a plane, and
-/// summarises kinetic energy and centreline extrema; a 2D line or a plane outside the box is
-/// refused before the run, naming the option.
+/// A 3D run writes 3D image data with the 3D fields, samples a 3D line and a plane, writes a
+/// speed isosurface as PLY, and summarises kinetic energy and centreline extrema; a 2D line, a
+/// plane outside the box or an isosurface of no field is refused before the run, naming the
+/// option.
 #[test]
 fn run_writes_3d_fields_lines_and_planes() {
     let out = out_dir("cli_cavity_3d");
@@ -90,6 +91,8 @@ fn run_writes_3d_fields_lines_and_planes() {
         "0.5,0,0.5,0.5,1,0.5,21",
         "--plane",
         "z=0.5",
+        "--iso",
+        "speed=0.01",
         "--quiet",
         "--out",
         out.to_str().unwrap(),
@@ -119,6 +122,15 @@ fn run_writes_3d_fields_lines_and_planes() {
     let plane = std::fs::read_to_string(out.join("plane_0.csv")).unwrap();
     assert!(plane.starts_with("x,y,z,u,v,w"), "{plane}");
     assert_eq!(plane.lines().count(), 1 + 12 * 10);
+    let ply = std::fs::read(out.join("iso_0.ply")).unwrap();
+    let header = String::from_utf8_lossy(&ply[..ply.len().min(400)]).to_string();
+    assert!(header.starts_with("ply\nformat binary_little_endian 1.0"), "{header}");
+    let faces: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element face "))
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(faces > 0, "the speed surface of the moving lid's flow is empty");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let r = &summary["results"];
@@ -129,6 +141,8 @@ fn run_writes_3d_fields_lines_and_planes() {
         ("--line", "0,0,1,1,5", "3D case"),
         ("--plane", "y=2", "outside the domain"),
         ("--plane", "q=1", "x, y, z"),
+        ("--iso", "nosuch=0.1", "speed"),
+        ("--iso", "speed", "FIELD=LEVEL"),
     ] {
         let mut args = vec!["run", "cases/cavity_3d_re100.toml"];
         args.extend(grid);

@@ -8,6 +8,7 @@
 //! checkpoint bit for bit as the uninterrupted run would have gone on.
 
 use crate::export::csv::{ResidualLog, profile};
+use crate::export::mesh::{Iso, iso_mesh, write_ply};
 use crate::export::sampling::{Line, Plane, line_samples, plane_samples};
 use crate::export::vti;
 use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
@@ -48,6 +49,10 @@ pub struct Args {
     /// into plane_K.csv (repeatable).
     #[arg(long = "plane", value_name = "AXIS=VALUE", allow_hyphen_values = true)]
     pub planes: Vec<Plane>,
+    /// Write the isosurface FIELD = LEVEL of a 3D case's final state as a binary PLY mesh,
+    /// iso_K.ply (repeatable; e.g. --iso speed=0.2).
+    #[arg(long = "iso", value_name = "FIELD=LEVEL", allow_hyphen_values = true)]
+    pub isos: Vec<Iso>,
     /// Compute backend (overrides solver.backend).
     #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
     pub backend: Option<String>,
@@ -217,6 +222,12 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
         &args.planes,
         &solver::Grid::from_spec(spec.case.dim as usize, &spec.grid),
     )?;
+    if !args.isos.is_empty() && spec.case.dim != 3 {
+        bail!("option `--iso`: isosurfaces are of 3D cases, {} is {}D", case.name, spec.case.dim);
+    }
+    if args.isos.len() > MAX_PLANES {
+        bail!("option `--iso`: at most {MAX_PLANES} isosurfaces, got {}", args.isos.len());
+    }
     let continues_here = args
         .restart
         .as_ref()
@@ -227,6 +238,7 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
             args.force || continues_here,
             args.lines.len(),
             args.planes.len(),
+            args.isos.len(),
         )?;
     }
     let pool = crate::backend::cpu::thread_pool(args.threads).context("cannot start the worker threads")?;
@@ -245,6 +257,14 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
         Some(c) => solver::build_part(spec, c.clone()),
     }
     .map_err(|e| case_error(e.key, e.message))?;
+    if let Some(iso) = args.isos.iter().find(|i| !solver.field_names().contains(&i.field.as_str())) {
+        bail!(
+            "option `--iso`: {} has no field `{}`; its fields: {}",
+            case.name,
+            iso.field,
+            solver.field_names().join(", ")
+        );
+    }
     let mut log = ResidualLog::default();
     if let (Some(state), Some(file)) = (&restored, &args.restart) {
         solver
@@ -337,6 +357,13 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
             plane_samples(solver.as_ref(), plane),
         )?;
     }
+    for (k, iso) in args.isos.iter().enumerate() {
+        let mesh = iso_mesh(solver.as_ref(), iso).context("the isosurface's field")?;
+        let path = args.out.join(format!("iso_{k}.ply"));
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        write_ply(&mesh, &mut out)?;
+        std::io::Write::flush(&mut out)?;
+    }
     // The run's results are written even when a checkpoint could not be.
     if let Some(e) = checkpoint_error {
         return Err(e.context(format!("{}: writing a checkpoint failed", case.name)));
@@ -423,7 +450,7 @@ fn check_samples(lines: &[Line], planes: &[Plane], grid: &solver::Grid) -> anyho
 }
 
 /// Creates the output folder and checks, before the run, that files can be written there.
-fn prepare_out_dir(dir: &Path, force: bool, lines: usize, planes: usize) -> anyhow::Result<()> {
+fn prepare_out_dir(dir: &Path, force: bool, lines: usize, planes: usize, isos: usize) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the output folder {} (--out)", dir.display()))?;
     let probe = dir.join(".flowlab-write-test");
@@ -435,11 +462,13 @@ fn prepare_out_dir(dir: &Path, force: bool, lines: usize, planes: usize) -> anyh
     }
     let line_files = (0..lines).map(|k| format!("line_{k}.csv"));
     let plane_files = (0..planes).map(|k| format!("plane_{k}.csv"));
+    let iso_files = (0..isos).map(|k| format!("iso_{k}.ply"));
     for name in OUTPUTS
         .iter()
         .map(|s| s.to_string())
         .chain(line_files)
         .chain(plane_files)
+        .chain(iso_files)
     {
         if dir.join(&name).exists() {
             bail!(
