@@ -124,7 +124,10 @@ fn run_writes_3d_fields_lines_and_planes() {
     assert_eq!(plane.lines().count(), 1 + 12 * 10);
     let ply = std::fs::read(out.join("iso_0.ply")).unwrap();
     let header = String::from_utf8_lossy(&ply[..ply.len().min(400)]).to_string();
-    assert!(header.starts_with("ply\nformat binary_little_endian 1.0"), "{header}");
+    assert!(
+        header.starts_with("ply\nformat binary_little_endian 1.0"),
+        "{header}"
+    );
     let faces: usize = header
         .lines()
         .find_map(|l| l.strip_prefix("element face "))

@@ -167,7 +167,10 @@ fn agrees_with_one_process(
         let s = summary(&dir);
         assert_eq!(s["processes"], n, "{name}: summary.json's processes");
         assert_eq!(s["steps"], reference["steps"], "{name}, {n} processes: steps");
-        assert_eq!(s["backend"], reference["backend"], "{name}, {n} processes: backend");
+        assert_eq!(
+            s["backend"], reference["backend"],
+            "{name}, {n} processes: backend"
+        );
         let mut results = s["results"].clone();
         let extra = results.as_object_mut().expect("results");
         assert_eq!(
@@ -211,7 +214,11 @@ fn agrees_with_one_process(
                             .1
                     };
                     let (a, b) = (state(&one), state(&dir));
-                    assert_eq!((a.time, a.steps, a.dt), (b.time, b.steps, b.dt), "{name}, {n}: clock");
+                    assert_eq!(
+                        (a.time, a.steps, a.dt),
+                        (b.time, b.steps, b.dt),
+                        "{name}, {n}: clock"
+                    );
                     assert_eq!(a.scalars, b.scalars, "{name}, {n} processes: scalars");
                     for ((na, xa), (nb, xb)) in a.arrays.iter().zip(&b.arrays) {
                         assert!(na == nb && xa == xb, "{name}, {n} processes: array {na} differs");
@@ -222,7 +229,8 @@ fn agrees_with_one_process(
             }
             Agreement::Within(rel) => {
                 for key in ["time", "final_residuals"] {
-                    agree(&s[key], &reference[key], rel, key).unwrap_or_else(|e| panic!("{name}, {n} processes: {e}"));
+                    agree(&s[key], &reference[key], rel, key)
+                        .unwrap_or_else(|e| panic!("{name}, {n} processes: {e}"));
                 }
                 agree(&results, reference_results, rel, "results")
                     .unwrap_or_else(|e| panic!("{name}, {n} processes: {e}"));
@@ -512,10 +520,26 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
     }
     let cube = ["grid.nz=16", "solver.backend=cuda"];
     for (case, sets, key) in [
-        ("cavity_3d_re100", &["solver.pressure_solver=fft"][..], "solver.pressure_solver"),
-        ("cavity_3d_re100", &["solver.pressure_solver=multigrid"][..], "solver.pressure_solver"),
-        ("lid_driven_cavity_re100", &["solver.pressure_solver=jacobi", "solver.backend=cuda"][..], "case.dim"),
-        ("cavity_3d_re100", &["solver.devices=[0, 99]", "solver.pressure_solver=jacobi"][..], "solver.backend"),
+        (
+            "cavity_3d_re100",
+            &["solver.pressure_solver=fft"][..],
+            "solver.pressure_solver",
+        ),
+        (
+            "cavity_3d_re100",
+            &["solver.pressure_solver=multigrid"][..],
+            "solver.pressure_solver",
+        ),
+        (
+            "lid_driven_cavity_re100",
+            &["solver.pressure_solver=jacobi", "solver.backend=cuda"][..],
+            "case.dim",
+        ),
+        (
+            "cavity_3d_re100",
+            &["solver.devices=[0, 99]", "solver.pressure_solver=jacobi"][..],
+            "solver.backend",
+        ),
     ] {
         let dir = out_dir("gpu-refused");
         let case = common::root().join("cases").join(format!("{case}.toml"));
@@ -528,6 +552,9 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
         };
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{sets:?} ran over 2 GPUs");
-        assert!(err.contains(key), "{sets:?}: the error does not name {key}:\n{err}");
+        assert!(
+            err.contains(key),
+            "{sets:?}: the error does not name {key}:\n{err}"
+        );
     }
 }

@@ -223,10 +223,17 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
         &solver::Grid::from_spec(spec.case.dim as usize, &spec.grid),
     )?;
     if !args.isos.is_empty() && spec.case.dim != 3 {
-        bail!("option `--iso`: isosurfaces are of 3D cases, {} is {}D", case.name, spec.case.dim);
+        bail!(
+            "option `--iso`: isosurfaces are of 3D cases, {} is {}D",
+            case.name,
+            spec.case.dim
+        );
     }
     if args.isos.len() > MAX_PLANES {
-        bail!("option `--iso`: at most {MAX_PLANES} isosurfaces, got {}", args.isos.len());
+        bail!(
+            "option `--iso`: at most {MAX_PLANES} isosurfaces, got {}",
+            args.isos.len()
+        );
     }
     let continues_here = args
         .restart
@@ -257,7 +264,11 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
         Some(c) => solver::build_part(spec, c.clone()),
     }
     .map_err(|e| case_error(e.key, e.message))?;
-    if let Some(iso) = args.isos.iter().find(|i| !solver.field_names().contains(&i.field.as_str())) {
+    if let Some(iso) = args
+        .isos
+        .iter()
+        .find(|i| !solver.field_names().contains(&i.field.as_str()))
+    {
         bail!(
             "option `--iso`: {} has no field `{}`; its fields: {}",
             case.name,

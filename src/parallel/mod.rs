@@ -33,9 +33,14 @@ pub fn launcher_size() -> Option<usize> {
 /// This process's index among those a launcher started on its host (`OMPI_COMM_WORLD_LOCAL_RANK`,
 /// `MPI_LOCALRANKID`, `SLURM_LOCALID`): the default GPU of a process of a run over several.
 pub fn launcher_local_rank() -> Option<usize> {
-    ["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMIX_LOCAL_RANK"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "MPI_LOCALRANKID",
+        "SLURM_LOCALID",
+        "PMIX_LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
 /// The operations a decomposed solver needs from its transport, on raw bytes (the solver's

@@ -154,7 +154,10 @@ mod tests {
         let mut c = box_camera();
         c.orbit(0.7, -0.3);
         let t = c.view() * c.target.extend(1.0);
-        assert!((t.xyz() - Vec3::new(0.0, 0.0, -c.distance)).length() < 1e-5, "{t}");
+        assert!(
+            (t.xyz() - Vec3::new(0.0, 0.0, -c.distance)).length() < 1e-5,
+            "{t}"
+        );
         let e = c.view() * c.eye().extend(1.0);
         assert!(e.xyz().length() < 1e-5);
         // Azimuth 0, elevation 0: on +z, looking along -z.

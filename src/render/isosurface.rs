@@ -117,8 +117,11 @@ fn march(
     let mut emit = |t: [u32; 3]| {
         let [p0, p1, p2] = t.map(|i| mesh.positions[i as usize]);
         let normal = (p1 - p0).cross(p2 - p0);
-        mesh.triangles
-            .push(if normal.dot(uphill) >= 0.0 { t } else { [t[0], t[2], t[1]] });
+        mesh.triangles.push(if normal.dot(uphill) >= 0.0 {
+            t
+        } else {
+            [t[0], t[2], t[1]]
+        });
     };
     emit([ids[0], ids[1], ids[2]]);
     if ids.len() == 4 {
@@ -193,7 +196,12 @@ mod tests {
     fn closed(mesh: &Mesh) {
         let counts = mesh.edge_counts();
         let bad = counts.values().filter(|&&c| c != 2).count();
-        assert_eq!(bad, 0, "{bad} of {} edges not shared by exactly two triangles", counts.len());
+        assert_eq!(
+            bad,
+            0,
+            "{bad} of {} edges not shared by exactly two triangles",
+            counts.len()
+        );
     }
 
     #[test]
@@ -201,7 +209,13 @@ mod tests {
         let (m, r) = (64, 0.3f32);
         let c = Vec3::splat(0.5);
         let (values, lattice) = sampled(m, |p| (p - c).length());
-        let mesh = extract(&Lattice { values: &values, ..lattice }, r);
+        let mesh = extract(
+            &Lattice {
+                values: &values,
+                ..lattice
+            },
+            r,
+        );
         closed(&mesh);
         let h = 1.0 / m as f32;
         let worst = mesh
@@ -209,10 +223,17 @@ mod tests {
             .iter()
             .map(|p| ((*p - c).length() - r).abs())
             .fold(0.0, f32::max);
-        assert!(worst <= 0.5 * h, "a vertex {worst} from the sphere (half a cell: {})", 0.5 * h);
+        assert!(
+            worst <= 0.5 * h,
+            "a vertex {worst} from the sphere (half a cell: {})",
+            0.5 * h
+        );
         let exact = 4.0 * PI * (r as f64).powi(2);
         let area = mesh.area();
-        assert!((area / exact - 1.0).abs() < 0.01, "area {area} vs 4 pi r^2 = {exact}");
+        assert!(
+            (area / exact - 1.0).abs() < 0.01,
+            "area {area} vs 4 pi r^2 = {exact}"
+        );
         // Facing outward (larger distances), enclosing the ball's volume.
         let volume = mesh.enclosed_volume();
         let ball = 4.0 / 3.0 * PI * (r as f64).powi(3);
@@ -235,15 +256,28 @@ mod tests {
             let ring = (q.x * q.x + q.y * q.y).sqrt() - big;
             (ring * ring + q.z * q.z).sqrt()
         });
-        let mesh = extract(&Lattice { values: &values, ..lattice }, small);
+        let mesh = extract(
+            &Lattice {
+                values: &values,
+                ..lattice
+            },
+            small,
+        );
         closed(&mesh);
         let exact = 4.0 * PI * PI * big as f64 * small as f64;
         let area = mesh.area();
-        assert!((area / exact - 1.0).abs() < 0.01, "area {area} vs 4 pi^2 R r = {exact}");
+        assert!(
+            (area / exact - 1.0).abs() < 0.01,
+            "area {area} vs 4 pi^2 R r = {exact}"
+        );
         let volume = mesh.enclosed_volume();
         let solid = 2.0 * PI * PI * big as f64 * (small as f64).powi(2);
         assert!((volume / solid - 1.0).abs() < 0.01, "volume {volume} vs {solid}");
-        eprintln!("torus 64^3: area error {:.2e}, volume error {:.2e}", area / exact - 1.0, volume / solid - 1.0);
+        eprintln!(
+            "torus 64^3: area error {:.2e}, volume error {:.2e}",
+            area / exact - 1.0,
+            volume / solid - 1.0
+        );
     }
 
     #[test]
@@ -251,7 +285,13 @@ mod tests {
         // The plane x = 0.4 crosses the whole lattice: its mesh is a rectangle of area 1 (the
         // lattice's y-z extent), open along the lattice's sides.
         let (values, lattice) = sampled(16, |p| p.x);
-        let mesh = extract(&Lattice { values: &values, ..lattice }, 0.4);
+        let mesh = extract(
+            &Lattice {
+                values: &values,
+                ..lattice
+            },
+            0.4,
+        );
         let side = 15.0 / 16.0;
         assert!((mesh.area() - side * side).abs() < 1e-4, "{}", mesh.area());
         assert!(mesh.positions.iter().all(|p| (p.x - 0.4).abs() < 1e-5));
@@ -263,7 +303,17 @@ mod tests {
             assert!((b - a).cross(c - a).x > 0.0);
         }
         // Nothing where the level is outside the values, or on a lattice of one layer.
-        assert!(extract(&Lattice { values: &values, ..lattice }, 2.0).triangles.is_empty());
+        assert!(
+            extract(
+                &Lattice {
+                    values: &values,
+                    ..lattice
+                },
+                2.0
+            )
+            .triangles
+            .is_empty()
+        );
         let flat = Lattice {
             values: &values[..256],
             n: [16, 16, 1],

@@ -32,8 +32,8 @@ pub mod context;
 pub mod graph;
 pub mod launch;
 pub mod memory;
-pub mod nccl;
 pub mod module;
+pub mod nccl;
 pub mod readback;
 pub mod slots;
 

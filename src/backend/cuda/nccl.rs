@@ -55,7 +55,8 @@ impl Nccl {
     pub fn new(gpu: Arc<Gpu>, host: &dyn Communicator) -> Result<Self, CudaError> {
         if !available() {
             return Err(CudaError(
-                "several GPUs need the NCCL library (libnccl.so), which was not found on LD_LIBRARY_PATH".into(),
+                "several GPUs need the NCCL library (libnccl.so), which was not found on LD_LIBRARY_PATH"
+                    .into(),
             ));
         }
         if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
@@ -65,7 +66,11 @@ impl Nccl {
         }
         let (rank, size) = (host.rank(), host.size());
         let mut id = sys::ncclUniqueId { internal: [0; 128] };
-        let mine = if rank == 0 { nccl::get_uniqueid()?.internal } else { [0; 128] };
+        let mine = if rank == 0 {
+            nccl::get_uniqueid()?.internal
+        } else {
+            [0; 128]
+        };
         let mut counts = vec![0; size];
         counts[0] = 128;
         let mine: Vec<u8> = mine.iter().map(|c| *c as u8).collect();
@@ -81,7 +86,12 @@ impl Nccl {
             nccl::comm_init_rank(comm.as_mut_ptr(), size as i32, id, rank as i32)?;
             comm.assume_init()
         };
-        Ok(Self { comm, gpu, rank, size })
+        Ok(Self {
+            comm,
+            gpu,
+            rank,
+            size,
+        })
     }
 
     fn stream(&self) -> sys::cudaStream_t {
@@ -92,7 +102,13 @@ impl Nccl {
     /// device twin of [`crate::parallel::SlabLink::exchange`] (the `reach` outermost layers of
     /// `layer_len` values on a shared side are received, the next `reach` inward sent).
     /// `x` is the device address of `len` values.
-    pub fn exchange<T: Real>(&self, x: u64, len: usize, layer_len: usize, reach: usize) -> Result<(), CudaError> {
+    pub fn exchange<T: Real>(
+        &self,
+        x: u64,
+        len: usize,
+        layer_len: usize,
+        reach: usize,
+    ) -> Result<(), CudaError> {
         let m = reach * layer_len;
         let at = |i: usize| (x + (i * std::mem::size_of::<T>()) as u64) as *mut c_void;
         let dt = data_type::<T>();

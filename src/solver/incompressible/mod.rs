@@ -75,7 +75,10 @@ pub fn build_part(
     let cfg = Config::from_spec(spec)?;
     let rank = comm.rank();
     if matches!(spec.solver.backend, Some(BackendChoice::Cuda)) {
-        let device = crate::solver::device_ordinal(spec, Some(crate::parallel::launcher_local_rank().unwrap_or(rank)))?;
+        let device = crate::solver::device_ordinal(
+            spec,
+            Some(crate::parallel::launcher_local_rank().unwrap_or(rank)),
+        )?;
         return Ok(match (cfg.precision, cfg.grid.dim) {
             (Precision::F64, 2) => Box::new(GpuPart::<f64, 2>::new(cfg, comm, device)?),
             (Precision::F32, 2) => Box::new(GpuPart::<f32, 2>::new(cfg, comm, device)?),

@@ -388,7 +388,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         // other stored cells' partials go to part_b, unread: on a part the
                         // speed maxima there were gathered at the correction).
                         let own = self.reduced_cells();
-                        for (range, partial) in [(0..own.start, &self.part_b), (own.clone(), &self.part_a), (own.end..n, &self.part_b)] {
+                        for (range, partial) in [
+                            (0..own.start, &self.part_b),
+                            (own.clone(), &self.part_a),
+                            (own.end..n, &self.part_b),
+                        ] {
                             if range.is_empty() {
                                 continue;
                             }

@@ -17,12 +17,12 @@
 use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
 use crate::backend::cuda::{CudaError, DevBuf, Event, Gpu};
-use crate::parallel::SlabLink;
 use crate::case::{Invalid, PressureSolverKind};
+use crate::parallel::SlabLink;
+use crate::solver::Solver;
+use crate::solver::incompressible::Projection;
 use crate::solver::incompressible::config::Config;
 use crate::solver::incompressible::decomposed::SlabPart;
-use crate::solver::incompressible::Projection;
-use crate::solver::Solver;
 use crate::solver::real::Real;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -220,7 +220,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     /// Blocks of the face kernels over the whole grid (the gathered speed maxima's count).
     pub(super) fn whole_face_blocks(&self) -> usize {
-        blocks_tile(faces3::<D>(std::array::from_fn(|a| self.whole_config().grid.n[a])))
+        blocks_tile(faces3::<D>(std::array::from_fn(|a| {
+            self.whole_config().grid.n[a]
+        })))
     }
 
     /// The whole grid's configuration (this solver's own unless it steps a part).
@@ -231,7 +233,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The partials of `kind` in `src` as the finalize kernels read them: `src` itself and its
     /// block count on one GPU; on a part, every part's own partials gathered (into the slab's
     /// `maxima` buffer for the speed maxima, else `sums`).
-    pub(super) fn partials(&self, src: &DevBuf<T>, kind: Partials, maxima: bool) -> Result<(u64, usize), CudaError> {
+    pub(super) fn partials(
+        &self,
+        src: &DevBuf<T>,
+        kind: Partials,
+        maxima: bool,
+    ) -> Result<(u64, usize), CudaError> {
         let n = cells3(self.l.n);
         match &self.slab {
             None => Ok((
@@ -310,10 +317,18 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
         match self.snapshot() {
             Ok(s) => {
                 if let Err(e) = host.restore(&s) {
-                    log::error!("part {}: reading its state: {}: {}", link.rank(), e.key, e.message);
+                    log::error!(
+                        "part {}: reading its state: {}: {}",
+                        link.rank(),
+                        e.key,
+                        e.message
+                    );
                 }
             }
-            Err(e) => log::error!("part {}: reading its state back from the GPU failed: {e}", link.rank()),
+            Err(e) => log::error!(
+                "part {}: reading its state back from the GPU failed: {e}",
+                link.rank()
+            ),
         }
         Projection::gather_parts(whole, &host, link);
     }

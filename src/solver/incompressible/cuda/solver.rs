@@ -121,7 +121,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 "the grid, boundaries, initial state and precision apply on reset only",
             ));
         }
-        if let Some(e) = unsupported(&cfg).or_else(|| self.slab.as_ref().and_then(|_| part_unsupported(&cfg))) {
+        if let Some(e) = unsupported(&cfg).or_else(|| self.slab.as_ref().and_then(|_| part_unsupported(&cfg)))
+        {
             return Err(e);
         }
         if cfg.poisson.kind != self.cfg.poisson.kind {
