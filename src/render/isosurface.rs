@@ -84,11 +84,12 @@ fn march(
     if v.iter().any(|x| !x.is_finite()) {
         return;
     }
-    let below: Vec<usize> = (0..4).filter(|&c| v[c] < level).collect();
-    let above: Vec<usize> = (0..4).filter(|&c| v[c] >= level).collect();
-    if below.is_empty() || above.is_empty() {
+    let below_count = v.iter().filter(|x| **x < level).count();
+    if below_count == 0 || below_count == 4 {
         return;
     }
+    let below: Vec<usize> = (0..4).filter(|&c| v[c] < level).collect();
+    let above: Vec<usize> = (0..4).filter(|&c| v[c] >= level).collect();
     let mut vertex = |a: usize, b: usize| -> u32 {
         let key = (idx[a].min(idx[b]), idx[a].max(idx[b]));
         *on_edge.entry(key).or_insert_with(|| {

@@ -166,14 +166,19 @@ fn refuse(spec: &CaseSpec, need: u64, where_: &str, limit: u64) -> Invalid {
     )
 }
 
+/// The bytes of `whole` a slab of `stored` of the grid's `layers` layers needs (with 4 layers
+/// for ghosts and the kernels' slack).
+fn slab_share(whole: u64, stored: usize, layers: usize) -> u64 {
+    whole / layers.max(1) as u64 * (stored as u64 + 4)
+}
+
 /// `Err` naming the grid key when one process of a run of `spec` over several
 /// ([`crate::parallel`]) needs more host memory than [`host_available`]: its share of the
 /// whole grid's count, `stored` of the `layers` cells along the cut axis, plus the whole count
 /// on the first process, which gathers the whole state for output.
 pub fn check_host_part(spec: &CaseSpec, stored: usize, layers: usize, first: bool) -> Result<(), Invalid> {
     let whole = need(spec)?.host;
-    let share = whole / layers.max(1) as u64 * (stored as u64 + 4);
-    let need = share.saturating_add(if first { whole } else { 0 });
+    let need = slab_share(whole, stored, layers).saturating_add(if first { whole } else { 0 });
     let limit = host_available();
     if need > limit {
         return Err(refuse(spec, need, "host", limit));
@@ -197,10 +202,11 @@ pub fn check_host(spec: &CaseSpec) -> Result<Need, Invalid> {
 /// asked. A part of a decomposed grid (`stored` of its `layers` layers along the last axis)
 /// needs its share.
 pub fn check_device(spec: &CaseSpec, device: usize, part: Option<(usize, usize)>) -> Result<(), Invalid> {
-    let mut need = check_host(spec)?.device;
-    if let Some((stored, layers)) = part {
-        need = need / layers.max(1) as u64 * (stored as u64 + 4);
-    }
+    // A part's host memory is checked by `check_host_part`.
+    let need = match part {
+        None => check_host(spec)?.device,
+        Some((stored, layers)) => slab_share(need(spec)?.device, stored, layers),
+    };
     let free = Gpu::on(device)
         .and_then(|gpu| gpu.free_memory())
         .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))?;

@@ -239,15 +239,20 @@ pub fn build_part(
             ),
         ));
     }
-    let cuda = matches!(spec.solver.backend, Some(BackendChoice::Cuda));
-    if cuda {
-        crate::backend::cuda::probe().map_err(|e| {
-            Invalid::new(
-                "solver.backend",
-                format!("cuda was asked for on {parts} processes, but {e}; use backend = \"cpu\""),
-            )
-        })?;
-    }
+    // On the CUDA backend, this process's GPU.
+    let device = match spec.solver.backend {
+        Some(BackendChoice::Cuda) => {
+            crate::backend::cuda::probe().map_err(|e| {
+                Invalid::new(
+                    "solver.backend",
+                    format!("cuda was asked for on {parts} processes, but {e}; use backend = \"cpu\""),
+                )
+            })?;
+            let local = crate::parallel::launcher_local_rank().unwrap_or(comm.rank());
+            Some(device_ordinal(spec, Some(local))?)
+        }
+        _ => None,
+    };
     let g = &spec.grid;
     let layers = [g.nx, g.ny, g.nz][(spec.case.dim as usize).clamp(1, 3) - 1];
     // A grid that cannot be cut is refused by the solver, naming why.
@@ -255,12 +260,11 @@ pub fn build_part(
         let rank = comm.rank();
         let stored = slabs.stored(rank).len();
         memory::check_host_part(spec, stored, layers, rank == 0)?;
-        if cuda {
-            let local = crate::parallel::launcher_local_rank().unwrap_or(rank);
-            memory::check_device(spec, device_ordinal(spec, Some(local))?, Some((stored, layers)))?;
+        if let Some(d) = device {
+            memory::check_device(spec, d, Some((stored, layers)))?;
         }
     }
-    incompressible::build_part(spec, comm)
+    incompressible::build_part(spec, comm, device)
 }
 
 /// The CUDA device of this process (`solver.devices`): on one process (`local_rank` `None`) the

@@ -21,7 +21,7 @@ pub use derived::{FIELDS_2D, FIELDS_3D};
 pub use projection::Projection;
 pub use simple::{CudaSimple, Simple, SimpleConfig};
 
-use crate::case::{BackendChoice, CaseSpec, Invalid, Method, Precision};
+use crate::case::{CaseSpec, Invalid, Method, Precision};
 use crate::solver::Solver;
 
 /// True when the case asks for SIMPLE, SIMPLEC or SIMPLER.
@@ -57,11 +57,12 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 }
 
 /// Builds this process's part of an incompressible case cut into slabs over `comm`'s
-/// processes ([`Decomposed`]): the projection method on the CPU backend, or with
-/// `backend = "cuda"` on one GPU a process (`solver.devices`), NCCL between them.
+/// processes ([`Decomposed`]): the projection method on the CPU backend, or on `device`, this
+/// process's GPU, NCCL between them.
 pub fn build_part(
     spec: &CaseSpec,
     comm: std::sync::Arc<dyn crate::parallel::Communicator>,
+    device: Option<usize>,
 ) -> Result<Box<dyn Solver>, Invalid> {
     if steady(spec) {
         return Err(Invalid::new(
@@ -73,12 +74,7 @@ pub fn build_part(
         ));
     }
     let cfg = Config::from_spec(spec)?;
-    let rank = comm.rank();
-    if matches!(spec.solver.backend, Some(BackendChoice::Cuda)) {
-        let device = crate::solver::device_ordinal(
-            spec,
-            Some(crate::parallel::launcher_local_rank().unwrap_or(rank)),
-        )?;
+    if let Some(device) = device {
         return Ok(match (cfg.precision, cfg.grid.dim) {
             (Precision::F64, 2) => Box::new(GpuPart::<f64, 2>::new(cfg, comm, device)?),
             (Precision::F32, 2) => Box::new(GpuPart::<f32, 2>::new(cfg, comm, device)?),

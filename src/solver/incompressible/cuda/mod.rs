@@ -363,7 +363,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// communicator here). 3D grids only, with the Jacobi, SOR or PCG pressure solve.
     pub fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, CudaError> {
         let gpu = Gpu::on(device)?;
-        let slab = GpuSlab::new(&gpu, link.clone(), whole.clone())?;
+        let singular = whole.pressure_operator::<T, D>().singular();
+        let slab = GpuSlab::new(&gpu, link.clone(), whole.clone(), singular)?;
         Self::build(cfg, gpu, Some(slab))
     }
 

@@ -66,15 +66,17 @@ struct Timing {
 }
 
 impl<T: Real> GpuSlab<T> {
-    pub(super) fn new(gpu: &Arc<Gpu>, link: SlabLink, whole: Config) -> Result<Self, CudaError> {
+    /// The link of `link`'s part of the grid of `whole`, whose pressure problem is `singular`
+    /// or not (collective: builds the NCCL communicator).
+    pub(super) fn new(
+        gpu: &Arc<Gpu>,
+        link: SlabLink,
+        whole: Config,
+        singular: bool,
+    ) -> Result<Self, CudaError> {
         let nccl = Nccl::new(gpu.clone(), link.comm.as_ref())?;
         let n: [usize; 3] = std::array::from_fn(|a| whole.grid.n[a]);
         let dim = whole.grid.dim;
-        let singular = if dim == 3 {
-            whole.pressure_operator::<T, 3>().singular()
-        } else {
-            whole.pressure_operator::<T, 2>().singular()
-        };
         // The whole grid's block count of the largest reduction: D + 2 face segments, or the
         // linear kernels' blocks (each part rounds its own cells up to a block).
         let faces = (dim + 2) * blocks_tile(faces3::<3>(n));
@@ -136,8 +138,8 @@ impl<T: Real> GpuSlab<T> {
         self.timing.lock().expect("timing lock").seconds
     }
 
-    /// This part's own layers along the cut axis, counted from its first stored layer, with
-    /// the last part's `extra` layers beyond the grid's last cell (the top face layer).
+    /// Part `r`'s own layers along the cut axis (global indices), with the last part's `extra`
+    /// layers beyond the grid's last cell (the top face layer).
     fn own_layers(&self, r: usize, extra: usize) -> Range<usize> {
         let o = self.link.slabs.owned(r);
         let last = r + 1 == self.link.slabs.parts();
@@ -310,7 +312,7 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
     }
 
     /// Reads this part's state back into a CPU solver of its slab, then gathers as the CPU parts
-    /// do. A failed read is logged and the state last read (or the initial one) is sent, so the
+    /// do. A failed read is logged and the slab's initial state is sent instead, so the
     /// collective completes.
     fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink) {
         let mut host = Projection::new(self.cfg.clone());

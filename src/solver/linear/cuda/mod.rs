@@ -591,13 +591,23 @@ impl DeviceLinearSolver {
             let args = dims(head(a, rhs, t).l(x as i64).p(&self.ctrl.dev), n, p);
             self.k(m, "mg_sweep", grid1(cells(n)), B1, args)?;
         }
-        let n = sys.len() as i64;
+        self.dot_partial(r, w, sys.len())
+    }
+
+    /// Block partial sums of `a . b` over `n` values into `partial` (`dot_partial` of
+    /// kernels/poisson.cu).
+    fn dot_partial(&self, a: &DevBuf<f64>, b: &DevBuf<f64>, n: usize) -> Result<(), CudaError> {
         self.k(
             &self.mq,
             "dot_partial",
-            grid1(sys.len()),
+            grid1(n),
             B1,
-            Args::new().p(r).p(w).p(&self.partial).p(&self.ctrl.dev).i(n),
+            Args::new()
+                .p(a)
+                .p(b)
+                .p(&self.partial)
+                .p(&self.ctrl.dev)
+                .i(n as i64),
         )
     }
 
@@ -632,13 +642,7 @@ impl DeviceLinearSolver {
             }
             Work::Bicgstab { v } => {
                 let [r, r0, p, vv, y, s, z, t] = v;
-                self.k(
-                    &self.mq,
-                    "dot_partial",
-                    grid1(sys.len()),
-                    B1,
-                    Args::new().p(r0).p(r).p(&self.partial).p(&self.ctrl.dev).i(n),
-                )?;
+                self.dot_partial(r0, r, sys.len())?;
 
                 self.fin.bicg_rho.run_with(&self.gpu, &[it_i])?;
                 self.fp(
