@@ -239,6 +239,14 @@ __device__ __forceinline__ bool tile_cell(const Cells& c, int q, int idx[DIM]) {
     return cell_at(c, blockIdx.x * TBX + threadIdx.x, blockIdx.y * TILE_H + threadIdx.y + q * TBY, blockIdx.z, idx);
 }
 
+// tile_cell of a launch over the planes z0, z0 + 1, ... of the box (blockIdx.z + z0 the plane),
+// and the block's index in the launch over every plane (its partial sum's slot).
+__device__ __forceinline__ bool tile_cell_from(const Cells& c, int z0, int q, int idx[DIM]) {
+    return cell_at(c, blockIdx.x * TBX + threadIdx.x, blockIdx.y * TILE_H + threadIdx.y + q * TBY, blockIdx.z + z0,
+                   idx);
+}
+__device__ __forceinline__ int block_linear_from(int z0) { return block_linear() + z0 * gridDim.x * gridDim.y; }
+
 #endif
 
 // Index of the periodic image of k in 0..n.

@@ -21,14 +21,14 @@
 // H100: BENCHMARKS.md).
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     jacobi_sweep(const real* __restrict__ src, real* __restrict__ dst, const real* __restrict__ b,
-                 real* __restrict__ partial, const int* __restrict__ ctrl, BOX_PARAMS) {
+                 real* __restrict__ partial, const int* __restrict__ ctrl, BOX_PARAMS, int z0) {
     GUARD(ctrl)
     const Cells c = BOX;
     real r2 = 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
         int idx[DIM];
-        if (tile_cell(c, q, idx)) {
+        if (tile_cell_from(c, z0, q, idx)) {
             const int k = cell_index(c, idx);
             real s, d;
             stencil(src, idx, k, c, &s, &d);
@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         }
     }
     const real t = block_sum(r2);
-    if (thread_linear() == 0) partial[block_linear()] = t;
+    if (thread_linear() == 0) partial[block_linear_from(z0)] = t;
 }
 
 // Whether cell idx touches a periodic seam across which cells of one colour meet (odd periodic
@@ -53,13 +53,13 @@ __device__ __forceinline__ bool seam(const int idx[DIM], const Cells& c) {
 }
 
 // Red-black colour sweep: cells with (i + j + k) % 2 == colour get
-// x <- x + omega ((sum_f c_f x_nb - b) / sum_f c_f - x). The grid covers (nx/2 + 1) x ny (x nz)
-// threads.
+// x <- x + omega ((sum_f c_f x_nb - b) / sum_f c_f - x). The grid covers (nx/2 + 1) x ny threads
+// of the planes z0, z0 + 1, ... (3D; blockIdx.z + z0 the plane).
 extern "C" __global__ void colour_sweep(real* __restrict__ x, const real* __restrict__ b,
-                                        const int* __restrict__ ctrl, BOX_PARAMS, int colour, real omega) {
+                                        const int* __restrict__ ctrl, BOX_PARAMS, int colour, real omega, int z0) {
     GUARD(ctrl)
     const Cells c = BOX;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y, k = blockIdx.z + z0;
     const int i = 2 * (blockIdx.x * blockDim.x + threadIdx.x) + ((colour + j + k) & 1);
     int idx[DIM];
     if (!cell_at(c, i, j, k, idx) || seam(idx, c)) return;

@@ -83,10 +83,11 @@ pub fn probe() -> Result<&'static DeviceInfo, String> {
         .map_err(|e| e.clone())
 }
 
-/// The primary context of one device (0 unless [`Gpu::on`] names another) and two streams on it. All work of a solver goes to its
-/// compute `stream`, in order; `copy` carries the asynchronous field copies of [`Readback`],
-/// ordered against the compute stream by events only, so they overlap the following steps. The
-/// host waits only where it reads scalars or fields.
+/// The primary context of one device (0 unless [`Gpu::on`] names another) and three streams on
+/// it. All work of a solver goes to its compute `stream`, in order; `copy` carries the
+/// asynchronous field copies of [`Readback`] and `exchange` the halo exchanges of a part of a
+/// grid cut over several GPUs, each ordered against the compute stream by events only, so they
+/// overlap the compute stream's work. The host waits only where it reads scalars or fields.
 pub struct Gpu {
     dev: sys::CUdevice,
     /// The device's ordinal among the driver's devices.
@@ -94,16 +95,19 @@ pub struct Gpu {
     pub(super) ctx: sys::CUcontext,
     pub stream: sys::CUstream,
     copy: sys::CUstream,
+    exchange: sys::CUstream,
     pub info: DeviceInfo,
 }
 
-/// One of a [`Gpu`]'s two streams.
+/// One of a [`Gpu`]'s three streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
     /// The solver's work, in order (kernels, scalar reads, synchronous copies).
     Compute,
     /// The asynchronous field copies of [`Readback`].
     Copy,
+    /// The halo exchanges that overlap a stencil sweep's interior (`nccl`).
+    Exchange,
 }
 
 // SAFETY: the context and stream handles may be used from any thread once the context is made
@@ -133,12 +137,21 @@ impl Gpu {
         unsafe { drv::ctx::set_current(ctx) }?;
         let stream = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
         let copy = drv::stream::create(drv::stream::StreamKind::NonBlocking)?;
+        // The exchange stream at the device's highest priority: its NCCL kernels take the
+        // multiprocessors as soon as they are ready, ahead of the sweep they overlap, whose
+        // remaining blocks would otherwise hold them until it ends.
+        let (mut least, mut greatest) = (0, 0);
+        unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) }.result()?;
+        let mut exchange = std::ptr::null_mut();
+        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
+        unsafe { sys::cuStreamCreateWithPriority(&mut exchange, flags, greatest) }.result()?;
         Ok(Arc::new(Gpu {
             dev,
             ordinal,
             ctx,
             stream,
             copy,
+            exchange,
             info,
         }))
     }
@@ -147,6 +160,7 @@ impl Gpu {
         match s {
             Stream::Compute => self.stream,
             Stream::Copy => self.copy,
+            Stream::Exchange => self.exchange,
         }
     }
 
@@ -189,8 +203,10 @@ impl Drop for Gpu {
             let _ = drv::ctx::set_current(self.ctx);
             let _ = drv::stream::synchronize(self.stream);
             let _ = drv::stream::synchronize(self.copy);
+            let _ = drv::stream::synchronize(self.exchange);
             let _ = drv::stream::destroy(self.stream);
             let _ = drv::stream::destroy(self.copy);
+            let _ = drv::stream::destroy(self.exchange);
             let _ = drv::primary_ctx::release(self.dev);
         }
     }

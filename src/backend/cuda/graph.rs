@@ -75,6 +75,13 @@ pub fn graphs_enabled() -> bool {
     std::env::var("FLOWLAB_CUDA_GRAPHS").map_or(true, |v| v != "0")
 }
 
+/// Whether a part of a grid cut over several GPUs overlaps a sweep's halo exchange with the
+/// sweep's interior (`FLOWLAB_OVERLAP_EXCHANGE=0` exchanges after the whole sweep instead, to
+/// measure what the overlap saves).
+pub fn exchange_overlap_enabled() -> bool {
+    std::env::var("FLOWLAB_OVERLAP_EXCHANGE").map_or(true, |v| v != "0")
+}
+
 /// A CUDA event: a point in a stream's work, for timing ([`Gpu::event`]) or for ordering one
 /// stream after another and waiting on the host ([`Gpu::marker`]).
 pub struct Event {

@@ -1,14 +1,15 @@
 //! NCCL between the GPUs of a decomposed run (cudarc's `nccl` feature; `libnccl.so` loaded at
 //! run time like the driver): one communicator over the parts, one GPU per part, its unique id
 //! made on the first part and carried to the others by the host transport
-//! ([`crate::parallel::Communicator`], MPI). Every call is enqueued on the part's compute stream,
-//! so halo exchanges and gathers are ordered with the kernels around them and the host does not
-//! wait.
+//! ([`crate::parallel::Communicator`], MPI). Every call is enqueued on one of the part's streams
+//! (the gathers on the compute stream, the halo exchanges on the compute stream or on the
+//! exchange stream, which the caller orders against it with events), so the host does not wait.
+//! Every part enqueues the same calls in the same order.
 //!
 //! NVLink multicast (NVLS) is never asked for: `NCCL_NVLS_ENABLE=0` is set before the first
 //! communicator unless the environment sets it.
 
-use super::{CudaError, DevBuf, Gpu};
+use super::{CudaError, DevBuf, Gpu, Stream};
 use crate::parallel::Communicator;
 use crate::solver::real::Real;
 use cudarc::nccl::result as nccl;
@@ -29,7 +30,7 @@ impl From<nccl::NcclError> for CudaError {
     }
 }
 
-/// One part's NCCL communicator, bound to its GPU's compute stream.
+/// One part's NCCL communicator on its GPU.
 pub struct Nccl {
     comm: sys::ncclComm_t,
     gpu: Arc<Gpu>,
@@ -94,16 +95,17 @@ impl Nccl {
         })
     }
 
-    fn stream(&self) -> sys::cudaStream_t {
-        self.gpu.stream as sys::cudaStream_t
+    fn stream(&self, s: Stream) -> sys::cudaStream_t {
+        self.gpu.handle(s) as sys::cudaStream_t
     }
 
     /// Refreshes the layers of `x` this part stores but does not own from their owners: the
     /// device twin of [`crate::parallel::SlabLink::exchange`] (the `reach` outermost layers of
     /// `layer_len` values on a shared side are received, the next `reach` inward sent).
-    /// `x` is the device address of `len` values.
+    /// `x` is the device address of `len` values; the calls go to `stream`.
     pub fn exchange<T: Real>(
         &self,
+        stream: Stream,
         x: u64,
         len: usize,
         layer_len: usize,
@@ -112,6 +114,7 @@ impl Nccl {
         let m = reach * layer_len;
         let at = |i: usize| (x + (i * std::mem::size_of::<T>()) as u64) as *mut c_void;
         let dt = data_type::<T>();
+        let s = self.stream(stream);
         nccl::group_start()?;
         // SAFETY: (`x` holds `len` values) a part stores at least 3 m values between two neighbours and 2 m beside one
         // (`Slabs::new`), so each range lies in `x` and what is received never overlaps what is
@@ -119,13 +122,13 @@ impl Nccl {
         let r = (|| unsafe {
             if self.rank > 0 {
                 let lower = self.rank as i32 - 1;
-                nccl::send(at(m), m, dt, lower, self.comm, self.stream())?;
-                nccl::recv(at(0), m, dt, lower, self.comm, self.stream())?;
+                nccl::send(at(m), m, dt, lower, self.comm, s)?;
+                nccl::recv(at(0), m, dt, lower, self.comm, s)?;
             }
             if self.rank + 1 < self.size {
                 let upper = self.rank as i32 + 1;
-                nccl::send(at(len - 2 * m), m, dt, upper, self.comm, self.stream())?;
-                nccl::recv(at(len - m), m, dt, upper, self.comm, self.stream())?;
+                nccl::send(at(len - 2 * m), m, dt, upper, self.comm, s)?;
+                nccl::recv(at(len - m), m, dt, upper, self.comm, s)?;
             }
             Ok::<_, nccl::NcclError>(())
         })();
@@ -138,7 +141,7 @@ impl Nccl {
     /// `s` of part `r` is `counts[r]` values at `mine + s * stride` on that part and lands at
     /// `all + s * total + sum(counts[..r])` on every part (`total = sum(counts)`). One NCCL
     /// all-gather a segment where the counts are equal, else a group of broadcasts, one from
-    /// each part.
+    /// each part; on the compute stream.
     pub fn all_gather<T: Real>(
         &self,
         mine: u64,
@@ -166,7 +169,9 @@ impl Nccl {
                     let src = (mine + (s * stride * size) as u64) as *const c_void;
                     let dst = (all.ptr + (s * total * size) as u64) as *mut c_void;
                     // SAFETY: as below; `total` = parts x count values land in `all`.
-                    unsafe { nccl::all_gather(src, dst, counts[0], dt, self.comm, self.stream())? };
+                    unsafe {
+                        nccl::all_gather(src, dst, counts[0], dt, self.comm, self.stream(Stream::Compute))?
+                    };
                     continue;
                 }
                 let mut offset = s * total;
@@ -180,7 +185,15 @@ impl Nccl {
                     // SAFETY: `dst` lies in `all` (checked above); the root's `src` holds
                     // `count` values (the caller's layout); every part posts the same calls.
                     unsafe {
-                        nccl::broadcast(src, dst, count, dt, root as i32, self.comm, self.stream())?;
+                        nccl::broadcast(
+                            src,
+                            dst,
+                            count,
+                            dt,
+                            root as i32,
+                            self.comm,
+                            self.stream(Stream::Compute),
+                        )?;
                     }
                     offset += count;
                 }

@@ -13,6 +13,7 @@ use crate::solver::incompressible::pressure_poisson::{
     FaceBc, Laplacian, PoissonSettings, optimal_sor_omega,
 };
 use crate::solver::real::Real;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// An operator's sizes, face conditions and `1/h^2` as the stencil kernels take them
@@ -124,18 +125,51 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         omega: T,
         ctrl: u64,
     ) -> Result<(), CudaError> {
-        let a = || {
-            box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
-                .i(colour)
-                .r(omega)
-        };
-        let mut half = cells3(op.n);
-        half[0] = op.n[0] / 2 + 1;
-        self.kq("colour_sweep", grid2(half), (BX, BY, 1), a())?;
+        self.colour_layers(op, x, b, colour, omega, ctrl, 0..cells3(op.n)[2])?;
         if odd_periodic(op) {
-            self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a())?;
+            let a = box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
+                .i(colour)
+                .r(omega);
+            self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a)?;
         }
         Ok(())
+    }
+
+    /// [`Self::colour`] over the x-y planes `layers` of a 3D box (`0..1` in 2D), seam cells
+    /// excepted.
+    #[allow(clippy::too_many_arguments)]
+    fn colour_layers(
+        &self,
+        op: &Laplacian<T, D>,
+        x: u64,
+        b: u64,
+        colour: i64,
+        omega: T,
+        ctrl: u64,
+        layers: Range<usize>,
+    ) -> Result<(), CudaError> {
+        let mut half = cells3(op.n);
+        half[0] = op.n[0] / 2 + 1;
+        half[2] = layers.len();
+        let a = box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
+            .i(colour)
+            .r(omega)
+            .i(layers.start as i64);
+        self.kq("colour_sweep", grid2(half), (BX, BY, 1), a)
+    }
+
+    /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
+    /// not own refreshed ([`Self::swept`]; one GPU: [`Self::colour`]).
+    fn colour_exchanged(&self, x: u64, b: u64, colour: i64, omega: T, ctrl: u64) -> Result<(), CudaError> {
+        let op = &self.op;
+        if odd_periodic(op) {
+            // The serial seam kernel runs over every layer: no split.
+            self.colour(op, x, b, colour, omega, ctrl)?;
+            return self.exchange_cells(x);
+        }
+        self.swept(x, |layers| {
+            self.colour_layers(op, x, b, colour, omega, ctrl, layers)
+        })
     }
 
     /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
@@ -158,19 +192,30 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.kq("residual", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, op))
     }
 
-    /// One damped Jacobi sweep `src -> dst` of `L p = rhs` (`ctrl` 0: unguarded).
-    pub(super) fn jacobi(&self, src: u64, dst: u64, rhs: u64, ctrl: u64) -> Result<(), CudaError> {
+    /// One damped Jacobi sweep `src -> dst` of `L p = rhs` over the x-y planes `layers` of a 3D
+    /// box (`0..1` in 2D), each block's sum of squared residuals in its slot of `part_a` (that
+    /// of the launch over every plane; `ctrl` 0: unguarded).
+    pub(super) fn jacobi(
+        &self,
+        src: u64,
+        dst: u64,
+        rhs: u64,
+        ctrl: u64,
+        layers: Range<usize>,
+    ) -> Result<(), CudaError> {
         let a = Args::new()
             .l(src as i64)
             .l(dst as i64)
             .l(rhs as i64)
             .p(&self.part_a)
             .l(ctrl as i64);
+        let mut n = cells3(self.op.n);
+        n[2] = layers.len();
         self.kq(
             "jacobi_sweep",
-            grid_tile(cells3(self.op.n)),
+            grid_tile(n),
             (BX, BY, 1),
-            box_args(a, &self.op),
+            box_args(a, &self.op).i(layers.start as i64),
         )
     }
 
@@ -252,9 +297,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 let mut it = 0;
                 loop {
                     for _ in 0..CHECK_EVERY {
+                        // Sweeps 0..=max at most (the check of sweep max ends the solve).
+                        if it > max {
+                            break;
+                        }
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
-                        self.jacobi(src, dst, rhs, ctrl)?;
-                        self.exchange_cells(dst)?;
+                        self.swept(dst, |layers| self.jacobi(src, dst, rhs, ctrl, layers))?;
                         self.finalize_check(Partials::Cells, it, max)?;
                         it += 1;
                     }
@@ -285,8 +333,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             self.finalize_check(Partials::Cells, it, max)?;
                         }
                         for colour in [0, 1] {
-                            self.colour(&op, p, rhs, colour, omega, ctrl)?;
-                            self.exchange_cells(p)?;
+                            self.colour_exchanged(p, rhs, colour, omega, ctrl)?;
                         }
                         it += 1;
                         if it > max {
@@ -311,8 +358,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     )?;
                     // On a part, the layers it stores but does not own after each colour.
                     for colour in [0, 1, 0] {
-                        s.colour(&op, w, r, colour, T::one(), ctrl)?;
-                        s.exchange_cells(w)?;
+                        s.colour_exchanged(w, r, colour, T::one(), ctrl)?;
                     }
                     Ok(())
                 };

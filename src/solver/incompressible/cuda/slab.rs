@@ -5,6 +5,11 @@
 //! sweep, and gathers the block partials of every reduction from all parts before the
 //! single-GPU finalize kernels combine them.
 //!
+//! A pressure sweep hides its exchange behind its own work, as Thibault & Senocak (2009) do:
+//! the own layers next to each neighbour are swept first, NCCL sends them on the exchange stream
+//! while the compute stream sweeps the interior layers, and the compute stream waits for the
+//! exchange only before the next sweep.
+//!
 //! In 3D the tile kernels' blocks each cover part of one z layer (their grid's z index is the
 //! layer), so the blocks of a part's own layers are a contiguous run of its partials, and the
 //! runs of all parts in part order are the single-GPU partials in the single-GPU order: the
@@ -16,7 +21,7 @@
 
 use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
-use crate::backend::cuda::{CudaError, DevBuf, Event, Gpu};
+use crate::backend::cuda::{self, CudaError, DevBuf, Event, Gpu, Stream};
 use crate::case::{Invalid, PressureSolverKind};
 use crate::parallel::SlabLink;
 use crate::solver::Solver;
@@ -54,6 +59,12 @@ pub(super) struct GpuSlab<T> {
     pub(super) maxima: DevBuf<T>,
     /// Timing of the NCCL calls: the communication share of a step.
     timing: Mutex<Timing>,
+    /// Ordering of an overlapped sweep: its boundary layers swept (compute stream), their
+    /// exchange done (exchange stream).
+    swept: Event,
+    exchanged: Event,
+    /// Whether sweeps overlap their exchange ([`cuda::exchange_overlap_enabled`]).
+    overlap: bool,
 }
 
 /// Event pairs around the NCCL calls enqueued since the host last waited, and the seconds of
@@ -83,6 +94,9 @@ impl<T: Real> GpuSlab<T> {
         let linear = n.iter().product::<usize>().div_ceil(B1 as usize) + link.slabs.parts();
         let len = faces.max(linear);
         Ok(Self {
+            overlap: cuda::exchange_overlap_enabled(),
+            swept: gpu.marker()?,
+            exchanged: gpu.marker()?,
             sums: gpu.alloc_zeros(len)?,
             maxima: gpu.alloc_zeros(len)?,
             nccl,
@@ -98,17 +112,17 @@ impl<T: Real> GpuSlab<T> {
         })
     }
 
-    /// Enqueues `f` (NCCL calls) between two timing events.
-    fn timed(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<(), CudaError> {
+    /// Enqueues `f` (NCCL calls on `stream`) between two timing events.
+    fn timed(&self, stream: Stream, f: impl FnOnce() -> Result<(), CudaError>) -> Result<(), CudaError> {
         let mut t = self.timing.lock().expect("timing lock");
         if t.used == t.pairs.len() {
             let pair = (t.gpu.event()?, t.gpu.event()?);
             t.pairs.push(pair);
         }
         let (start, end) = &t.pairs[t.used];
-        start.record()?;
+        start.record_on(stream)?;
         f()?;
-        end.record()?;
+        end.record_on(stream)?;
         t.used += 1;
         Ok(())
     }
@@ -156,15 +170,46 @@ impl<T: Real> GpuSlab<T> {
     /// Refreshes the layers of `x` (`layer_len` values a layer, `ghosts` ghost layers each
     /// side) that this part stores but does not own.
     pub(super) fn exchange(&self, x: &DevBuf<T>, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
-        self.exchange_at(x.ptr, x.len, layer_len, ghosts)
+        self.exchange_at(Stream::Compute, x.ptr, x.len, layer_len, ghosts)
     }
 
-    /// [`GpuSlab::exchange`] of the `len` values at the device address `x`.
-    fn exchange_at(&self, x: u64, len: usize, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
-        self.timed(|| {
+    /// [`GpuSlab::exchange`] of the `len` values at the device address `x`, on `stream`.
+    fn exchange_at(
+        &self,
+        stream: Stream,
+        x: u64,
+        len: usize,
+        layer_len: usize,
+        ghosts: usize,
+    ) -> Result<(), CudaError> {
+        self.timed(stream, || {
             self.nccl
-                .exchange::<T>(x, len, layer_len, crate::parallel::EXTENSION + ghosts)
+                .exchange::<T>(stream, x, len, layer_len, crate::parallel::EXTENSION + ghosts)
         })
+    }
+
+    /// The own layers (indices of this part's box): all of them, those next to a neighbour
+    /// (what the neighbours receive) and the rest.
+    fn sweep_layers(&self) -> (Range<usize>, Vec<Range<usize>>, Range<usize>) {
+        let off = self.link.offset();
+        let o = self.link.slabs.owned(self.link.rank());
+        let own = o.start - off..o.end - off;
+        let reach = crate::parallel::EXTENSION;
+        let lo = if self.link.has_lower() {
+            reach.min(own.len())
+        } else {
+            0
+        };
+        let hi = if self.link.has_upper() {
+            reach.min(own.len() - lo)
+        } else {
+            0
+        };
+        let boundary = [own.start..own.start + lo, own.end - hi..own.end]
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
+        (own.clone(), boundary, own.start + lo..own.end - hi)
     }
 
     /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
@@ -202,7 +247,9 @@ impl<T: Real> GpuSlab<T> {
             }
         };
         let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
-        self.timed(|| self.nccl.all_gather(mine, stride, &counts, segments, dst))?;
+        self.timed(Stream::Compute, || {
+            self.nccl.all_gather(mine, stride, &counts, segments, dst)
+        })?;
         Ok(counts.iter().sum())
     }
 }
@@ -271,9 +318,41 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// stores but does not own (one GPU: nothing).
     pub(super) fn exchange_cells(&self, x: u64) -> Result<(), CudaError> {
         match &self.slab {
-            Some(s) => s.exchange_at(x, self.op.len(), self.op.stride[D - 1], 0),
+            Some(s) => s.exchange_at(Stream::Compute, x, self.op.len(), self.op.stride[D - 1], 0),
             None => Ok(()),
         }
+    }
+
+    /// `sweep` (a stencil kernel over a range of the stored x-y planes, writing the
+    /// cell-centred array at `x`) with the layers this part stores but does not own refreshed
+    /// after it. One GPU: one launch over every plane. On a part: the own layers next to each
+    /// neighbour first; their exchange on the exchange stream overlaps the sweep of the own
+    /// interior; the compute stream waits for it after the interior. The layers the part does
+    /// not own are not swept (the exchange overwrites them).
+    pub(super) fn swept(
+        &self,
+        x: u64,
+        sweep: impl Fn(Range<usize>) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let Some(s) = &self.slab else {
+            return sweep(0..cells3(self.op.n)[2]);
+        };
+        let (own, boundary, interior) = s.sweep_layers();
+        if !s.overlap {
+            sweep(own)?;
+            return self.exchange_cells(x);
+        }
+        for layers in boundary {
+            sweep(layers)?;
+        }
+        s.swept.record_on(Stream::Compute)?;
+        self.gpu.wait_event(Stream::Exchange, &s.swept)?;
+        s.exchange_at(Stream::Exchange, x, self.op.len(), self.op.stride[D - 1], 0)?;
+        s.exchanged.record_on(Stream::Exchange)?;
+        if !interior.is_empty() {
+            sweep(interior)?;
+        }
+        self.gpu.wait_event(Stream::Compute, &s.exchanged)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Kernel timings with CUDA events for `flowlab bench`.
 
-use super::{CudaProjection, Work};
+use super::{CudaProjection, Work, cells3};
 use crate::backend::cuda::CudaError;
 use crate::case::TimeIntegrator;
 use crate::solver::real::Real;
@@ -44,7 +44,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 Box::new(|s| s.correct_kernel(None, false)),
             ),
             ("max_speed", d, Box::new(|s| s.max_speeds())),
-            ("jacobi_sweep", 3.0, Box::new(move |s| s.jacobi(p, sp, rhs, 0))),
+            (
+                "jacobi_sweep",
+                3.0,
+                Box::new(move |s| s.jacobi(p, sp, rhs, 0, 0..cells3(op.n)[2])),
+            ),
             (
                 "residual",
                 3.0,
