@@ -4,7 +4,9 @@
 //! every convection scheme's reach (TVD and QUICK read two faces across a cut), Jacobi, SOR,
 //! PCG and multigrid pressure solves (coarse levels cut into slabs, then gathered), singular (closed) and non-singular (outflow) pressure problems, exact
 //! (analytic) sides on a shifted slab, and a checkpoint written over several processes and
-//! continued on one. Settings that do not run over several processes are refused by key.
+//! continued on one. Settings that do not run over several processes are refused by key. On
+//! the GPU machine the same holds for one GPU a process and for one process driving several
+//! GPUs (`--devices 0,1,...`).
 //!
 //! Needs the `mpi` feature and an MPI launcher (`.ci/run` installs OpenMPI); in CI a missing
 //! launcher fails the test.
@@ -136,6 +138,15 @@ fn same_as_one_process(name: &str, case: &str, sets: &[&str], steps: u64, parts:
     agrees_with_one_process(name, case, sets, steps, parts, Agreement::Bitwise);
 }
 
+/// How the parts of a decomposed run are started.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Launch {
+    /// One process a part, under `mpirun`.
+    Processes,
+    /// One process driving a GPU a part (`--devices 0,1,...`).
+    Devices,
+}
+
 /// [`same_as_one_process`] to the `agreement` given.
 fn agrees_with_one_process(
     name: &str,
@@ -144,6 +155,19 @@ fn agrees_with_one_process(
     steps: u64,
     parts: &[usize],
     agreement: Agreement,
+) {
+    agrees_when_launched(name, case, sets, steps, parts, agreement, Launch::Processes);
+}
+
+/// [`agrees_with_one_process`] with the parts started by `launch`.
+fn agrees_when_launched(
+    name: &str,
+    case: &str,
+    sets: &[&str],
+    steps: u64,
+    parts: &[usize],
+    agreement: Agreement,
+    launch: Launch,
 ) {
     let case = common::root().join("cases").join(format!("{case}.toml"));
     let args = |dir: &Path| {
@@ -160,12 +184,22 @@ fn agrees_with_one_process(
     let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
     for &n in parts {
         let dir = out_dir(&format!("{name}-{n}"));
-        let Some(o) = flowlab_on(n, &args(&dir)) else {
+        let o = match launch {
+            Launch::Processes => flowlab_on(n, &args(&dir)),
+            Launch::Devices => {
+                let mut a = args(&dir);
+                let list: Vec<String> = (0..n).map(|d| d.to_string()).collect();
+                a.extend(["--devices".into(), list.join(",")]);
+                flowlab_on(1, &a)
+            }
+        };
+        let Some(o) = o else {
             return;
         };
-        check(&o, &format!("the run over {n} processes"));
+        check(&o, &format!("the run over {n} parts ({launch:?})"));
         let s = summary(&dir);
-        assert_eq!(s["processes"], n, "{name}: summary.json's processes");
+        let processes = if launch == Launch::Processes { n } else { 1 };
+        assert_eq!(s["processes"], processes, "{name}: summary.json's processes");
         assert_eq!(s["steps"], reference["steps"], "{name}, {n} processes: steps");
         assert_eq!(
             s["backend"], reference["backend"],
@@ -225,7 +259,7 @@ fn agrees_with_one_process(
                     }
                     assert_eq!(a.arrays.len(), b.arrays.len());
                 }
-                eprintln!("{name}: {n} processes = 1 process, bit for bit, after {steps} steps");
+                eprintln!("{name}: {n} parts ({launch:?}) = 1 process, bit for bit, after {steps} steps");
             }
             Agreement::Within(rel) => {
                 for key in ["time", "final_residuals"] {
@@ -234,7 +268,7 @@ fn agrees_with_one_process(
                 }
                 agree(&results, reference_results, rel, "results")
                     .unwrap_or_else(|e| panic!("{name}, {n} processes: {e}"));
-                eprintln!("{name}: {n} processes = 1 process to {rel:e}, after {steps} steps");
+                eprintln!("{name}: {n} parts ({launch:?}) = 1 process to {rel:e}, after {steps} steps");
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -555,6 +589,70 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
         assert!(
             err.contains(key),
             "{sets:?}: the error does not name {key}:\n{err}"
+        );
+    }
+}
+
+#[test]
+fn gpus_of_one_process_give_the_one_gpu_result_bit_for_bit() {
+    let Some(count) = gpus() else { return };
+    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
+    for (name, extra) in [
+        (
+            "gpu-devices-jacobi-tvd",
+            &[
+                "solver.pressure_solver=jacobi",
+                "solver.tolerance=1e-5",
+                "solver.convection=tvd",
+            ][..],
+        ),
+        (
+            "gpu-devices-pcg-f32",
+            &[
+                "solver.pressure_solver=pcg",
+                "solver.tolerance=1e-4",
+                "solver.precision=f32",
+            ][..],
+        ),
+    ] {
+        let sets: Vec<&str> = base.iter().chain(extra).copied().collect();
+        agrees_when_launched(
+            name,
+            "cavity_3d_re100",
+            &sets,
+            12,
+            &gpu_parts(count),
+            Agreement::SameState,
+            Launch::Devices,
+        );
+    }
+}
+
+#[test]
+fn gpus_of_one_process_are_refused_by_key_when_missing_or_listed_twice() {
+    if gpus().is_none() {
+        return;
+    }
+    let case = common::root().join("cases").join("cavity_3d_re100.toml");
+    for (devices, says) in [("0,99", "device 99 was asked for"), ("0,0", "listed twice")] {
+        let dir = out_dir("gpu-devices-refused");
+        let mut args = run_args(
+            &case,
+            &[
+                "grid.nz=16",
+                "solver.backend=cuda",
+                "solver.pressure_solver=jacobi",
+            ],
+            1,
+            &dir,
+        );
+        args.extend(["--devices".into(), devices.into()]);
+        let o = flowlab_on(1, &args).expect("one process");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "--devices {devices} ran");
+        assert!(
+            err.contains("solver.devices") && err.contains(says),
+            "--devices {devices}: the error does not name solver.devices ({says}):\n{err}"
         );
     }
 }

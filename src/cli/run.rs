@@ -56,9 +56,8 @@ pub struct Args {
     /// Compute backend (overrides solver.backend).
     #[arg(long, value_parser = ["cpu", "auto", "cuda"])]
     pub backend: Option<String>,
-    /// CUDA devices, e.g. 0,1 (overrides solver.devices): the device of a one-process run, or
-    /// of each process of `mpirun -n N flowlab run` (process r of a host takes the
-    /// (r mod count)-th).
+    /// CUDA devices, e.g. 0,1 (overrides solver.devices): one process cuts the grid over all
+    /// of them; under `mpirun -n N flowlab run` process r of a host takes the (r mod count)-th.
     #[arg(long, value_delimiter = ',', value_name = "D0,D1,...")]
     pub devices: Vec<usize>,
     /// Worker threads (0 = one per core).

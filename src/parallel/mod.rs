@@ -10,7 +10,8 @@
 //! single-process result.
 //!
 //! The transport is a [`Communicator`]: MPI between processes and hosts (`mpi`, the `mpi`
-//! feature, rsmpi over the system's MPI library). Parts on GPUs (one a process) move their
+//! feature, rsmpi over the system's MPI library), or [`threads`] between the threads of one
+//! process that drives several GPUs. Parts on GPUs (one a process) move their
 //! device data over NCCL instead (`backend::cuda::nccl`); the communicator carries NCCL's id and
 //! the host-side gathers.
 
@@ -18,6 +19,7 @@
 pub mod mpi;
 mod row_sums;
 mod slabs;
+pub mod threads;
 
 pub use row_sums::RowSums;
 pub use slabs::{EXTENSION, SlabLink, Slabs};

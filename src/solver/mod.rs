@@ -8,6 +8,7 @@ pub mod incompressible;
 pub mod limiter;
 pub mod linear;
 pub mod memory;
+pub mod parts;
 pub mod real;
 pub mod snapshot;
 pub mod stopping;
@@ -45,6 +46,11 @@ pub trait Solver: Send {
     }
     /// Size of the last step (0 for a steady solver).
     fn dt(&self) -> f64;
+    /// The parts of a grid cut into slabs over several devices of this process
+    /// ([`parts::Parts`]); empty when one device or the CPU runs the whole grid.
+    fn subdomains(&self) -> Vec<Subdomain> {
+        Vec::new()
+    }
     /// Caps the size of the following steps (to land on an output time); `f64::INFINITY` lifts it.
     fn set_dt_cap(&mut self, cap: f64);
     /// Residual-type numbers of the last step, by name (for progress, `residuals.csv`, plots).
@@ -176,6 +182,15 @@ pub struct SolverInfo {
     pub grid: Grid,
 }
 
+/// One part of a grid cut into slabs: its own cells along the cut `axis` (the last) and the
+/// GPU that steps it (`None`: the CPU).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subdomain {
+    pub axis: usize,
+    pub layers: std::ops::Range<usize>,
+    pub device: Option<usize>,
+}
+
 /// Why a run stopped.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SolverError {
@@ -230,6 +245,24 @@ pub fn build_part(
     spec: &CaseSpec,
     comm: std::sync::Arc<dyn crate::parallel::Communicator>,
 ) -> Result<Box<dyn Solver>, Invalid> {
+    // On the CUDA backend, this process's GPU.
+    let device = match spec.solver.backend {
+        Some(BackendChoice::Cuda) => {
+            let local = crate::parallel::launcher_local_rank().unwrap_or(comm.rank());
+            Some(device_ordinal(spec, Some(local))?)
+        }
+        _ => None,
+    };
+    build_part_on(spec, comm, device)
+}
+
+/// Builds part `comm.rank()` of a case cut over `comm`'s parts, on GPU `device` (NCCL between
+/// the parts' GPUs) or on the CPU (`None`).
+pub fn build_part_on(
+    spec: &CaseSpec,
+    comm: std::sync::Arc<dyn crate::parallel::Communicator>,
+    device: Option<usize>,
+) -> Result<Box<dyn Solver>, Invalid> {
     let parts = comm.size();
     if spec.case.kind != Kind::Incompressible {
         return Err(Invalid::new(
@@ -239,20 +272,14 @@ pub fn build_part(
             ),
         ));
     }
-    // On the CUDA backend, this process's GPU.
-    let device = match spec.solver.backend {
-        Some(BackendChoice::Cuda) => {
-            crate::backend::cuda::probe().map_err(|e| {
-                Invalid::new(
-                    "solver.backend",
-                    format!("cuda was asked for on {parts} processes, but {e}; use backend = \"cpu\""),
-                )
-            })?;
-            let local = crate::parallel::launcher_local_rank().unwrap_or(comm.rank());
-            Some(device_ordinal(spec, Some(local))?)
-        }
-        _ => None,
-    };
+    if device.is_some() {
+        crate::backend::cuda::probe().map_err(|e| {
+            Invalid::new(
+                "solver.backend",
+                format!("cuda was asked for on {parts} processes, but {e}; use backend = \"cpu\""),
+            )
+        })?;
+    }
     let g = &spec.grid;
     let layers = [g.nx, g.ny, g.nz][(spec.case.dim as usize).clamp(1, 3) - 1];
     // A grid that cannot be cut is refused by the solver, naming why.
@@ -268,22 +295,14 @@ pub fn build_part(
 }
 
 /// The CUDA device of this process (`solver.devices`): on one process (`local_rank` `None`) the
-/// list's only entry, or device 0; on process `local_rank` of a host in a run over several,
-/// `devices[local_rank % len]`, or by default `local_rank` modulo the number of devices.
+/// list's first entry (a list of several cuts the grid over them: [`several_devices`]), or
+/// device 0; on process `local_rank` of a host in a run over several, `devices[local_rank %
+/// len]`, or by default `local_rank` modulo the number of devices.
 pub fn device_ordinal(spec: &CaseSpec, local_rank: Option<usize>) -> Result<usize, Invalid> {
     let devices = spec.solver.devices.as_deref().unwrap_or_default();
     match (local_rank, devices) {
         (None, []) => Ok(0),
-        (None, [d]) => Ok(*d),
-        (None, many) => Err(Invalid::new(
-            "solver.devices",
-            format!(
-                "{} devices need one process each: start the run as `mpirun -n {} flowlab run ...` \
-                 (or name one device)",
-                many.len(),
-                many.len()
-            ),
-        )),
+        (None, list) => Ok(list[0]),
         (Some(r), []) => {
             let count = crate::backend::cuda::probe()
                 .map_err(|e| Invalid::new("solver.backend", e))?
@@ -293,6 +312,30 @@ pub fn device_ordinal(spec: &CaseSpec, local_rank: Option<usize>) -> Result<usiz
         }
         (Some(r), list) => Ok(list[r % list.len()]),
     }
+}
+
+/// The run of one process over the GPUs `devices` (`solver.devices` of several entries): the
+/// grid cut into one slab a device ([`parts::Parts`]); each device must exist and appear once.
+fn several_devices(spec: &CaseSpec, devices: &[usize]) -> Result<Box<dyn Solver>, Invalid> {
+    let count = crate::backend::cuda::probe()
+        .map_err(|e| Invalid::new("solver.backend", e))?
+        .device_count as usize;
+    for (i, &d) in devices.iter().enumerate() {
+        if d >= count {
+            return Err(Invalid::new(
+                "solver.devices",
+                format!("device {d} was asked for; the driver sees {count} (0..{count})"),
+            ));
+        }
+        if devices[..i].contains(&d) {
+            return Err(Invalid::new(
+                "solver.devices",
+                format!("device {d} is listed twice; each part of the grid needs its own GPU"),
+            ));
+        }
+    }
+    let devices: Vec<Option<usize>> = devices.iter().map(|&d| Some(d)).collect();
+    Ok(Box::new(parts::Parts::build(spec, &devices)?))
 }
 
 /// Builds the solver a case asks for, on the backend of `solver.backend`:
@@ -315,6 +358,9 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         }
     };
     let gpu = |spec: &CaseSpec| {
+        if let Some(list @ [_, _, ..]) = spec.solver.devices.as_deref() {
+            return several_devices(spec, list);
+        }
         let device = device_ordinal(spec, None)?;
         memory::check_device(spec, device, None)?;
         match spec.case.kind {

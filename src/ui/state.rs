@@ -591,30 +591,61 @@ impl AppState {
         (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
     }
 
-    /// The overlapping Schwarz slabs of a decomposed SIMPLE-family run along the grid's last axis
-    /// (y in 2D, z in 3D), in world coordinates of that axis over the pressure cells' layers
-    /// (`crate::solver::linear::schwarz::strip_rows`): for each slab `[own start, own end,
-    /// extended start, extended end]`; empty when not decomposed.
+    /// The slabs of a decomposed run along the grid's last axis (y in 2D, z in 3D), in world
+    /// coordinates of that axis: for each slab `[own start, own end, extended start, extended
+    /// end]`; empty when not decomposed. A grid cut over several GPUs
+    /// ([`crate::solver::Solver::subdomains`]) extends each slab by the layers it stores beyond
+    /// its own ([`crate::parallel::EXTENSION`]); the overlapping Schwarz slabs of a SIMPLE-family
+    /// run cover the pressure cells' layers (`crate::solver::linear::schwarz::strip_rows`).
     pub fn subdomain_strips(&self) -> Vec<[f64; 4]> {
+        let g = self.solver.info().grid;
+        let last = g.dim - 1;
+        let at = |j: usize| g.origin[last] + j as f64 * g.spacing[last];
+        let parts = self.solver.subdomains();
+        if !parts.is_empty() {
+            let reach = crate::parallel::EXTENSION;
+            return parts
+                .iter()
+                .map(|p| {
+                    let (a, b) = (p.layers.start, p.layers.end);
+                    [
+                        at(a),
+                        at(b),
+                        at(a.saturating_sub(reach)),
+                        at((b + reach).min(g.n[last])),
+                    ]
+                })
+                .collect();
+        }
         let s = &self.case.spec.solver;
         if !s.method.is_some_and(Method::steady) {
             return Vec::new();
         }
         let ls = s.linear_solver.clone().unwrap_or_default();
         let (n, k) = (ls.subdomains.unwrap_or(1), ls.overlap.unwrap_or(2));
-        let g = self.solver.info().grid;
-        let last = g.dim - 1;
         let layers = g.n[last];
         if n < 2 || layers / n <= k {
             return Vec::new();
         }
-        let at = |j: usize| g.origin[last] + j as f64 * g.spacing[last];
         (0..n)
             .map(|i| {
                 let (own, ext) = strip_rows(i, n, layers, k);
                 [at(own.start), at(own.end), at(ext.start), at(ext.end)]
             })
             .collect()
+    }
+
+    /// What the slabs of [`AppState::subdomain_strips`] are, for their labels.
+    pub fn subdomain_kind(&self) -> String {
+        let parts = self.solver.subdomains();
+        if parts.is_empty() {
+            return "Schwarz slabs".into();
+        }
+        let on: Vec<String> = parts
+            .iter()
+            .map(|p| p.device.map_or("CPU".into(), |d| d.to_string()))
+            .collect();
+        format!("slabs on GPUs {}", on.join(", "))
     }
 
     /// Switches the shown field and picks the colormap that suits it.

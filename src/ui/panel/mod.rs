@@ -192,7 +192,8 @@ fn name_of<T: serde::Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-/// Draws the overlapping Schwarz slabs of a decomposed SIMPLE run over the field view
+/// Draws the slabs of a decomposed run (the overlapping Schwarz slabs of a SIMPLE run, or the
+/// parts of a grid cut over several GPUs) over the field view
 /// (`to_screen`: world point to screen point). In 2D the slabs run along y across the view: the
 /// overlap bands shaded, the slab boundaries as lines. In 3D they run along z, normal to the shown
 /// mid-plane z slice, so the view names the slabs and overlaps that plane lies in.
@@ -209,7 +210,7 @@ pub fn subdomain_overlay(
     let (x0, x1) = (g.origin[0], g.origin[0] + g.extent(0));
     let colour = Color32::from_rgb(255, 120, 0);
     if g.dim == 3 {
-        let text = slabs_at_plane(&strips, g.origin[2] + 0.5 * g.extent(2));
+        let text = slabs_at_plane(&strips, &state.subdomain_kind(), g.origin[2] + 0.5 * g.extent(2));
         let top_left = to_screen([x0, g.origin[1] + g.extent(1)]) + egui::vec2(4.0, 4.0);
         // On a dark backing: the label lies over the field's colours.
         let galley = painter.layout_no_wrap(text, egui::FontId::proportional(12.0), colour);
@@ -238,9 +239,9 @@ pub fn subdomain_overlay(
     }
 }
 
-/// Which Schwarz slabs along z (`strips` of [`AppState::subdomain_strips`]) the plane `z` lies
+/// Which slabs along z (`strips` of [`AppState::subdomain_strips`], `kind` naming them) the plane `z` lies
 /// in: its own slab and the extended slabs (overlaps) that reach it.
-fn slabs_at_plane(strips: &[[f64; 4]], z: f64) -> String {
+fn slabs_at_plane(strips: &[[f64; 4]], kind: &str, z: f64) -> String {
     let own = strips.iter().position(|s| z >= s[0] && z <= s[1]).unwrap_or(0);
     let reach: Vec<String> = (0..strips.len())
         .filter(|&i| i != own && z >= strips[i][2] && z <= strips[i][3])
@@ -253,7 +254,7 @@ fn slabs_at_plane(strips: &[[f64; 4]], z: f64) -> String {
         format!(", in the overlap of slab {}", reach.join(", "))
     };
     format!(
-        "{} Schwarz slabs along z; the plane z = {z:.3} lies in slab {own} (z {:.3} to {:.3}){overlap}",
+        "{} {kind} along z; the plane z = {z:.3} lies in slab {own} (z {:.3} to {:.3}){overlap}",
         strips.len(),
         s[0],
         s[1]
@@ -572,6 +573,19 @@ fn stats_section(ui: &mut Ui, state: &mut AppState) {
             .map(|n| n.to_string())
             .collect();
         row("grid", cells.join(" x "));
+        // A grid cut over several GPUs: each part's own layers and device.
+        let parts = s.subdomains();
+        if !parts.is_empty() {
+            let axis = ["x", "y", "z"][parts[0].axis];
+            let each: Vec<String> = parts
+                .iter()
+                .map(|p| {
+                    let on = p.device.map_or("CPU".into(), |d| format!("GPU {d}"));
+                    format!("{axis} {}..{} on {on}", p.layers.start, p.layers.end)
+                })
+                .collect();
+            row("parts", each.join("\n"));
+        }
         // A steady solver has no time (its steps are outer iterations).
         if state.case.spec.solver.method.is_some_and(Method::steady) {
             row("iteration", s.steps().to_string());
@@ -622,11 +636,11 @@ mod tests {
                 [a, b, (a - 0.05).max(0.0), (b + 0.05).min(1.0)]
             })
             .collect();
-        let text = super::slabs_at_plane(&strips, 0.5);
+        let text = super::slabs_at_plane(&strips, "Schwarz slabs", 0.5);
         assert_eq!(
             text,
             "4 Schwarz slabs along z; the plane z = 0.500 lies in slab 1 (z 0.250 to 0.500), in the overlap of slab 2"
         );
-        assert!(!super::slabs_at_plane(&strips, 0.375).contains("overlap"));
+        assert!(!super::slabs_at_plane(&strips, "Schwarz slabs", 0.375).contains("overlap"));
     }
 }
