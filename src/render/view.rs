@@ -400,13 +400,13 @@ pub fn gather(
         vel.origin = out.origin;
         vel.spacing = [g.spacing[0], g.spacing[1]];
         // The velocity moves out of the field buffers (they are refilled next frame).
-        std::mem::swap(&mut vel.u, &mut fields[index("u")]);
-        std::mem::swap(&mut vel.v, &mut fields[index("v")]);
+        std::mem::swap(&mut vel.components[0], &mut fields[index("u")]);
+        std::mem::swap(&mut vel.components[1], &mut fields[index("v")]);
         if let Some(count) = view.arrows {
             let mut u = Vec::new();
             let mut v = Vec::new();
-            to_f32(&vel.u, &mut u);
-            to_f32(&vel.v, &mut v);
+            to_f32(&vel.components[0], &mut u);
+            to_f32(&vel.components[1], &mut v);
             let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
             let ax = count.clamp(2, MAX_ARROWS);
             let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).clamp(2, MAX_ARROWS);
@@ -434,10 +434,9 @@ pub fn gather(
         };
         if s.seeding != Seeding::Off {
             let h = g.spacing[0].min(g.spacing[1]);
-            let max_speed = vel
-                .u
+            let max_speed = vel.components[0]
                 .iter()
-                .zip(&vel.v)
+                .zip(&vel.components[1])
                 .map(|(a, b)| a.hypot(*b))
                 .fold(0.0f64, f64::max);
             let limits = Limits {

@@ -1,60 +1,85 @@
-//! Streamlines of a 2D velocity field: seeding (grid, rake, points, and evenly spaced lines in
-//! [`even`]) and integration of the arc-length-parametrised path equation `dx/ds = u(x) / |u(x)|`
-//! with classical fixed-step RK4 or the adaptive Dormand-Prince 5(4) pair (local extrapolation,
-//! error-per-step control).
+//! Streamlines of a velocity field in `D = 2` or `3` dimensions: seeding (grid, rake, points,
+//! and evenly spaced lines in [`even`], 2D) and integration of the arc-length-parametrised path
+//! equation `dx/ds = u(x) / |u(x)|` with classical fixed-step RK4 or the adaptive Dormand-Prince
+//! 5(4) pair (local extrapolation, error-per-step control), one source for both dimensions.
 //!
 //! A trace stops at a wall (a stage leaves the domain), at stagnation (`|u|` below a threshold),
-//! when it closes on itself (a Poincaré-section test: it crosses the line through the seed normal
-//! to the initial tangent again, in the initial direction, within [`Limits::closure`] of the
-//! seed), when a caller's test refuses a point (evenly spaced lines), or at the length or step
-//! limit.
+//! when it closes on itself (a Poincaré-section test: it crosses the line (2D) or plane (3D)
+//! through the seed normal to the initial tangent again, in the initial direction, within
+//! [`Limits::closure`] of the seed), when a caller's test refuses a point (evenly spaced lines),
+//! or at the length or step limit.
 
 pub mod even;
 
 /// A velocity field that can be sampled anywhere in its domain; `None` outside.
-pub trait VelocityField {
-    fn velocity(&self, p: [f64; 2]) -> Option<[f64; 2]>;
+pub trait VelocityField<const D: usize = 2> {
+    fn velocity(&self, p: [f64; D]) -> Option<[f64; D]>;
 }
 
-/// Bilinear interpolation of cell-centred `u`, `v` copies on a uniform grid (`x` fastest). Inside
-/// the half cell along the walls the nearest centre values are extended (constant extrapolation).
-#[derive(Clone, Debug, Default)]
-pub struct GridVelocity {
-    pub n: [usize; 2],
-    pub origin: [f64; 2],
-    pub spacing: [f64; 2],
-    pub u: Vec<f64>,
-    pub v: Vec<f64>,
+/// Multilinear (bilinear, trilinear) interpolation of cell-centred velocity components on a
+/// uniform grid (`x` fastest). Inside the half cell along the walls the nearest centre values
+/// are extended (constant extrapolation).
+#[derive(Clone, Debug)]
+pub struct GridVelocity<const D: usize = 2> {
+    pub n: [usize; D],
+    pub origin: [f64; D],
+    pub spacing: [f64; D],
+    /// `u`, `v` (and `w`), one value a cell each.
+    pub components: [Vec<f64>; D],
 }
 
-impl GridVelocity {
-    /// Bilinear interpolation of one cell-centred array at `p` (inside the domain).
-    fn interp(&self, f: &[f64], p: [f64; 2]) -> f64 {
-        let [nx, ny] = self.n;
-        let fx = ((p[0] - self.origin[0]) / self.spacing[0] - 0.5).clamp(0.0, (nx - 1) as f64);
-        let fy = ((p[1] - self.origin[1]) / self.spacing[1] - 0.5).clamp(0.0, (ny - 1) as f64);
-        let (i0, j0) = (fx.floor() as usize, fy.floor() as usize);
-        let (i1, j1) = ((i0 + 1).min(nx - 1), (j0 + 1).min(ny - 1));
-        let (tx, ty) = (fx - i0 as f64, fy - j0 as f64);
-        let a = f[j0 * nx + i0] * (1.0 - tx) + f[j0 * nx + i1] * tx;
-        let b = f[j1 * nx + i0] * (1.0 - tx) + f[j1 * nx + i1] * tx;
-        a * (1.0 - ty) + b * ty
+impl<const D: usize> Default for GridVelocity<D> {
+    fn default() -> Self {
+        Self {
+            n: [0; D],
+            origin: [0.0; D],
+            spacing: [0.0; D],
+            components: std::array::from_fn(|_| Vec::new()),
+        }
+    }
+}
+
+impl<const D: usize> GridVelocity<D> {
+    /// Multilinear interpolation of one cell-centred array at `p` (inside the domain): the
+    /// weighted sum over the `2^D` centres around it.
+    fn interp(&self, f: &[f64], p: [f64; D]) -> f64 {
+        let mut lower = [0usize; D];
+        let mut upper = [0usize; D];
+        let mut t = [0.0; D];
+        for a in 0..D {
+            let x = ((p[a] - self.origin[a]) / self.spacing[a] - 0.5).clamp(0.0, (self.n[a] - 1) as f64);
+            lower[a] = x.floor() as usize;
+            upper[a] = (lower[a] + 1).min(self.n[a] - 1);
+            t[a] = x - lower[a] as f64;
+        }
+        let mut sum = 0.0;
+        for corner in 0..1usize << D {
+            let (mut k, mut stride, mut w) = (0, 1, 1.0);
+            for a in 0..D {
+                let high = corner >> a & 1 == 1;
+                k += stride * if high { upper[a] } else { lower[a] };
+                w *= if high { t[a] } else { 1.0 - t[a] };
+                stride *= self.n[a];
+            }
+            sum += w * f[k];
+        }
+        sum
     }
 
-    pub fn contains(&self, p: [f64; 2]) -> bool {
-        (0..2).all(|a| {
+    pub fn contains(&self, p: [f64; D]) -> bool {
+        (0..D).all(|a| {
             let x = p[a] - self.origin[a];
             x >= 0.0 && x <= self.spacing[a] * self.n[a] as f64
         })
     }
 }
 
-impl VelocityField for GridVelocity {
-    fn velocity(&self, p: [f64; 2]) -> Option<[f64; 2]> {
-        if self.u.is_empty() || !self.contains(p) {
+impl<const D: usize> VelocityField<D> for GridVelocity<D> {
+    fn velocity(&self, p: [f64; D]) -> Option<[f64; D]> {
+        if self.components[0].is_empty() || !self.contains(p) {
             return None;
         }
-        Some([self.interp(&self.u, p), self.interp(&self.v, p)])
+        Some(std::array::from_fn(|a| self.interp(&self.components[a], p)))
     }
 }
 
@@ -100,8 +125,8 @@ pub struct Limits {
 
 /// One integrated path.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Trace {
-    pub points: Vec<[f64; 2]>,
+pub struct Trace<const D: usize = 2> {
+    pub points: Vec<[f64; D]>,
     /// Accepted steps.
     pub steps: usize,
     /// Rejected RK45 steps.
@@ -110,27 +135,57 @@ pub struct Trace {
     pub stop: Stop,
 }
 
+/// `|a - b|`.
+fn distance<const D: usize>(a: [f64; D], b: [f64; D]) -> f64 {
+    norm::<D>(std::array::from_fn(|i| a[i] - b[i]))
+}
+
+/// `|v|` (in 2D `hypot`, which rounds as the 2D streamlines always have).
+fn norm<const D: usize>(v: [f64; D]) -> f64 {
+    match D {
+        2 => v[0].hypot(v[1]),
+        _ => v.iter().map(|x| x * x).sum::<f64>().sqrt(),
+    }
+}
+
+/// `(a - b) . c`.
+fn dot_from<const D: usize>(a: [f64; D], b: [f64; D], c: [f64; D]) -> f64 {
+    (0..D).map(|i| (a[i] - b[i]) * c[i]).sum()
+}
+
 /// The unit tangent `sign * u / |u|`, or why there is none.
-fn direction(f: &dyn VelocityField, p: [f64; 2], sign: f64, min_speed: f64) -> Result<[f64; 2], Stop> {
+fn direction<const D: usize>(
+    f: &dyn VelocityField<D>,
+    p: [f64; D],
+    sign: f64,
+    min_speed: f64,
+) -> Result<[f64; D], Stop> {
     let v = f.velocity(p).ok_or(Stop::Wall)?;
-    let s = v[0].hypot(v[1]);
+    let s = norm(v);
     if !(s > min_speed) {
         return Err(Stop::Stagnation);
     }
-    Ok([sign * v[0] / s, sign * v[1] / s])
+    Ok(v.map(|x| sign * x / s))
 }
 
-fn axpy(p: [f64; 2], h: f64, terms: &[(f64, [f64; 2])]) -> [f64; 2] {
+fn axpy<const D: usize>(p: [f64; D], h: f64, terms: &[(f64, [f64; D])]) -> [f64; D] {
     let mut q = p;
     for (c, k) in terms {
-        q[0] += h * c * k[0];
-        q[1] += h * c * k[1];
+        for a in 0..D {
+            q[a] += h * c * k[a];
+        }
     }
     q
 }
 
 /// One classical RK4 step of length `h`.
-fn rk4_step(f: &dyn VelocityField, p: [f64; 2], h: f64, sign: f64, min_speed: f64) -> Result<[f64; 2], Stop> {
+fn rk4_step<const D: usize>(
+    f: &dyn VelocityField<D>,
+    p: [f64; D],
+    h: f64,
+    sign: f64,
+    min_speed: f64,
+) -> Result<[f64; D], Stop> {
     let k1 = direction(f, p, sign, min_speed)?;
     let k2 = direction(f, axpy(p, h, &[(0.5, k1)]), sign, min_speed)?;
     let k3 = direction(f, axpy(p, h, &[(0.5, k2)]), sign, min_speed)?;
@@ -144,14 +199,14 @@ fn rk4_step(f: &dyn VelocityField, p: [f64; 2], h: f64, sign: f64, min_speed: f6
 
 /// One Dormand-Prince step: the fifth-order solution and the norm of its difference to the
 /// embedded fourth-order one.
-fn dopri_step(
-    f: &dyn VelocityField,
-    p: [f64; 2],
+fn dopri_step<const D: usize>(
+    f: &dyn VelocityField<D>,
+    p: [f64; D],
     h: f64,
     sign: f64,
     min_speed: f64,
-) -> Result<([f64; 2], f64), Stop> {
-    let d = |q: [f64; 2]| direction(f, q, sign, min_speed);
+) -> Result<([f64; D], f64), Stop> {
+    let d = |q: [f64; D]| direction(f, q, sign, min_speed);
     let k1 = d(p)?;
     let k2 = d(axpy(p, h, &[(1.0 / 5.0, k1)]))?;
     let k3 = d(axpy(p, h, &[(3.0 / 40.0, k1), (9.0 / 40.0, k2)]))?;
@@ -205,51 +260,50 @@ fn dopri_step(
             (1.0 / 40.0, k7),
         ],
     );
-    Ok((y5, (y5[0] - y4[0]).hypot(y5[1] - y4[1])))
+    Ok((y5, distance(y5, y4)))
 }
 
-/// Where the step `p`-`q` crosses the section of `seed` (the line through it normal to the unit
-/// `tangent`) from behind to ahead within `closure` of the seed: the crossing point and its
-/// share of the step.
-fn return_crossing(
-    seed: [f64; 2],
-    tangent: [f64; 2],
-    p: [f64; 2],
-    q: [f64; 2],
+/// Where the step `p`-`q` crosses the section of `seed` (the line (2D) or plane (3D) through it
+/// normal to the unit `tangent`) from behind to ahead within `closure` of the seed: the
+/// crossing point and its share of the step.
+fn return_crossing<const D: usize>(
+    seed: [f64; D],
+    tangent: [f64; D],
+    p: [f64; D],
+    q: [f64; D],
     closure: f64,
-) -> Option<([f64; 2], f64)> {
-    let ahead = |x: [f64; 2]| (x[0] - seed[0]) * tangent[0] + (x[1] - seed[1]) * tangent[1];
-    let (a, b) = (ahead(p), ahead(q));
+) -> Option<([f64; D], f64)> {
+    let (a, b) = (dot_from(p, seed, tangent), dot_from(q, seed, tangent));
     if !(a < 0.0 && b >= 0.0) {
         return None;
     }
     let share = a / (a - b);
-    let x = [p[0] + share * (q[0] - p[0]), p[1] + share * (q[1] - p[1])];
-    let across = (x[0] - seed[0]) * -tangent[1] + (x[1] - seed[1]) * tangent[0];
-    (across.abs() < closure).then_some((x, share))
+    let x: [f64; D] = std::array::from_fn(|i| p[i] + share * (q[i] - p[i]));
+    // `x` lies in the section, so its distance to the seed is measured within it.
+    (distance(x, seed) < closure).then_some((x, share))
 }
 
 /// Integrates from `seed` forwards (`sign = 1`) or backwards (`sign = -1`) along the flow.
-pub fn trace(
-    f: &dyn VelocityField,
-    seed: [f64; 2],
+pub fn trace<const D: usize>(
+    f: &dyn VelocityField<D>,
+    seed: [f64; D],
     sign: f64,
     integrator: Integrator,
     limits: &Limits,
-) -> Trace {
+) -> Trace<D> {
     trace_accepting(f, seed, sign, integrator, limits, &mut |_| true)
 }
 
 /// [`trace`] that also stops ([`Stop::Crowded`]) before a point `accept` refuses; `accept` sees
 /// every point after the seed in order, and a trace keeps exactly the points it accepted.
-pub fn trace_accepting(
-    f: &dyn VelocityField,
-    seed: [f64; 2],
+pub fn trace_accepting<const D: usize>(
+    f: &dyn VelocityField<D>,
+    seed: [f64; D],
     sign: f64,
     integrator: Integrator,
     limits: &Limits,
-    accept: &mut dyn FnMut([f64; 2]) -> bool,
-) -> Trace {
+    accept: &mut dyn FnMut([f64; D]) -> bool,
+) -> Trace<D> {
     let mut t = Trace {
         points: vec![seed],
         steps: 0,

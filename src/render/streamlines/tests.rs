@@ -228,16 +228,168 @@ fn grid_sampler_is_bilinear_in_the_interior() {
         n,
         origin,
         spacing,
-        u: vec![],
-        v: vec![],
+        components: [vec![], vec![]],
     };
     for j in 0..n[1] {
         for i in 0..n[0] {
-            g.u.push(2.0 * centre(i, 0) + 3.0 * centre(j, 1));
-            g.v.push(-centre(i, 0));
+            g.components[0].push(2.0 * centre(i, 0) + 3.0 * centre(j, 1));
+            g.components[1].push(-centre(i, 0));
         }
     }
     let v = g.velocity([0.4, 0.55]).unwrap();
     assert!((v[0] - (0.8 + 1.65)).abs() < 1e-12 && (v[1] + 0.4).abs() < 1e-12);
     assert!(g.velocity([1.2, 0.5]).is_none());
+}
+
+/// Helical flow `u = (-w y, w x, c)` in `[-1, 1]^2 x [0, 4]`: the streamline from `(r, 0, z0)`
+/// is the helix of radius `r`, its speed `sqrt(w^2 r^2 + c^2)` constant along it, so after arc
+/// length `s` (time `t = s / speed`) it is at `(r cos wt, r sin wt, z0 + c t)`.
+struct Helix {
+    w: f64,
+    c: f64,
+}
+
+impl Helix {
+    fn field(&self, p: [f64; 3]) -> [f64; 3] {
+        [-self.w * p[1], self.w * p[0], self.c]
+    }
+
+    fn end(&self, r: f64, z0: f64, s: f64) -> [f64; 3] {
+        let t = s / (self.w * self.w * r * r + self.c * self.c).sqrt();
+        [r * (self.w * t).cos(), r * (self.w * t).sin(), z0 + self.c * t]
+    }
+}
+
+impl VelocityField<3> for Helix {
+    fn velocity(&self, p: [f64; 3]) -> Option<[f64; 3]> {
+        let inside = p[0].abs() <= 1.0 && p[1].abs() <= 1.0 && (0.0..=4.0).contains(&p[2]);
+        inside.then(|| self.field(p))
+    }
+}
+
+const HELIX: Helix = Helix { w: 2.0, c: 0.25 };
+
+/// Two turns of the helix of radius 0.5 from z = 0.5 (arc length 2 pi r / (w r) x speed x 2).
+fn helix_length() -> f64 {
+    let r: f64 = 0.5;
+    let speed = (HELIX.w * HELIX.w * r * r + HELIX.c * HELIX.c).sqrt();
+    2.0 * (2.0 * PI / HELIX.w) * speed
+}
+
+fn helix_error(t: &Trace<3>) -> f64 {
+    distance(*t.points.last().unwrap(), HELIX.end(0.5, 0.5, t.length))
+}
+
+#[test]
+fn rk4_and_rk45_follow_a_helix_to_its_analytic_end_point() {
+    let seed = [0.5, 0.0, 0.5];
+    let mut l = limits(helix_length());
+    l.closure = 0.0;
+    let rk4 = trace(&HELIX, seed, 1.0, Integrator::Rk4 { step: 0.01 }, &l);
+    assert_eq!(rk4.stop, Stop::Length);
+    assert!((rk4.length - helix_length()).abs() < 1e-12);
+    assert!(
+        helix_error(&rk4) < 1e-8,
+        "RK4 end point off by {}",
+        helix_error(&rk4)
+    );
+    for tol in [1e-6, 1e-8] {
+        let rk45 = trace(&HELIX, seed, 1.0, Integrator::Rk45 { tolerance: tol }, &l);
+        let err = helix_error(&rk45);
+        assert!(
+            err < rk45.steps as f64 * tol,
+            "tol {tol}: end point off by {err} after {} steps",
+            rk45.steps
+        );
+    }
+    // Backwards: the helix down from z = 3.5 reaches the point the forward trace started at.
+    let top = HELIX.end(0.5, 0.5, helix_length());
+    let back = trace(&HELIX, top, -1.0, Integrator::Rk4 { step: 0.01 }, &l);
+    assert!(distance(*back.points.last().unwrap(), seed) < 1e-8);
+}
+
+#[test]
+fn rk45_needs_fewer_steps_than_rk4_for_the_same_accuracy_in_3d() {
+    let seed = [0.5, 0.0, 0.5];
+    let mut l = limits(helix_length());
+    l.closure = 0.0;
+    l.max_step = 0.5;
+    let t45 = trace(&HELIX, seed, 1.0, Integrator::Rk45 { tolerance: 1e-7 }, &l);
+    let e45 = helix_error(&t45);
+    let mut h = 0.5;
+    let t4 = loop {
+        let t = trace(&HELIX, seed, 1.0, Integrator::Rk4 { step: h }, &l);
+        if helix_error(&t) <= e45 {
+            break t;
+        }
+        h *= 0.8;
+    };
+    assert!(
+        t45.steps < t4.steps,
+        "RK45 {} steps (error {e45}), RK4 {} steps",
+        t45.steps,
+        t4.steps
+    );
+}
+
+#[test]
+fn a_helix_through_the_trilinear_grid_sampler_and_its_stops() {
+    // The helical field at the centres of 20 x 20 x 40 cells: linear, so the trilinear sampler
+    // is exact away from the outer half cells.
+    let n = [20, 20, 40];
+    let (origin, spacing) = ([-1.0, -1.0, 0.0], [0.1, 0.1, 0.1]);
+    let mut g = GridVelocity::<3> {
+        n,
+        origin,
+        spacing,
+        ..Default::default()
+    };
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let c = [i, j, k].map(|x| x as f64 + 0.5);
+                let u = HELIX.field(std::array::from_fn(|a| origin[a] + c[a] * spacing[a]));
+                for (component, value) in g.components.iter_mut().zip(u) {
+                    component.push(value);
+                }
+            }
+        }
+    }
+    let p = [0.33, -0.21, 1.7];
+    let (exact, sampled) = (HELIX.field(p), g.velocity(p).unwrap());
+    assert!(distance(exact, sampled) < 1e-12, "{sampled:?} against {exact:?}");
+    let seed = [0.5, 0.0, 0.5];
+    let mut l = limits(helix_length());
+    l.closure = 0.0;
+    let t = trace(&g, seed, 1.0, Integrator::Rk45 { tolerance: 1e-9 }, &l);
+    assert!(helix_error(&t) < 1e-6, "end point off by {}", helix_error(&t));
+    // Upwards for ever: the trace stops at the top wall.
+    l.max_length = 100.0;
+    assert_eq!(
+        trace(&g, seed, 1.0, Integrator::Rk4 { step: 0.02 }, &l).stop,
+        Stop::Wall
+    );
+    assert!(g.velocity([0.0, 0.0, 4.5]).is_none());
+}
+
+#[test]
+fn a_closed_orbit_in_a_plane_of_a_3d_field_closes_after_one_turn() {
+    // No axial flow: the helix degenerates to circles in planes z = const.
+    let flat = Helix { w: 1.0, c: 0.0 };
+    let mut l = limits(20.0);
+    l.closure = 0.01;
+    let t = trace(
+        &flat,
+        [0.5, 0.0, 2.0],
+        1.0,
+        Integrator::Rk45 { tolerance: 1e-8 },
+        &l,
+    );
+    assert_eq!(t.stop, Stop::Closed);
+    assert!(
+        (t.length - 2.0 * PI * 0.5).abs() < 1e-3,
+        "closed after {}",
+        t.length
+    );
+    assert!(t.points.iter().all(|p| (p[2] - 2.0).abs() < 1e-12));
 }
