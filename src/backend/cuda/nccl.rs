@@ -2,8 +2,8 @@
 //! run time like the driver): one communicator over the parts, one GPU per part, its unique id
 //! made on the first part and carried to the others by the host transport
 //! ([`crate::parallel::Communicator`], MPI). Every call is enqueued on one of the part's streams
-//! (the gathers on the compute stream, the halo exchanges on the compute stream or on the
-//! exchange stream, which the caller orders against it with events), so the host does not wait.
+//! (the compute stream, or the exchange stream, which the caller orders against it with events),
+//! so the host does not wait.
 //! Every part enqueues the same calls in the same order.
 //!
 //! NVLink multicast (NVLS) is never asked for: `NCCL_NVLS_ENABLE=0` is set before the first
@@ -141,9 +141,10 @@ impl Nccl {
     /// `s` of part `r` is `counts[r]` values at `mine + s * stride` on that part and lands at
     /// `all + s * total + sum(counts[..r])` on every part (`total = sum(counts)`). One NCCL
     /// all-gather a segment where the counts are equal, else a group of broadcasts, one from
-    /// each part; on the compute stream.
+    /// each part; the calls go to `stream`.
     pub fn all_gather<T: Real>(
         &self,
+        stream: Stream,
         mine: u64,
         stride: usize,
         counts: &[usize],
@@ -169,9 +170,7 @@ impl Nccl {
                     let src = (mine + (s * stride * size) as u64) as *const c_void;
                     let dst = (all.ptr + (s * total * size) as u64) as *mut c_void;
                     // SAFETY: as below; `total` = parts x count values land in `all`.
-                    unsafe {
-                        nccl::all_gather(src, dst, counts[0], dt, self.comm, self.stream(Stream::Compute))?
-                    };
+                    unsafe { nccl::all_gather(src, dst, counts[0], dt, self.comm, self.stream(stream))? };
                     continue;
                 }
                 let mut offset = s * total;

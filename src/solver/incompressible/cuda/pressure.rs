@@ -7,7 +7,7 @@ use super::{
     B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
     cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
-use crate::backend::cuda::{Args, CudaError, Gpu};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu};
 use crate::case::PressureSolverKind;
 use crate::solver::incompressible::pressure_poisson::{
     FaceBc, Laplacian, PoissonSettings, optimal_sor_omega,
@@ -193,13 +193,15 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     }
 
     /// One damped Jacobi sweep `src -> dst` of `L p = rhs` over the x-y planes `layers` of a 3D
-    /// box (`0..1` in 2D), each block's sum of squared residuals in its slot of `part_a` (that
+    /// box (`0..1` in 2D), each block's sum of squared residuals in its slot of `partial` (that
     /// of the launch over every plane; `ctrl` 0: unguarded).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn jacobi(
         &self,
         src: u64,
         dst: u64,
         rhs: u64,
+        partial: &DevBuf<T>,
         ctrl: u64,
         layers: Range<usize>,
     ) -> Result<(), CudaError> {
@@ -207,7 +209,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(src as i64)
             .l(dst as i64)
             .l(rhs as i64)
-            .p(&self.part_a)
+            .p(partial)
             .l(ctrl as i64);
         let mut n = cells3(self.op.n);
         n[2] = layers.len();
@@ -233,6 +235,18 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         until_not_greater: bool,
     ) -> Result<(), CudaError> {
         let (part, nb) = self.partials(&self.part_a, kind, false)?;
+        self.finalize_check_of(part, nb, it, max, until_not_greater)
+    }
+
+    /// The convergence check of iteration `it` from the `nb` residual partials at `part`.
+    pub(super) fn finalize_check_of(
+        &self,
+        part: u64,
+        nb: usize,
+        it: usize,
+        max: usize,
+        until_not_greater: bool,
+    ) -> Result<(), CudaError> {
         self.kq(
             "finalize_check",
             (1, 1, 1),
@@ -292,6 +306,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.rhs_norm()?;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         match &self.work {
+            Work::Jacobi { .. } if self.slab.as_ref().is_some_and(|s| s.overlap) => {
+                self.jacobi_part(max)?;
+            }
             Work::Jacobi { next } => {
                 let next = next.ptr;
                 let mut it = 0;
@@ -302,7 +319,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             break;
                         }
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
-                        self.swept(dst, |layers| self.jacobi(src, dst, rhs, ctrl, layers))?;
+                        self.swept(dst, |layers| {
+                            self.jacobi(src, dst, rhs, &self.part_a, ctrl, layers)
+                        })?;
                         self.finalize_check(Partials::Cells, it, max)?;
                         it += 1;
                     }

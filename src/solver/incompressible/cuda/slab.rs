@@ -19,7 +19,7 @@
 //! when a layer holds a multiple of 256 cells, else the sums are the same to round-off.
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
-use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
+use super::{B1, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
 use crate::backend::cuda::{self, CudaError, DevBuf, Event, Gpu, Stream};
 use crate::case::{Invalid, PressureSolverKind};
@@ -64,7 +64,21 @@ pub(super) struct GpuSlab<T> {
     swept: Event,
     exchanged: Event,
     /// Whether sweeps overlap their exchange ([`cuda::exchange_overlap_enabled`]).
-    overlap: bool,
+    pub(super) overlap: bool,
+    /// The pipelined Jacobi iteration's buffers (made at its first solve).
+    pipeline: Option<JacobiPipeline<T>>,
+}
+
+/// What the pipelined Jacobi iteration of a part ([`CudaProjection::jacobi_part`]) adds to the
+/// single-GPU workspace: a third iterate, second buffers of the sweep partials and of their
+/// gathered copy, and the order of the gather against the sweeps.
+struct JacobiPipeline<T> {
+    third: DevBuf<T>,
+    partials: DevBuf<T>,
+    sums: DevBuf<T>,
+    /// A sweep's interior swept (compute stream), its partials gathered (exchange stream).
+    interior: Event,
+    gathered: Event,
 }
 
 /// Event pairs around the NCCL calls enqueued since the host last waited, and the seconds of
@@ -95,6 +109,7 @@ impl<T: Real> GpuSlab<T> {
         let len = faces.max(linear);
         Ok(Self {
             overlap: cuda::exchange_overlap_enabled(),
+            pipeline: None,
             swept: gpu.marker()?,
             exchanged: gpu.marker()?,
             sums: gpu.alloc_zeros(len)?,
@@ -213,10 +228,11 @@ impl<T: Real> GpuSlab<T> {
     }
 
     /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
-    /// over its stored box `n`) into `dst`, in the single-GPU order; returns the whole grid's
-    /// block count per segment, the `nb` of the finalize kernels reading `dst`.
+    /// over its stored box `n`) into `dst`, in the single-GPU order, on `stream`; returns the
+    /// whole grid's block count per segment, the `nb` of the finalize kernels reading `dst`.
     pub(super) fn gather(
         &self,
+        stream: Stream,
         src: &DevBuf<T>,
         kind: Partials,
         n: [usize; 3],
@@ -247,8 +263,8 @@ impl<T: Real> GpuSlab<T> {
             }
         };
         let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
-        self.timed(Stream::Compute, || {
-            self.nccl.all_gather(mine, stride, &counts, segments, dst)
+        self.timed(stream, || {
+            self.nccl.all_gather(stream, mine, stride, &counts, segments, dst)
         })?;
         Ok(counts.iter().sum())
     }
@@ -300,7 +316,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             )),
             Some(s) => {
                 let dst = if maxima { &s.maxima } else { &s.sums };
-                let nb = s.gather(src, kind, n, dst)?;
+                let nb = s.gather(Stream::Compute, src, kind, n, dst)?;
                 Ok((dst.ptr, nb))
             }
         }
@@ -353,6 +369,109 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             sweep(interior)?;
         }
         self.gpu.wait_event(Stream::Compute, &s.exchanged)
+    }
+}
+
+impl<T: Real, const D: usize> CudaProjection<T, D> {
+    /// Damped Jacobi (`pressure_poisson/jacobi.rs`) on a part, its convergence test one sweep
+    /// behind so that no NCCL call is waited for: sweep `k` (`src = x[k % 3]`, `dst = x[(k + 1)
+    /// % 3]`, partials into buffer `k % 2`) sweeps its boundary layers, exchanges them while it
+    /// sweeps the interior ([`Self::swept`]), and gathers its residual partials on the exchange
+    /// stream while sweep `k + 1` runs; the check of sweep `k` runs on the compute stream before
+    /// sweep `k + 2`, the first to overwrite `src` of sweep `k` (the result if that check ends the
+    /// solve). Sweep `k + 1` is then one sweep too many, whose result is not used: the sweeps,
+    /// checks and result are the single GPU's, bit for bit.
+    pub(super) fn jacobi_part(&mut self, max: usize) -> Result<(), CudaError> {
+        let n = self.op.len();
+        let s = self.slab.as_mut().expect("a part");
+        if s.pipeline.is_none() {
+            s.pipeline = Some(JacobiPipeline {
+                third: self.gpu.alloc_zeros(n)?,
+                partials: self.gpu.alloc_zeros(self.part_a.len)?,
+                sums: self.gpu.alloc_zeros(s.sums.len)?,
+                interior: self.gpu.marker()?,
+                gathered: self.gpu.marker()?,
+            });
+        }
+        let mut it = 0;
+        loop {
+            self.jacobi_part_batch(&mut it, max)?;
+            let c = self.read_ctrl()?;
+            if c[CTRL_DONE] != 0 {
+                // The result is the source of the converged sweep.
+                let at = c[CTRL_ITERS] as usize % 3;
+                if at != 0 {
+                    let s = self.slab.as_ref().expect("a part");
+                    let line = s.pipeline.as_ref().expect("made above");
+                    let Work::Jacobi { next } = &self.work else {
+                        unreachable!("Jacobi's workspace")
+                    };
+                    self.gpu.copy(&self.p, if at == 1 { next } else { &line.third })?;
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    /// Enqueues the next [`CHECK_EVERY`] sweeps of [`Self::jacobi_part`] from sweep `it` (at most
+    /// to sweep `max`) and their checks.
+    fn jacobi_part_batch(&self, it: &mut usize, max: usize) -> Result<(), CudaError> {
+        let n = self.op.len();
+        let Work::Jacobi { next } = &self.work else {
+            unreachable!("Jacobi's workspace")
+        };
+        let s = self.slab.as_ref().expect("a part");
+        let line = s.pipeline.as_ref().expect("made above");
+        let x = [self.p.ptr, next.ptr, line.third.ptr];
+        let partials = [&self.part_a, &line.partials];
+        let sums = [&s.sums, &line.sums];
+        let (rhs, ctrl) = (self.rhs.ptr, self.ctrl.ptr);
+        let (_, boundary, interior) = s.sweep_layers();
+        let layer = self.op.stride[D - 1];
+        let box_cells = cells3(self.l.n);
+        // The check of this sweep waits for its partials' gather: (sweep, partial count).
+        let check = |k: usize, nb: usize| -> Result<(), CudaError> {
+            self.gpu.wait_event(Stream::Compute, &line.gathered)?;
+            self.finalize_check_of(sums[k % 2].ptr, nb, k, max, false)
+        };
+        let mut pending = None;
+        for _ in 0..CHECK_EVERY {
+            if *it > max {
+                break;
+            }
+            let (src, dst, partial) = (x[*it % 3], x[(*it + 1) % 3], partials[*it % 2]);
+            let sweep = |layers| self.jacobi(src, dst, rhs, partial, ctrl, layers);
+            for layers in &boundary {
+                sweep(layers.clone())?;
+            }
+            s.swept.record_on(Stream::Compute)?;
+            self.gpu.wait_event(Stream::Exchange, &s.swept)?;
+            s.exchange_at(Stream::Exchange, dst, n, layer, 0)?;
+            s.exchanged.record_on(Stream::Exchange)?;
+            if !interior.is_empty() {
+                sweep(interior.clone())?;
+            }
+            line.interior.record_on(Stream::Compute)?;
+            if let Some((k, nb)) = pending.take() {
+                check(k, nb)?;
+            }
+            self.gpu.wait_event(Stream::Exchange, &line.interior)?;
+            let nb = s.gather(
+                Stream::Exchange,
+                partial,
+                Partials::Cells,
+                box_cells,
+                sums[*it % 2],
+            )?;
+            line.gathered.record_on(Stream::Exchange)?;
+            self.gpu.wait_event(Stream::Compute, &s.exchanged)?;
+            pending = Some((*it, nb));
+            *it += 1;
+        }
+        if let Some((k, nb)) = pending {
+            check(k, nb)?;
+        }
+        Ok(())
     }
 }
 

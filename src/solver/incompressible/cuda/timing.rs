@@ -47,7 +47,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             (
                 "jacobi_sweep",
                 3.0,
-                Box::new(move |s| s.jacobi(p, sp, rhs, 0, 0..cells3(op.n)[2])),
+                Box::new(move |s| s.jacobi(p, sp, rhs, &s.part_a, 0, 0..cells3(op.n)[2])),
             ),
             (
                 "residual",
