@@ -41,10 +41,14 @@ pub fn acquire(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) ->
              (for software rendering the Mesa lavapipe driver, Debian package mesa-vulkan-drivers)"
         ))
     })?;
+    // The adapter's own buffer sizes: a 3D field and its isosurface outgrow the downlevel 128 MiB.
+    let mut limits = wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits());
+    limits.max_storage_buffer_binding_size = adapter.limits().max_storage_buffer_binding_size;
+    limits.max_buffer_size = adapter.limits().max_buffer_size;
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("flowlab"),
         required_features: wgpu::Features::empty(),
-        required_limits: wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits()),
+        required_limits: limits,
         experimental_features: wgpu::ExperimentalFeatures::disabled(),
         memory_hints: wgpu::MemoryHints::Performance,
         trace: wgpu::Trace::Off,
@@ -61,4 +65,30 @@ pub fn acquire(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) ->
 /// A device for offscreen rendering.
 pub fn headless() -> Result<Gpu, GpuError> {
     acquire(instance(), None)
+}
+
+/// Maps `slice` of a `MAP_READ` buffer whose copy has been submitted, waiting for the GPU, and
+/// passes its bytes to `read`.
+pub fn read_mapped<R>(
+    device: &wgpu::Device,
+    slice: wgpu::BufferSlice<'_>,
+    read: impl FnOnce(&[u8]) -> R,
+) -> Result<R, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        })
+        .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
+    rx.recv()
+        .map_err(|e| format!("readback was not completed: {e}"))?
+        .map_err(|e| format!("mapping the readback buffer failed: {e}"))?;
+    let data = slice
+        .get_mapped_range()
+        .map_err(|e| format!("reading the readback buffer failed: {e}"))?;
+    Ok(read(&data))
 }

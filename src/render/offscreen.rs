@@ -119,26 +119,11 @@ impl Target {
             );
             queue.submit([encoder.finish()]);
             let slice = buffer.slice(..u64::from(row) * u64::from(rows));
-            let (tx, rx) = std::sync::mpsc::channel();
-            slice.map_async(wgpu::MapMode::Read, move |r| {
-                let _ = tx.send(r);
-            });
-            device
-                .poll(wgpu::PollType::Wait {
-                    submission_index: None,
-                    timeout: None,
-                })
-                .map_err(|e| format!("waiting for the GPU failed: {e}"))?;
-            rx.recv()
-                .map_err(|e| format!("readback was not completed: {e}"))?
-                .map_err(|e| format!("mapping the readback buffer failed: {e}"))?;
-            let data = slice
-                .get_mapped_range()
-                .map_err(|e| format!("reading the readback buffer failed: {e}"))?;
-            for r in data.chunks_exact(row as usize) {
-                pixels.extend_from_slice(&r[..line]);
-            }
-            drop(data);
+            super::gpu::read_mapped(device, slice, |data| {
+                for r in data.chunks_exact(row as usize) {
+                    pixels.extend_from_slice(&r[..line]);
+                }
+            })?;
             buffer.unmap();
             y0 += rows;
         }

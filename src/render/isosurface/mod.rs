@@ -6,7 +6,10 @@
 //! vertex is the linear interpolation of the level along a lattice or diagonal edge, shared by
 //! every triangle that meets that edge; triangles face the side of larger values.
 //!
-//! This is the reference the GPU extraction is tested against, and the mesh that is exported.
+//! This is the reference the GPU extraction ([`gpu`]) is tested against, and the mesh that is
+//! exported.
+
+pub mod gpu;
 
 use glam::Vec3;
 use std::collections::HashMap;
@@ -169,12 +172,12 @@ impl Mesh {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::f64::consts::PI;
 
     /// `f` on an `m^3` lattice over the unit cube (points at the cell centres of an m^3 grid).
-    fn sampled(m: usize, f: impl Fn(Vec3) -> f32) -> (Vec<f32>, Lattice<'static>) {
+    pub(super) fn sampled(m: usize, f: impl Fn(Vec3) -> f32) -> (Vec<f32>, Lattice<'static>) {
         let h = 1.0 / m as f32;
         let origin = Vec3::splat(0.5 * h);
         let mut values = Vec::with_capacity(m * m * m);

@@ -1,0 +1,154 @@
+// Isosurface extraction on the GPU: marching tetrahedra on the Kuhn triangulation, the same
+// cases, crossings, interpolation and orientation as the CPU reference (src/render/isosurface/mod.rs),
+// one invocation per lattice cube. Triangles are appended to `triangles` through the atomic
+// counter `count` (the count goes on past `capacity`, so the caller learns the size it needs);
+// each vertex carries the field's unit gradient (central differences at the lattice points,
+// one-sided at its sides, interpolated along the edge) as its normal, pointing towards larger
+// values.
+
+struct Params {
+    n: vec3<u32>,
+    level: f32,
+    origin: vec3<f32>,
+    capacity: u32,
+    spacing: vec3<f32>,
+    pad: u32,
+}
+
+struct Vertex {
+    position: vec4<f32>,
+    normal: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> values: array<f32>;
+@group(0) @binding(2) var<storage, read_write> count: atomic<u32>;
+@group(0) @binding(3) var<storage, read_write> triangles: array<Vertex>;
+
+// The orders in which a tetrahedron steps from corner (0, 0, 0) of its cube to (1, 1, 1).
+var<private> orders: array<vec3<u32>, 6> = array<vec3<u32>, 6>(
+    vec3<u32>(0u, 1u, 2u), vec3<u32>(0u, 2u, 1u), vec3<u32>(1u, 0u, 2u),
+    vec3<u32>(1u, 2u, 0u), vec3<u32>(2u, 0u, 1u), vec3<u32>(2u, 1u, 0u),
+);
+
+fn index_of(p: vec3<u32>) -> u32 {
+    return p.x + params.n.x * (p.y + params.n.y * p.z);
+}
+
+fn position_of(p: vec3<u32>) -> vec3<f32> {
+    return params.origin + params.spacing * vec3<f32>(p);
+}
+
+fn value_at(p: vec3<u32>) -> f32 {
+    return values[index_of(p)];
+}
+
+fn finite(x: f32) -> bool {
+    return x == x && abs(x) <= 3.4028235e38;
+}
+
+// d(field)/d(axis) at lattice point p: central, one-sided at the lattice's sides.
+fn derivative(p: vec3<u32>, axis: u32) -> f32 {
+    var lo = p;
+    var hi = p;
+    if (p[axis] > 0u) { lo[axis] = p[axis] - 1u; }
+    if (p[axis] + 1u < params.n[axis]) { hi[axis] = p[axis] + 1u; }
+    let steps = f32(hi[axis] - lo[axis]);
+    if (steps == 0.0) { return 0.0; }
+    return (value_at(hi) - value_at(lo)) / (steps * params.spacing[axis]);
+}
+
+fn gradient(p: vec3<u32>) -> vec3<f32> {
+    return vec3<f32>(derivative(p, 0u), derivative(p, 1u), derivative(p, 2u));
+}
+
+// The crossing of the edge from corner `a` (below the level) to corner `b` (at or above).
+fn crossing(a: vec3<u32>, b: vec3<u32>, va: f32, vb: f32) -> Vertex {
+    let t = (params.level - va) / (vb - va);
+    let pa = position_of(a);
+    let pb = position_of(b);
+    let ga = gradient(a);
+    let gb = gradient(b);
+    let g = ga + t * (gb - ga);
+    let len = length(g);
+    var normal = vec3<f32>(0.0);
+    if (len > 0.0) { normal = g / len; }
+    return Vertex(vec4<f32>(pa + t * (pb - pa), 1.0), vec4<f32>(normal, 0.0));
+}
+
+// Appends the triangle (v0, v1, v2), turned to face `uphill`.
+fn emit(v0: Vertex, v1: Vertex, v2: Vertex, uphill: vec3<f32>) {
+    let slot = atomicAdd(&count, 1u);
+    if (slot >= params.capacity) { return; }
+    let normal = cross(v1.position.xyz - v0.position.xyz, v2.position.xyz - v0.position.xyz);
+    triangles[3u * slot] = v0;
+    if (dot(normal, uphill) >= 0.0) {
+        triangles[3u * slot + 1u] = v1;
+        triangles[3u * slot + 2u] = v2;
+    } else {
+        triangles[3u * slot + 1u] = v2;
+        triangles[3u * slot + 2u] = v1;
+    }
+}
+
+fn march(corners: array<vec3<u32>, 4>) {
+    var tet = corners;
+    var v: array<f32, 4>;
+    var below: array<u32, 4>;
+    var above: array<u32, 4>;
+    var nb = 0u;
+    var na = 0u;
+    for (var c = 0u; c < 4u; c++) {
+        v[c] = value_at(tet[c]);
+        if (!finite(v[c])) { return; }
+        if (v[c] < params.level) {
+            below[nb] = c;
+            nb++;
+        } else {
+            above[na] = c;
+            na++;
+        }
+    }
+    if (nb == 0u || nb == 4u) { return; }
+    // The crossed edges, each from a corner below the level to one above.
+    var edge_below: array<u32, 4>;
+    var edge_above: array<u32, 4>;
+    var m = 3u;
+    if (nb == 1u) {
+        for (var k = 0u; k < 3u; k++) { edge_below[k] = below[0]; edge_above[k] = above[k]; }
+    } else if (nb == 3u) {
+        for (var k = 0u; k < 3u; k++) { edge_below[k] = below[k]; edge_above[k] = above[0]; }
+    } else {
+        // Two and two: the quad b0 a0, b0 a1, b1 a1, b1 a0.
+        edge_below = array<u32, 4>(below[0], below[0], below[1], below[1]);
+        edge_above = array<u32, 4>(above[0], above[1], above[1], above[0]);
+        m = 4u;
+    }
+    var x: array<Vertex, 4>;
+    for (var k = 0u; k < m; k++) {
+        let a = edge_below[k];
+        let b = edge_above[k];
+        x[k] = crossing(tet[a], tet[b], v[a], v[b]);
+    }
+    let uphill = position_of(tet[edge_above[0]]) - position_of(tet[edge_below[0]]);
+    emit(x[0], x[1], x[2], uphill);
+    if (m == 4u) {
+        emit(x[0], x[2], x[3], uphill);
+    }
+}
+
+@compute @workgroup_size(4, 4, 4)
+fn extract(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (any(id + vec3<u32>(1u) >= params.n)) { return; }
+    for (var o = 0u; o < 6u; o++) {
+        var order = orders[o];
+        var corner = id;
+        var tet: array<vec3<u32>, 4>;
+        tet[0] = corner;
+        for (var s = 0u; s < 3u; s++) {
+            corner[order[s]] = corner[order[s]] + 1u;
+            tet[s + 1u] = corner;
+        }
+        march(tet);
+    }
+}
