@@ -186,3 +186,78 @@ fn large_images_read_back_or_are_refused() {
     let e = h.render(&frame, max + 1, 16, None).unwrap_err();
     assert!(e.contains(&format!("from 1 to {max} pixels")), "{e}");
 }
+
+/// Pixels of `img` that are neither the background nor the bounding box's grey: coloured
+/// surface.
+fn surface_pixels(img: &image::RgbaImage) -> usize {
+    img.pixels()
+        .filter(|p| {
+            let [r, g, b, _] = p.0.map(i32::from);
+            (r - g).abs().max((g - b).abs()).max((r - b).abs()) > 40
+        })
+        .count()
+}
+
+#[test]
+fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
+    if common::headless_or_skip("isosurfaces_of_a_3d_case_render_in_a_3d_view").is_none() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_iso");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let case = common::root().join("cases").join("cavity_3d_re100.toml");
+    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
+        let png = dir.join(name);
+        let mut argv = vec![
+            "render",
+            case.to_str().unwrap(),
+            "--set",
+            "grid.nz=16",
+            "--set",
+            "solver.backend=cpu",
+            "--steps",
+            "40",
+            "--size",
+            "320x240",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        argv.extend(extra);
+        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
+        Ok(image::open(&png).unwrap().to_rgba8())
+    };
+    let near = render(&["--iso", "speed=0.05,0.2"], "near.png").unwrap();
+    let far = render(&["--iso", "speed=0.05,0.2", "--camera", "30,20,2"], "far.png").unwrap();
+    let behind = render(&["--iso", "speed=0.05,0.2", "--camera", "210,20,1"], "behind.png").unwrap();
+    let (n, f) = (surface_pixels(&near), surface_pixels(&far));
+    assert!(n > 320 * 240 / 50, "the surfaces cover {n} pixels");
+    // Twice as far: about a quarter of the pixels.
+    assert!(
+        f * 2 < n && f * 8 > n,
+        "{f} pixels at twice the distance against {n}"
+    );
+    assert!(near != behind, "the view from behind is the same image");
+    for (extra, says) in [
+        (&["--camera", "30,20,1"][..], "--camera"),
+        (&["--iso", "speed=0.1", "--camera", "30,20,0"][..], "--camera"),
+        (&["--iso", "nothing=0.1"][..], "it has:"),
+        (&["--iso", "speed"][..], "FIELD=LEVEL"),
+    ] {
+        let e = render(extra, "bad.png").unwrap_err();
+        assert!(e.contains(says), "{extra:?}: {e}");
+    }
+    let flat = common::root().join("cases").join("lid_driven_cavity_re100.toml");
+    let png = dir.join("flat.png");
+    let cli = Cli::try_parse_from([
+        "render",
+        flat.to_str().unwrap(),
+        "--iso",
+        "speed=0.1",
+        "--out",
+        png.to_str().unwrap(),
+    ])
+    .unwrap();
+    let e = run(&cli.args).unwrap_err();
+    assert!(e.contains("--iso") && e.contains("3D"), "{e}");
+}

@@ -1,12 +1,15 @@
-//! `flowlab render`: runs a case headless and renders the field view offscreen with wgpu to a
-//! PNG, or to a video (ffmpeg, else a PNG sequence).
+//! `flowlab render`: runs a case headless and renders the field view (or, for a 3D case with
+//! `--iso`, the 3D view of its isosurfaces) offscreen with wgpu to a PNG, or to a video (ffmpeg,
+//! else a PNG sequence).
 
 use crate::case::Case;
+use crate::export::mesh::cell_lattice;
 use crate::export::{png, video};
 use crate::render::colormap::Colormap;
 use crate::render::headless::Headless;
 use crate::render::offscreen;
 use crate::render::streamlines::{self, Integrator, even};
+use crate::render::surface::{self, SurfaceFrame};
 use crate::render::view::{self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, ViewSettings};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
@@ -82,6 +85,93 @@ pub struct Args {
     /// ffmpeg program.
     #[arg(long, default_value = "ffmpeg")]
     pub ffmpeg: String,
+    /// 3D cases: draw the isosurfaces FIELD = LEVEL (up to 8 levels, e.g. `q_criterion=0.5,2`)
+    /// in the 3D view instead of the mid-plane slice.
+    #[arg(long, value_name = "FIELD=LEVEL[,LEVEL...]", allow_hyphen_values = true)]
+    pub iso: Option<String>,
+    /// The 3D view's camera: azimuth and elevation in degrees, and the distance as a multiple
+    /// of the one that frames the domain (default 30,20,1).
+    #[arg(long, value_name = "AZ,EL,DIST", allow_hyphen_values = true)]
+    pub camera: Option<String>,
+}
+
+/// The 3D view `--iso` and `--camera` ask for.
+struct SurfaceView {
+    field: String,
+    levels: Vec<f32>,
+    /// Azimuth and elevation (degrees), distance (a multiple of the framing one).
+    camera: [f32; 3],
+}
+
+/// Parses `--iso FIELD=LEVEL[,LEVEL...]` and `--camera AZ,EL,DIST`.
+fn surface_view(a: &Args) -> Result<Option<SurfaceView>, String> {
+    let Some(iso) = &a.iso else {
+        if a.camera.is_some() {
+            return Err("--camera sets the 3D view of --iso; give --iso FIELD=LEVEL too".into());
+        }
+        return Ok(None);
+    };
+    let option = format!("--iso {iso}");
+    let (field, levels) = iso
+        .split_once('=')
+        .ok_or_else(|| format!("{option}: expected FIELD=LEVEL[,LEVEL...], e.g. speed=0.2,0.4"))?;
+    let levels: Vec<f32> = numbers(levels, &option)?.into_iter().map(|l| l as f32).collect();
+    if levels.len() > surface::MAX_LEVELS {
+        return Err(format!("{option}: at most {} levels", surface::MAX_LEVELS));
+    }
+    let camera = match &a.camera {
+        None => [30.0, 20.0, 1.0],
+        Some(c) => {
+            let what = format!("--camera {c}");
+            match numbers(c, &what)?.as_slice() {
+                [az, el, d] if *d > 0.0 => [*az as f32, *el as f32, *d as f32],
+                _ => {
+                    return Err(format!(
+                        "{what}: expected AZ,EL,DIST (degrees, degrees, DIST > 0)"
+                    ));
+                }
+            }
+        }
+    };
+    Ok(Some(SurfaceView {
+        field: field.trim().to_string(),
+        levels,
+        camera,
+    }))
+}
+
+/// The 3D view of `solver`'s isosurfaces at `width x height`.
+fn render_surfaces(
+    headless: &mut Headless,
+    solver: &dyn Solver,
+    v: &SurfaceView,
+    width: u32,
+    height: u32,
+) -> Result<image::RgbaImage, String> {
+    let (values, n, origin, spacing) = cell_lattice(solver, &v.field).ok_or_else(|| {
+        format!(
+            "--iso: the solver has no field `{}` (it has: {})",
+            v.field,
+            solver.field_names().join(", ")
+        )
+    })?;
+    let g = solver.info().grid;
+    let min = glam::DVec3::from_slice(&g.origin).as_vec3();
+    let max = min + glam::DVec3::new(g.extent(0), g.extent(1), g.extent(2)).as_vec3();
+    let frame = SurfaceFrame {
+        values: &values,
+        n: n.map(|m| m as u32),
+        origin,
+        spacing,
+        levels: &v.levels,
+        min,
+        max,
+    };
+    let [az, el, d] = v.camera;
+    let camera = surface::camera_from(min, max, az, el, d);
+    headless
+        .render_surfaces(&frame, &camera, width, height)
+        .map(|(image, _)| image)
 }
 
 /// Most contour levels.
@@ -301,16 +391,30 @@ pub fn run(a: &Args) -> Result<(), String> {
             ));
         }
     }
+    let surfaces = surface_view(a)?;
     let case = load_case(a)?;
+    if surfaces.is_some() && case.spec.case.dim != 3 {
+        return Err(format!(
+            "--iso: isosurfaces are of 3D cases, {} is {}D",
+            a.case.display(),
+            case.spec.case.dim
+        ));
+    }
     let mut headless = Headless::new().map_err(|e| e.to_string())?;
     offscreen::check_size(&headless.gpu.device, w, h).map_err(|e| format!("--size {}: {e}", a.size))?;
     let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
     let mut scratch = Scratch::default();
     let mut frame = FrameData::default();
     advance(solver.as_mut(), a.steps, a.t_end)?;
+    let mut draw = |headless: &mut Headless, solver: &dyn Solver, w: u32, h: u32| match &surfaces {
+        Some(v) => render_surfaces(headless, solver, v, w, h),
+        None => {
+            frame_of(solver, &view, &mut scratch, &mut frame)?;
+            headless.render(&frame, w, h, None)
+        }
+    };
     if let Some(out) = &a.out {
-        frame_of(solver.as_ref(), &view, &mut scratch, &mut frame)?;
-        let img = headless.render(&frame, w, h, None)?;
+        let img = draw(&mut headless, solver.as_ref(), w, h)?;
         png::save(&img, out)?;
         println!(
             "wrote {} ({w}x{h}, step {}, t = {:.5})",
@@ -334,8 +438,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             if k > 0 {
                 advance(solver.as_mut(), Some(a.steps_per_frame), None)?;
             }
-            frame_of(solver.as_ref(), &view, &mut scratch, &mut frame)?;
-            writer.push(headless.render(&frame, size[0], size[1], None)?)?;
+            writer.push(draw(&mut headless, solver.as_ref(), size[0], size[1])?)?;
         }
         let sink = writer.sink.clone();
         let n = writer.finish()?;

@@ -36,23 +36,30 @@ impl std::str::FromStr for Iso {
     }
 }
 
-/// The surface `iso.field = iso.level` of a 3D solver's current state, in the case's
-/// coordinates; `None` when the solver has no such field (or is not 3D).
-pub fn iso_mesh(solver: &dyn Solver, iso: &Iso) -> Option<Mesh> {
+/// A 3D solver's cell-centred field `name` as a lattice of f32 values at the cell centres
+/// (lattice points `n`, origin, spacing); `None` when the solver has no such field or is not 3D.
+pub fn cell_lattice(solver: &dyn Solver, name: &str) -> Option<(Vec<f32>, [usize; 3], Vec3, Vec3)> {
     let g = solver.info().grid;
     if g.dim != 3 {
         return None;
     }
     let mut values = Vec::new();
-    solver.field(&iso.field, &mut values)?;
+    solver.field(name, &mut values)?;
     let values: Vec<f32> = values.iter().map(|v| *v as f32).collect();
     let h = Vec3::new(g.spacing[0] as f32, g.spacing[1] as f32, g.spacing[2] as f32);
     let origin = Vec3::new(g.origin[0] as f32, g.origin[1] as f32, g.origin[2] as f32) + 0.5 * h;
+    Some((values, g.n, origin, h))
+}
+
+/// The surface `iso.field = iso.level` of a 3D solver's current state, in the case's
+/// coordinates; `None` when the solver has no such field (or is not 3D).
+pub fn iso_mesh(solver: &dyn Solver, iso: &Iso) -> Option<Mesh> {
+    let (values, n, origin, spacing) = cell_lattice(solver, &iso.field)?;
     let lattice = Lattice {
         values: &values,
-        n: g.n,
+        n,
         origin,
-        spacing: h,
+        spacing,
     };
     Some(extract(&lattice, iso.level as f32))
 }

@@ -1,8 +1,10 @@
-//! Offscreen rendering of the field view without a window.
+//! Offscreen rendering of the field view and of the 3D surface view without a window.
 
+use super::camera::OrbitCamera;
 use super::gpu::{self, Gpu, GpuError};
 use super::offscreen::{self, Target};
 use super::scene::SceneRenderer;
+use super::surface::{self, SurfaceFrame, SurfaceScene};
 use super::view::{Camera, FrameData};
 use glam::Vec2;
 use image::RgbaImage;
@@ -15,17 +17,19 @@ pub const BACKGROUND: wgpu::Color = wgpu::Color {
     a: 1.0,
 };
 
-/// A device with the field-view pipelines, rendering to images.
+/// A device with the field-view and surface-view pipelines, rendering to images.
 pub struct Headless {
     pub gpu: Gpu,
     pub scene: SceneRenderer,
+    pub surfaces: SurfaceScene,
 }
 
 impl Headless {
     pub fn new() -> Result<Headless, GpuError> {
         let gpu = gpu::headless()?;
         let scene = SceneRenderer::new(&gpu.device, offscreen::FORMAT);
-        Ok(Headless { gpu, scene })
+        let surfaces = SurfaceScene::new(&gpu.device, offscreen::FORMAT);
+        Ok(Headless { gpu, scene, surfaces })
     }
 
     /// Renders `frame` at `width x height` pixels, the whole domain in view (`camera` default).
@@ -42,6 +46,52 @@ impl Headless {
         let view = camera.world_to_clip(viewport, frame.extent);
         self.scene
             .prepare(&self.gpu.device, &self.gpu.queue, frame, view, viewport);
+        let scene = &self.scene;
+        self.draw(&target, None, |pass| scene.paint(pass))
+    }
+
+    /// Renders the isosurfaces of `frame` seen by `camera` at `width x height` pixels; returns
+    /// the image and each level's triangle count.
+    pub fn render_surfaces(
+        &mut self,
+        frame: &SurfaceFrame,
+        camera: &OrbitCamera,
+        width: u32,
+        height: u32,
+    ) -> Result<(RgbaImage, Vec<u32>), String> {
+        let target = Target::new(&self.gpu.device, width, height)?;
+        let aspect = width as f32 / height as f32;
+        let counts = self
+            .surfaces
+            .prepare(&self.gpu.device, &self.gpu.queue, frame, camera, aspect)?;
+        let depth = self.gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("depth"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: surface::DEPTH,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        let depth = depth.create_view(&wgpu::TextureViewDescriptor::default());
+        let surfaces = &self.surfaces;
+        let image = self.draw(&target, Some(&depth), |pass| surfaces.paint(pass))?;
+        Ok((image, counts))
+    }
+
+    /// One render pass into `target` (cleared to the background, and `depth` to the far plane
+    /// when given) with `paint`, read back.
+    fn draw(
+        &self,
+        target: &Target,
+        depth: Option<&wgpu::TextureView>,
+        paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) -> Result<RgbaImage, String> {
         let mut encoder = self
             .gpu
             .device
@@ -50,7 +100,7 @@ impl Headless {
             });
         {
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("field view"),
+                label: Some("headless"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                     view: &target.view,
                     depth_slice: None,
@@ -60,12 +110,19 @@ impl Headless {
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: None,
+                depth_stencil_attachment: depth.map(|view| wgpu::RenderPassDepthStencilAttachment {
+                    view,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.scene.paint(&mut pass);
+            paint(&mut pass);
         }
         self.gpu.queue.submit([encoder.finish()]);
         target.read(&self.gpu.device, &self.gpu.queue)

@@ -9,4 +9,5 @@ pub mod isosurface;
 pub mod offscreen;
 pub mod scene;
 pub mod streamlines;
+pub mod surface;
 pub mod view;

@@ -1,0 +1,317 @@
+//! The 3D view of isosurfaces (`shaders/surface.wgsl`): a scalar field of a 3D case uploaded
+//! once per frame as a storage buffer, each level's surface extracted on the GPU
+//! ([`super::isosurface::gpu`]) into a vertex buffer drawn straight from there, lit by a
+//! headlight and depth-tested, inside the domain's bounding box, seen through an
+//! [`OrbitCamera`].
+
+use super::camera::OrbitCamera;
+use super::colormap::Colormap;
+use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+const SHADER: &str = include_str!("../../shaders/surface.wgsl");
+/// The depth buffer's format.
+pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// Most isosurface levels drawn at once.
+pub const MAX_LEVELS: usize = 8;
+/// The bounding box's colour.
+const BOX: [f32; 4] = [0.75, 0.75, 0.78, 1.0];
+
+/// `Uniforms` in the shader.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Uniforms {
+    view_projection: [[f32; 4]; 4],
+    light: [f32; 4],
+    colour: [f32; 4],
+}
+
+/// What one frame shows: `n` lattice values of a field (x fastest, point `(i, j, k)` at
+/// `origin + spacing * (i, j, k)`), the surfaces at `levels`, the domain `min..max`.
+pub struct SurfaceFrame<'a> {
+    pub values: &'a [f32],
+    pub n: [u32; 3],
+    pub origin: Vec3,
+    pub spacing: Vec3,
+    pub levels: &'a [f32],
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+/// One drawn item's uniforms.
+struct Item {
+    uniforms: wgpu::Buffer,
+    group: wgpu::BindGroup,
+}
+
+/// The pipelines and the GPU state of the 3D view.
+pub struct SurfaceScene {
+    surfaces: wgpu::RenderPipeline,
+    lines: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    extractor: Extractor,
+    field: Option<wgpu::Buffer>,
+    /// Per level: its surface and uniforms.
+    levels: Vec<(Option<Surface>, Item)>,
+    frame: Item,
+    box_lines: wgpu::Buffer,
+}
+
+impl SurfaceScene {
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> SurfaceScene {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("surface view"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("surface view"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("surface view"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let pipeline = |label, vs, fs, buffer: wgpu::VertexBufferLayout, topology| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pipeline_layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some(vs),
+                    compilation_options: Default::default(),
+                    buffers: &[Some(buffer)],
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: DEPTH,
+                    depth_write_enabled: Some(true),
+                    depth_compare: Some(wgpu::CompareFunction::Less),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: wgpu::MultisampleState::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some(fs),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState {
+                        format,
+                        blend: None,
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let surfaces = pipeline(
+            "isosurfaces",
+            "vs_surface",
+            "fs_surface",
+            wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x4, 1 => Float32x4],
+            },
+            wgpu::PrimitiveTopology::TriangleList,
+        );
+        let lines = pipeline(
+            "bounding box",
+            "vs_line",
+            "fs_line",
+            wgpu::VertexBufferLayout {
+                array_stride: 12,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3],
+            },
+            wgpu::PrimitiveTopology::LineList,
+        );
+        let frame = item(device, &layout);
+        let box_lines = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bounding box"),
+            size: 24 * 12,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        SurfaceScene {
+            surfaces,
+            lines,
+            extractor: Extractor::new(device),
+            field: None,
+            levels: Vec::new(),
+            frame,
+            box_lines,
+            layout,
+        }
+    }
+
+    /// Uploads `frame`'s field, extracts its surfaces and sets the camera for a view `aspect` =
+    /// width / height wide; returns the triangles of each level.
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        frame: &SurfaceFrame,
+        camera: &OrbitCamera,
+        aspect: f32,
+    ) -> Result<Vec<u32>, String> {
+        if frame.levels.len() > MAX_LEVELS {
+            return Err(format!(
+                "at most {MAX_LEVELS} isosurface levels, got {}",
+                frame.levels.len()
+            ));
+        }
+        let bytes = std::mem::size_of_val(frame.values) as u64;
+        let limits = device.limits();
+        if bytes
+            > limits
+                .max_buffer_size
+                .min(u64::from(limits.max_storage_buffer_binding_size))
+        {
+            return Err(format!(
+                "the field is {} MiB, over the GPU's storage buffer limit of {} MiB",
+                bytes >> 20,
+                limits.max_storage_buffer_binding_size >> 20
+            ));
+        }
+        if self.field.as_ref().is_none_or(|f| f.size() != bytes) {
+            self.field = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("shown 3D field"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let field = self.field.as_ref().expect("made above");
+        queue.write_buffer(field, 0, bytemuck::cast_slice(frame.values));
+        let lattice = GpuLattice {
+            values: field,
+            n: frame.n,
+            origin: frame.origin,
+            spacing: frame.spacing,
+        };
+        while self.levels.len() < frame.levels.len() {
+            self.levels.push((None, item(device, &self.layout)));
+        }
+        let view_projection = camera.view_projection(aspect);
+        let light = camera.backward();
+        let uniforms = |colour: [f32; 4]| Uniforms {
+            view_projection: view_projection.to_cols_array_2d(),
+            light: [light.x, light.y, light.z, 0.0],
+            colour,
+        };
+        let mut counts = Vec::with_capacity(frame.levels.len());
+        for (k, &level) in frame.levels.iter().enumerate() {
+            let (surface, it) = &mut self.levels[k];
+            counts.push(self.extractor.extract(device, queue, &lattice, level, surface)?);
+            let c = level_colour(k, frame.levels.len());
+            queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&uniforms(c)));
+        }
+        for (surface, _) in &mut self.levels[frame.levels.len()..] {
+            if let Some(s) = surface {
+                s.triangles = 0;
+            }
+        }
+        queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&uniforms(BOX)));
+        queue.write_buffer(
+            &self.box_lines,
+            0,
+            bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
+        );
+        Ok(counts)
+    }
+
+    /// Draws the prepared frame into `pass` (which has a [`DEPTH`] attachment).
+    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
+        pass.set_pipeline(&self.lines);
+        pass.set_bind_group(0, &self.frame.group, &[]);
+        pass.set_vertex_buffer(0, self.box_lines.slice(..));
+        pass.draw(0..24, 0..1);
+        pass.set_pipeline(&self.surfaces);
+        for (surface, it) in &self.levels {
+            let Some(s) = surface.as_ref().filter(|s| s.triangles > 0) else {
+                continue;
+            };
+            pass.set_bind_group(0, &it.group, &[]);
+            pass.set_vertex_buffer(0, s.vertices.slice(..));
+            pass.draw(0..3 * s.triangles, 0..1);
+        }
+    }
+}
+
+/// A uniform buffer and its bind group.
+fn item(device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> Item {
+    let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("surface view uniforms"),
+        size: std::mem::size_of::<Uniforms>() as u64,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("surface view"),
+        layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: uniforms.as_entire_binding(),
+        }],
+    });
+    Item { uniforms, group }
+}
+
+/// Level `k` of `count`'s colour: spread over the turbo colour map (one level: its middle).
+fn level_colour(k: usize, count: usize) -> [f32; 4] {
+    let t = if count < 2 {
+        0.5
+    } else {
+        0.15 + 0.7 * k as f64 / (count - 1) as f64
+    };
+    Colormap::Turbo.color(t).map(|c| f32::from(c) / 255.0)
+}
+
+/// The 12 edges of the box `min..max` as 24 line-list vertices.
+fn box_edges(min: Vec3, max: Vec3) -> [[f32; 3]; 24] {
+    let corner = |i: usize| {
+        Vec3::new(
+            if i & 1 == 0 { min.x } else { max.x },
+            if i & 2 == 0 { min.y } else { max.y },
+            if i & 4 == 0 { min.z } else { max.z },
+        )
+    };
+    let mut out = [[0.0; 3]; 24];
+    let mut e = 0;
+    for a in 0..8usize {
+        for bit in [1, 2, 4] {
+            if a & bit == 0 {
+                out[e] = corner(a).to_array();
+                out[e + 1] = corner(a | bit).to_array();
+                e += 2;
+            }
+        }
+    }
+    out
+}
+
+/// The camera of `--camera AZIMUTH,ELEVATION,DISTANCE` (degrees, degrees, a multiple of the
+/// distance that frames the box `min..max`).
+pub fn camera_from(min: Vec3, max: Vec3, azimuth_deg: f32, elevation_deg: f32, distance: f32) -> OrbitCamera {
+    let mut c = OrbitCamera::framing(min, max);
+    c.azimuth = 0.0;
+    c.elevation = 0.0;
+    c.orbit(azimuth_deg.to_radians(), elevation_deg.to_radians());
+    c.zoom(distance);
+    c
+}
