@@ -92,3 +92,9 @@ pub fn read_mapped<R>(
         .map_err(|e| format!("reading the readback buffer failed: {e}"))?;
     Ok(read(&data))
 }
+
+/// The largest storage buffer `device` binds (and creates), in bytes.
+pub fn storage_buffer_limit(device: &wgpu::Device) -> u64 {
+    let limits = device.limits();
+    limits.max_buffer_size.min(limits.max_storage_buffer_binding_size)
+}

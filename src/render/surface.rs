@@ -176,16 +176,12 @@ impl SurfaceScene {
             ));
         }
         let bytes = std::mem::size_of_val(frame.values) as u64;
-        let limits = device.limits();
-        if bytes
-            > limits
-                .max_buffer_size
-                .min(u64::from(limits.max_storage_buffer_binding_size))
-        {
+        let limit = super::gpu::storage_buffer_limit(device);
+        if bytes > limit {
             return Err(format!(
                 "the field is {} MiB, over the GPU's storage buffer limit of {} MiB",
                 bytes >> 20,
-                limits.max_storage_buffer_binding_size >> 20
+                limit >> 20
             ));
         }
         if self.field.as_ref().is_none_or(|f| f.size() != bytes) {

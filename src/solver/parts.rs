@@ -75,7 +75,11 @@ impl Parts {
     /// [`Parts::all`] of a call that cannot fail (after a part has failed, the call is not
     /// made and the failure logged).
     fn each(&self, f: impl Fn(&mut dyn Solver) + Sync) {
-        if self.all(|s| Ok::<(), ()>(f(s))).is_err() {
+        let done = self.all(|s| {
+            f(s);
+            Ok::<(), ()>(())
+        });
+        if done.is_err() {
             log::error!("a part of the run over several devices has failed; the others wait no longer");
         }
     }
@@ -269,8 +273,11 @@ mod tests {
         case.spec
     }
 
+    /// The time, steps, residuals and every field of a solver.
+    type State = (f64, u64, Vec<(&'static str, f64)>, Vec<Vec<f64>>);
+
     /// Every field, the clock and the residuals of `s`.
-    fn state(s: &dyn Solver) -> (f64, u64, Vec<(&'static str, f64)>, Vec<Vec<f64>>) {
+    fn state(s: &dyn Solver) -> State {
         let fields = s
             .field_names()
             .iter()

@@ -233,10 +233,7 @@ impl Extractor {
 /// A storage buffer for `triangles` triangles, after checking the device's limits.
 fn triangle_buffer(device: &wgpu::Device, triangles: u64) -> Result<wgpu::Buffer, String> {
     let size = triangles.max(1) * TRIANGLE_BYTES;
-    let limits = device.limits();
-    let limit = limits
-        .max_buffer_size
-        .min(u64::from(limits.max_storage_buffer_binding_size));
+    let limit = crate::render::gpu::storage_buffer_limit(device);
     if size > limit {
         return Err(format!(
             "the isosurface needs {triangles} triangles ({} MiB), over the GPU's buffer limit of {} MiB",
