@@ -169,9 +169,7 @@ fn render_surfaces(
     };
     let [az, el, d] = v.camera;
     let camera = surface::camera_from(min, max, az, el, d);
-    headless
-        .render_surfaces(&frame, &camera, width, height)
-        .map(|(image, _)| image)
+    headless.render_surfaces(&frame, &camera, width, height)
 }
 
 /// Most contour levels.

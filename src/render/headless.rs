@@ -50,38 +50,29 @@ impl Headless {
         self.draw(&target, None, |pass| scene.paint(pass))
     }
 
-    /// Renders the isosurfaces of `frame` seen by `camera` at `width x height` pixels; returns
-    /// the image and each level's triangle count.
+    /// Renders the isosurfaces of `frame` seen by `camera` at `width x height` pixels.
     pub fn render_surfaces(
         &mut self,
         frame: &SurfaceFrame,
         camera: &OrbitCamera,
         width: u32,
         height: u32,
-    ) -> Result<(RgbaImage, Vec<u32>), String> {
+    ) -> Result<RgbaImage, String> {
         let target = Target::new(&self.gpu.device, width, height)?;
         let aspect = width as f32 / height as f32;
-        let counts = self
-            .surfaces
+        self.surfaces
             .prepare(&self.gpu.device, &self.gpu.queue, frame, camera, aspect)?;
-        let depth = self.gpu.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("depth"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: surface::DEPTH,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        });
+        let depth = offscreen::attachment(
+            &self.gpu.device,
+            "depth",
+            width,
+            height,
+            surface::DEPTH,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        );
         let depth = depth.create_view(&wgpu::TextureViewDescriptor::default());
         let surfaces = &self.surfaces;
-        let image = self.draw(&target, Some(&depth), |pass| surfaces.paint(pass))?;
-        Ok((image, counts))
+        self.draw(&target, Some(&depth), |pass| surfaces.paint(pass))
     }
 
     /// One render pass into `target` (cleared to the background, and `depth` to the far plane

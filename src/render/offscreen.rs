@@ -35,24 +35,37 @@ pub fn check_size(device: &wgpu::Device, width: u32, height: u32) -> Result<(), 
     }
 }
 
+/// A `width x height` 2D texture of one mip level and sample (a render target or depth buffer).
+pub fn attachment(
+    device: &wgpu::Device,
+    label: &str,
+    width: u32,
+    height: u32,
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage,
+        view_formats: &[],
+    })
+}
+
 impl Target {
     /// A target of `width x height` pixels, or why the device cannot hold it ([`check_size`]).
     pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Result<Target, String> {
         check_size(device, width, height)?;
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("offscreen"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let usage = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC;
+        let texture = attachment(device, "offscreen", width, height, FORMAT, usage);
         let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
         Ok(Target {
             texture,
@@ -149,16 +162,8 @@ mod tests {
         let (w, h) = (70u32, 37u32);
         let mut target = Target::new(&gpu.device, w, h).unwrap();
         // The same texture with `COPY_DST`, to be written from the CPU.
-        target.texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("written"),
-            size: target.texture.size(),
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: FORMAT,
-            usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let usage = wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC;
+        target.texture = attachment(&gpu.device, "written", w, h, FORMAT, usage);
         let bytes: Vec<u8> = (0..w * h * PIXEL_BYTES).map(|i| (i * 7 % 251) as u8).collect();
         gpu.queue.write_texture(
             target.texture.as_image_copy(),

@@ -160,7 +160,7 @@ impl SurfaceScene {
     }
 
     /// Uploads `frame`'s field, extracts its surfaces and sets the camera for a view `aspect` =
-    /// width / height wide; returns the triangles of each level.
+    /// width / height wide.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
@@ -168,7 +168,7 @@ impl SurfaceScene {
         frame: &SurfaceFrame,
         camera: &OrbitCamera,
         aspect: f32,
-    ) -> Result<Vec<u32>, String> {
+    ) -> Result<(), String> {
         if frame.levels.len() > MAX_LEVELS {
             return Err(format!(
                 "at most {MAX_LEVELS} isosurface levels, got {}",
@@ -210,10 +210,9 @@ impl SurfaceScene {
             light: [light.x, light.y, light.z, 0.0],
             colour,
         };
-        let mut counts = Vec::with_capacity(frame.levels.len());
         for (k, &level) in frame.levels.iter().enumerate() {
             let (surface, it) = &mut self.levels[k];
-            counts.push(self.extractor.extract(device, queue, &lattice, level, surface)?);
+            self.extractor.extract(device, queue, &lattice, level, surface)?;
             let c = level_colour(k, frame.levels.len());
             queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&uniforms(c)));
         }
@@ -228,7 +227,7 @@ impl SurfaceScene {
             0,
             bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
         );
-        Ok(counts)
+        Ok(())
     }
 
     /// Draws the prepared frame into `pass` (which has a [`DEPTH`] attachment).

@@ -11,12 +11,16 @@ use super::{Snapshot, Solver, SolverError, SolverInfo, Subdomain};
 use crate::case::{CaseSpec, Invalid};
 use crate::parallel::threads::Threads;
 use crate::parallel::{Communicator, Slabs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Every part of a run on one process.
 pub struct Parts {
     parts: Vec<Mutex<Box<dyn Solver>>>,
     ends: Vec<Arc<Threads>>,
+    /// Whether the first part holds the whole grid's current state (gathered since the last
+    /// step), so reads need no collective call.
+    gathered: AtomicBool,
     /// The first part's residuals after the last step (read without a lock).
     residuals: Vec<(&'static str, f64)>,
     /// Each part's own layers along the cut axis, and its device.
@@ -49,6 +53,7 @@ impl Parts {
         let slabs = Slabs::new(layers, devices.len()).map_err(|e| Invalid::new("solver.devices", e))?;
         Ok(Self {
             parts: built,
+            gathered: AtomicBool::new(true),
             ends,
             residuals: Vec::new(),
             slabs,
@@ -149,6 +154,7 @@ impl Solver for Parts {
     }
 
     fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        *self.gathered.get_mut() = false;
         let r = self.all(|s| s.advance(n));
         self.refresh_residuals();
         r.map_err(|e| {
@@ -203,7 +209,9 @@ impl Solver for Parts {
     }
 
     fn gather(&self) {
-        self.each(|s| s.gather());
+        if !self.gathered.swap(true, Ordering::Relaxed) {
+            self.each(|s| s.gather());
+        }
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {

@@ -353,11 +353,23 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let Some(s) = &self.slab else {
             return sweep(0..cells3(self.op.n)[2]);
         };
-        let (own, boundary, interior) = s.sweep_layers();
         if !s.overlap {
-            sweep(own)?;
+            sweep(s.sweep_layers().0)?;
             return self.exchange_cells(x);
         }
+        self.swept_then(x, sweep, || Ok(()))
+    }
+
+    /// The overlapped sweep of [`Self::swept`] on a part, with `after_interior` enqueued once
+    /// the interior is, before the compute stream waits for the exchange.
+    fn swept_then(
+        &self,
+        x: u64,
+        sweep: impl Fn(Range<usize>) -> Result<(), CudaError>,
+        after_interior: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let s = self.slab.as_ref().expect("a part");
+        let (_, boundary, interior) = s.sweep_layers();
         for layers in boundary {
             sweep(layers)?;
         }
@@ -368,6 +380,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         if !interior.is_empty() {
             sweep(interior)?;
         }
+        after_interior()?;
         self.gpu.wait_event(Stream::Compute, &s.exchanged)
     }
 }
@@ -416,7 +429,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Enqueues the next [`CHECK_EVERY`] sweeps of [`Self::jacobi_part`] from sweep `it` (at most
     /// to sweep `max`) and their checks.
     fn jacobi_part_batch(&self, it: &mut usize, max: usize) -> Result<(), CudaError> {
-        let n = self.op.len();
         let Work::Jacobi { next } = &self.work else {
             unreachable!("Jacobi's workspace")
         };
@@ -426,8 +438,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let partials = [&self.part_a, &line.partials];
         let sums = [&s.sums, &line.sums];
         let (rhs, ctrl) = (self.rhs.ptr, self.ctrl.ptr);
-        let (_, boundary, interior) = s.sweep_layers();
-        let layer = self.op.stride[D - 1];
         let box_cells = cells3(self.l.n);
         // The check of this sweep waits for its partials' gather: (sweep, partial count).
         let check = |k: usize, nb: usize| -> Result<(), CudaError> {
@@ -440,31 +450,21 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 break;
             }
             let (src, dst, partial) = (x[*it % 3], x[(*it + 1) % 3], partials[*it % 2]);
-            let sweep = |layers| self.jacobi(src, dst, rhs, partial, ctrl, layers);
-            for layers in &boundary {
-                sweep(layers.clone())?;
-            }
-            s.swept.record_on(Stream::Compute)?;
-            self.gpu.wait_event(Stream::Exchange, &s.swept)?;
-            s.exchange_at(Stream::Exchange, dst, n, layer, 0)?;
-            s.exchanged.record_on(Stream::Exchange)?;
-            if !interior.is_empty() {
-                sweep(interior.clone())?;
-            }
-            line.interior.record_on(Stream::Compute)?;
-            if let Some((k, nb)) = pending.take() {
-                check(k, nb)?;
-            }
-            self.gpu.wait_event(Stream::Exchange, &line.interior)?;
-            let nb = s.gather(
-                Stream::Exchange,
-                partial,
-                Partials::Cells,
-                box_cells,
-                sums[*it % 2],
+            let mut nb = 0;
+            self.swept_then(
+                dst,
+                |layers| self.jacobi(src, dst, rhs, partial, ctrl, layers),
+                || {
+                    line.interior.record_on(Stream::Compute)?;
+                    if let Some((k, nb)) = pending.take() {
+                        check(k, nb)?;
+                    }
+                    self.gpu.wait_event(Stream::Exchange, &line.interior)?;
+                    let kind = Partials::Cells;
+                    nb = s.gather(Stream::Exchange, partial, kind, box_cells, sums[*it % 2])?;
+                    line.gathered.record_on(Stream::Exchange)
+                },
             )?;
-            line.gathered.record_on(Stream::Exchange)?;
-            self.gpu.wait_event(Stream::Compute, &s.exchanged)?;
             pending = Some((*it, nb));
             *it += 1;
         }
