@@ -359,22 +359,26 @@ extern "C" __global__ void zero_if_flag(real* __restrict__ x, const int* __restr
 // Multigrid restriction (multigrid.rs `restrict`): coarse b = mean of the 2^DIM children of the
 // fine residual, summed in child order (bit a of the child: the upper half along axis a).
 // Thread (ic, jc) of plane blockIdx.z.
-extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int fny,
-                                         int cnx, int cny, int cnz) {
-    const Cells cc = make_cells(cnx, cny, cnz, 0, 0, 0, 0), fc = make_cells(fnx, fny, 2 * cnz, 0, 0, 0, 0);
+extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int fny, int fnz,
+                                         int cnx, int cny, int cnz, int offset) {
+    const Cells cc = make_cells(cnx, cny, cnz, 0, 0, 0, 0), fc = make_cells(fnx, fny, fnz, 0, 0, 0, 0);
     int idx[DIM];
     if (!cell_at(cc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, idx))
         return;
-    int first = 0;
+    // Along the last axis the first child is 2 k + offset; cells whose children lie outside
+    // the fine box (a part's outer stored layers) are left alone.
+    const int child = 2 * idx[DIM - 1] + offset;
+    if (child < 0 || child + 1 >= fc.n[DIM - 1]) return;
+    int first = child * fc.st[DIM - 1];
 #pragma unroll
-    for (int a = 0; a < DIM; ++a) first += 2 * idx[a] * fc.st[a];
+    for (int a = 0; a < DIM - 1; ++a) first += 2 * idx[a] * fc.st[a];
     real sum = r[first];
 #pragma unroll
-    for (int child = 1; child < (1 << DIM); ++child) {
+    for (int c = 1; c < (1 << DIM); ++c) {
         int off = 0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a)
-            if ((child >> a) & 1) off += fc.st[a];
+            if ((c >> a) & 1) off += fc.st[a];
         sum = sum + r[first + off];
     }
     b[cell_index(cc, idx)] = sum * (real)(DIM == 2 ? 0.25 : 0.125);
@@ -403,9 +407,10 @@ __device__ __forceinline__ real ghosted(const real* e, const int idx[DIM], const
 // Multigrid prolongation (multigrid.rs `prolong_add`): x += multilinear interpolation of the
 // coarse correction e, weight (3/4)^(DIM - m) (1/4)^m for the coarse cells m axes away towards
 // the fine cell's side, each group summed in corner order (2D: 9/16, 3/16 (e10 + e01), 1/16).
-// `pbc` is the coarse operator's; thread (i, j) of plane blockIdx.z.
+// `pbc` is the coarse operator's; along the last axis fine cell f lies in coarse cell
+// floor((f - offset) / 2) (restrict_mean's offset, even); thread (i, j) of plane blockIdx.z.
 extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restrict__ x, int cnx, int cny, int cnz,
-                                       int fnx, int fny, int fnz, int pbc) {
+                                       int fnx, int fny, int fnz, int pbc, int offset) {
     const Cells cc = make_cells(cnx, cny, cnz, pbc, 0, 0, 0), fc = make_cells(fnx, fny, fnz, 0, 0, 0, 0);
     int fidx[DIM];
     if (!cell_at(fc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, fidx))
@@ -415,6 +420,10 @@ extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restr
     for (int a = 0; a < DIM; ++a) {
         centre[a] = fidx[a] / 2;
         towards[a] = (fidx[a] % 2 == 0) ? -1 : 1;
+    }
+    {
+        const int f = fidx[DIM - 1] - offset;
+        centre[DIM - 1] = (f >= 0 ? f : f - 1) / 2;
     }
     const real w[4] = {(real)(DIM == 2 ? 9.0 / 16.0 : 27.0 / 64.0), (real)(DIM == 2 ? 3.0 / 16.0 : 9.0 / 64.0),
                        (real)(DIM == 2 ? 1.0 / 16.0 : 3.0 / 64.0), (real)(1.0 / 64.0)};

@@ -191,7 +191,7 @@ impl Nccl {
                             dt,
                             root as i32,
                             self.comm,
-                            self.stream(Stream::Compute),
+                            self.stream(stream),
                         )?;
                     }
                     offset += count;

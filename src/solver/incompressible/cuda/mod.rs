@@ -42,7 +42,7 @@ mod spectral;
 mod step;
 mod timing;
 
-use self::multigrid::MgLevel;
+use self::multigrid::{MgCoarse, MgLevel};
 use self::slab::GpuSlab;
 use self::spectral::SpectralWork;
 use super::Projection;
@@ -263,8 +263,7 @@ enum Work<T, const D: usize> {
     },
     Multigrid {
         levels: Vec<MgLevel<T, D>>,
-        /// Coarsest-level CG vectors: rhs, r, w, d, q.
-        cg: [DevBuf<T>; 5],
+        coarse: MgCoarse<T, D>,
     },
     /// The transform solve (`dct_divide` in kernels/transform.cuh).
     Spectral(Box<SpectralWork<T>>),
@@ -360,7 +359,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The solver of one part of the grid of `whole` on device `device`, cut into `link`'s
     /// slabs along the last axis: `cfg` is `whole` on the part's stored cells, with walls where
     /// it meets another part ([`slab`]; collective over the parts: each builds its NCCL
-    /// communicator here). 3D grids only, with the Jacobi, SOR or PCG pressure solve.
+    /// communicator here). 3D grids only, with the Jacobi, SOR, PCG or multigrid pressure solve.
     pub fn part(cfg: Config, whole: &Config, link: &SlabLink, device: usize) -> Result<Self, CudaError> {
         let gpu = Gpu::on(device)?;
         let singular = whole.pressure_operator::<T, D>().singular();
@@ -385,7 +384,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         }
         let parts = D * blocks_tile(faces3(n)).max(grid1(cells).0 as usize) + 16;
         let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
-        let work = Self::workspace(&gpu, &op, cfg.poisson.kind)?;
+        let work = Self::workspace(&gpu, &op, cfg.poisson.kind, slab.as_ref())?;
         let mut s = Self {
             pred: zeros(&gpu, len)?,
             hist: zeros(&gpu, len)?,

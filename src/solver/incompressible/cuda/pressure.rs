@@ -2,9 +2,9 @@
 //! `pcg.rs`; multigrid's cycles in [`super::multigrid`]), their workspaces, and the kernels
 //! they share: colour sweeps, residuals, mean removal and the convergence checks.
 
-use super::slab::Partials;
+use super::slab::{GpuSlab, Partials};
 use super::{
-    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, MgLevel, SOR_CHECK, SpectralWork, Work,
+    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SOR_CHECK, SpectralWork, Work,
     cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu};
@@ -33,10 +33,12 @@ pub(super) fn odd_periodic<T, const D: usize>(op: &Laplacian<T, D>) -> bool {
 }
 
 impl<T: Real, const D: usize> CudaProjection<T, D> {
+    /// The workspace of the pressure solver `kind` for `op` (on a part, `slab` its link).
     pub(super) fn workspace(
         gpu: &Arc<Gpu>,
         op: &Laplacian<T, D>,
         kind: PressureSolverKind,
+        slab: Option<&GpuSlab<T>>,
     ) -> Result<Work<T, D>, CudaError> {
         let n = op.len();
         Ok(match kind {
@@ -50,31 +52,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 d: gpu.alloc_zeros(n)?,
                 q: gpu.alloc_zeros(n)?,
             },
-            PressureSolverKind::Multigrid => {
-                // The hierarchy of multigrid.rs: coarsen while the level has over 64 cells.
-                let mut levels = Vec::new();
-                let mut cur = Some(*op);
-                while let Some(o) = cur {
-                    let m = o.len();
-                    let first = levels.is_empty();
-                    levels.push(MgLevel {
-                        op: o,
-                        r: gpu.alloc_zeros(m)?,
-                        x: gpu.alloc_zeros(if first { 1 } else { m })?,
-                        b: gpu.alloc_zeros(if first { 1 } else { m })?,
-                    });
-                    cur = if m > 64 { o.coarsen() } else { None };
-                }
-                let m = levels.last().expect("one level").op.len();
-                let cg = [
-                    gpu.alloc_zeros(m)?,
-                    gpu.alloc_zeros(m)?,
-                    gpu.alloc_zeros(m)?,
-                    gpu.alloc_zeros(m)?,
-                    gpu.alloc_zeros(m)?,
-                ];
-                Work::Multigrid { levels, cg }
-            }
+            PressureSolverKind::Multigrid => super::multigrid::hierarchy(gpu, op, slab)?,
             PressureSolverKind::Fft => Work::Spectral(Box::new(SpectralWork::new(gpu, op)?)),
         })
     }
@@ -160,7 +138,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
     /// not own refreshed ([`Self::swept`]; one GPU: [`Self::colour`]).
-    fn colour_exchanged(&self, x: u64, b: u64, colour: i64, omega: T, ctrl: u64) -> Result<(), CudaError> {
+    pub(super) fn colour_exchanged(&self, x: u64, b: u64, colour: i64, omega: T, ctrl: u64) -> Result<(), CudaError> {
         let op = &self.op;
         if odd_periodic(op) {
             // The serial seam kernel runs over every layer: no split.

@@ -22,7 +22,7 @@
 use super::{B1, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
 use crate::backend::cuda::{self, CudaError, DevBuf, Event, Gpu, Stream};
-use crate::case::{Invalid, PressureSolverKind};
+use crate::case::Invalid;
 use crate::parallel::SlabLink;
 use crate::solver::Solver;
 use crate::solver::incompressible::Projection;
@@ -189,7 +189,7 @@ impl<T: Real> GpuSlab<T> {
     }
 
     /// [`GpuSlab::exchange`] of the `len` values at the device address `x`, on `stream`.
-    fn exchange_at(
+    pub(super) fn exchange_at(
         &self,
         stream: Stream,
         x: u64,
@@ -225,6 +225,14 @@ impl<T: Real> GpuSlab<T> {
             .filter(|r| !r.is_empty())
             .collect();
         (own.clone(), boundary, own.start + lo..own.end - hi)
+    }
+
+    /// Every part's `counts[r]` values (at the device address `mine` on this part) concatenated
+    /// into `dst` in part order on every part, on the compute stream.
+    pub(super) fn all_gather(&self, mine: u64, counts: &[usize], dst: &DevBuf<T>) -> Result<(), CudaError> {
+        self.timed(Stream::Compute, || {
+            self.nccl.all_gather(Stream::Compute, mine, 0, counts, 1, dst)
+        })
     }
 
     /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
@@ -485,14 +493,7 @@ pub(crate) fn part_unsupported(cfg: &Config) -> Option<Invalid> {
              2D cases run over several processes on backend = \"cpu\"",
         ));
     }
-    match cfg.poisson.kind {
-        PressureSolverKind::Jacobi | PressureSolverKind::Sor | PressureSolverKind::Pcg => None,
-        _ => Some(Invalid::new(
-            "solver.pressure_solver",
-            "on several GPUs the pressure solver is jacobi, sor or pcg (multigrid and fft run on one GPU, \
-             or over several processes on backend = \"cpu\")",
-        )),
-    }
+    None
 }
 
 impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {

@@ -126,8 +126,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             return Err(e);
         }
         if cfg.poisson.kind != self.cfg.poisson.kind {
-            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind)
+            self.work = Self::workspace(&self.gpu, &self.op, cfg.poisson.kind, self.slab.as_ref())
                 .map_err(|e| Invalid::new("solver.pressure_solver", format!("CUDA: {e}")))?;
+            // Its kernels read the old workspace's buffers.
+            self.v_cycle_graph = None;
         }
         if cfg.integrator != self.cfg.integrator {
             self.has_history = false;

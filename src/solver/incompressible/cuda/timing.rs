@@ -74,7 +74,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             kernels.push((
                 "v_cycle (launches)",
                 25.0,
-                Box::new(move |s| s.v_cycle(0, p, rhs)),
+                Box::new(|s| s.launched_v_cycle()),
             ));
             if self.graphs {
                 kernels.push(("v_cycle (graph)", 25.0, Box::new(|s| s.top_v_cycle())));

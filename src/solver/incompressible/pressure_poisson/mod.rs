@@ -20,6 +20,7 @@ use crate::solver::linear::CgWork;
 pub use conjugate_gradient::Preconditioner;
 pub use laplacian::{FaceBc, Laplacian};
 pub use multigrid::Multigrid;
+pub(crate) use multigrid::{PartLevels, coarser};
 pub use spectral::Spectral;
 
 use crate::case::PressureSolverKind;

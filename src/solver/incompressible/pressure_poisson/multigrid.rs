@@ -21,7 +21,7 @@ use super::conjugate_gradient::{self, Preconditioner};
 use super::laplacian::Laplacian;
 use super::red_black::colour_sweep;
 use super::{remove_mean, residual};
-use crate::parallel::{RowSums, SlabLink};
+use crate::parallel::{RowSums, SlabLink, Slabs};
 use crate::solver::linear::CgWork;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -99,57 +99,40 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     /// The hierarchy of one part of a grid cut into `link`'s slabs: `op` on its stored cells,
     /// `whole` the whole grid's operator, which must coarsen at least once.
     pub fn part(op: Laplacian<T, D>, whole: &Laplacian<T, D>, link: &SlabLink) -> Self {
-        let last = D - 1;
-        let level_sums = |op: &Laplacian<T, D>, whole: &Laplacian<T, D>, link: &SlabLink| {
-            RowSums::part(link, op.rows(), op.rows() / op.n[last], op.nx(), 0, whole.rows())
-        };
-        let mut levels = vec![Level::new(op, level_sums(&op, whole, link))];
-        let (mut whole, mut link) = (*whole, link.clone());
-        let mut gathered = None;
-        while let Some(next) = coarser(&whole) {
-            let fine = levels.last_mut().expect("level 0");
-            let fine_start = link.slabs.stored(link.rank()).start as isize;
-            match link.slabs.coarser().filter(|_| coarser(&next).is_some()) {
-                Some(slabs) => {
-                    let coarse_link = SlabLink {
-                        slabs,
-                        comm: link.comm.clone(),
-                    };
-                    let stored = coarse_link.slabs.stored(coarse_link.rank());
-                    fine.offset = 2 * stored.start as isize - fine_start;
-                    let mut n = next.n;
-                    n[last] = stored.len();
-                    let op = with_cells(&next, n, fine.op.bc);
-                    levels.push(Level::new(op, level_sums(&op, &next, &coarse_link)));
-                    (whole, link) = (next, coarse_link);
+        let plan = PartLevels::new(op, whole, &link.slabs, link.rank());
+        let levels = plan
+            .cut
+            .iter()
+            .map(|c| {
+                let level_link = SlabLink {
+                    slabs: c.slabs.clone(),
+                    comm: link.comm.clone(),
+                };
+                let rows = c.op.rows();
+                let sums = RowSums::part(&level_link, rows, rows / c.op.n[D - 1], c.op.nx(), 0, c.whole.rows());
+                Level {
+                    offset: c.offset,
+                    ..Level::new(c.op, sums)
                 }
-                None => {
-                    let owned = link.slabs.owned(link.rank());
-                    let mut n = next.n;
-                    n[last] = owned.len() / 2;
-                    let owned_op = with_cells(&next, n, fine.op.bc);
-                    gathered = Some(Box::new(Gathered {
-                        whole: Multigrid::new(next),
-                        link: SlabLink {
-                            slabs: link.slabs.halved(),
-                            comm: link.comm.clone(),
-                        },
-                        owned: owned_op,
-                        owned_b: vec![T::zero(); owned_op.len()],
-                        b: vec![T::zero(); next.len()],
-                        x: vec![T::zero(); next.len()],
-                        restrict_offset: owned.start as isize - fine_start,
-                        prolong_offset: -fine_start,
-                    }));
-                    break;
-                }
-            }
-        }
-        assert!(gathered.is_some(), "a grid cut into slabs coarsens at least once");
+            })
+            .collect();
+        let g = plan.gathered;
         Self {
             levels,
             coarse_cg: CgWork::new(0),
-            gathered,
+            gathered: Some(Box::new(Gathered {
+                whole: Multigrid::new(g.whole),
+                link: SlabLink {
+                    slabs: g.slabs,
+                    comm: link.comm.clone(),
+                },
+                owned: g.owned,
+                owned_b: vec![T::zero(); g.owned.len()],
+                b: vec![T::zero(); g.whole.len()],
+                x: vec![T::zero(); g.whole.len()],
+                restrict_offset: g.restrict_offset,
+                prolong_offset: g.prolong_offset,
+            })),
         }
     }
 
@@ -252,8 +235,90 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     }
 }
 
+/// The levels of one part's hierarchy on a grid cut into slabs along the last axis, for the CPU
+/// ([`Multigrid::part`]) and the GPU parts alike: the levels cut into slabs while every part
+/// keeps at least four layers on even cuts and the level still coarsens, then the first level
+/// gathered from all parts.
+pub(crate) struct PartLevels<T, const D: usize> {
+    /// The cut levels, finest first.
+    pub cut: Vec<CutLevel<T, D>>,
+    pub gathered: GatheredLevel<T, D>,
+}
+
+/// A level cut into slabs.
+pub(crate) struct CutLevel<T, const D: usize> {
+    /// The operator on the part's stored cells (walls where it meets another part).
+    pub op: Laplacian<T, D>,
+    /// The whole grid's operator of this level.
+    pub whole: Laplacian<T, D>,
+    pub slabs: Slabs,
+    /// Along the last axis, the index in this level of the first child of the next cut level's
+    /// cell 0 (-2 on a part with a lower neighbour, else 0; 0 on the last cut level).
+    pub offset: isize,
+}
+
+/// The first level not cut: each part restricts its own cells' residual into `owned`, all
+/// parts gather it into the whole level, and each cycles `whole` and prolongs from it.
+pub(crate) struct GatheredLevel<T, const D: usize> {
+    pub whole: Laplacian<T, D>,
+    /// Which of the level's cells each part restricts to (the last cut level's slabs halved).
+    pub slabs: Slabs,
+    /// The part's own cells of this level.
+    pub owned: Laplacian<T, D>,
+    /// As [`CutLevel::offset`], from the last cut level to `owned` and to `whole`.
+    pub restrict_offset: isize,
+    pub prolong_offset: isize,
+}
+
+impl<T: Real, const D: usize> PartLevels<T, D> {
+    /// The levels of part `rank` of `slabs`, `op` on its stored cells; `whole`, the whole
+    /// grid's operator, must coarsen at least once.
+    pub(crate) fn new(op: Laplacian<T, D>, whole: &Laplacian<T, D>, slabs: &Slabs, rank: usize) -> Self {
+        let last = D - 1;
+        let mut cut = vec![CutLevel {
+            op,
+            whole: *whole,
+            slabs: slabs.clone(),
+            offset: 0,
+        }];
+        loop {
+            let fine = cut.last_mut().expect("level 0");
+            let next = coarser(&fine.whole).expect("a grid cut into slabs coarsens at least once");
+            let fine_start = fine.slabs.stored(rank).start as isize;
+            match fine.slabs.coarser().filter(|_| coarser(&next).is_some()) {
+                Some(slabs) => {
+                    let stored = slabs.stored(rank);
+                    fine.offset = 2 * stored.start as isize - fine_start;
+                    let mut n = next.n;
+                    n[last] = stored.len();
+                    let op = with_cells(&next, n, fine.op.bc);
+                    cut.push(CutLevel {
+                        op,
+                        whole: next,
+                        slabs,
+                        offset: 0,
+                    });
+                }
+                None => {
+                    let owned = fine.slabs.owned(rank);
+                    let mut n = next.n;
+                    n[last] = owned.len() / 2;
+                    let gathered = GatheredLevel {
+                        whole: next,
+                        slabs: fine.slabs.halved(),
+                        owned: with_cells(&next, n, fine.op.bc),
+                        restrict_offset: owned.start as isize - fine_start,
+                        prolong_offset: -fine_start,
+                    };
+                    return Self { cut, gathered };
+                }
+            }
+        }
+    }
+}
+
 /// The next coarser level of the hierarchy, while `op` has more than 64 cells and coarsens.
-fn coarser<T: Real, const D: usize>(op: &Laplacian<T, D>) -> Option<Laplacian<T, D>> {
+pub(crate) fn coarser<T: Real, const D: usize>(op: &Laplacian<T, D>) -> Option<Laplacian<T, D>> {
     if op.len() > 64 { op.coarsen() } else { None }
 }
 
