@@ -526,23 +526,27 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
 #[test]
 fn gpu_multigrid_with_cut_and_gathered_levels_gives_the_one_gpu_result_bit_for_bit() {
     let Some(count) = gpus() else { return };
-    // 48 layers: over 2 parts levels 0-2 are cut (24, 12, 6 own layers a part), over 3 parts
-    // levels 0-1 (16, 8), over 4 parts levels 0-1 (12, 6); the next level is gathered and
-    // cycled on every part down to its CG solve.
-    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().chain(extra).copied().collect() };
+    // 128^3: levels 0 and 1 (64^3, the smallest a GPU part cuts) are cut over 2 and 4 parts,
+    // level 0 only over 3 (its cuts at 42 and 84 layers do not halve to even cuts); the next
+    // level is gathered and cycled on every part down to its CG solve.
     agrees_with_one_process(
         "gpu-multigrid-tvd",
         "cavity_3d_re100",
-        &with(&[
+        &[
+            "grid.nx=128",
+            "grid.ny=128",
+            "grid.nz=128",
+            "solver.backend=cuda",
             "solver.pressure_solver=multigrid",
             "solver.tolerance=1e-8",
             "solver.convection=tvd",
-        ]),
+        ],
         12,
         &gpu_parts(count),
         Agreement::SameState,
     );
+    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().chain(extra).copied().collect() };
     // An outflow on the cut axis: the pressure problem is not singular.
     agrees_when_launched(
         "gpu-devices-multigrid-outflow-f32",

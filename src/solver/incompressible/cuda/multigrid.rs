@@ -2,7 +2,8 @@
 //! levels, the V-cycle (as a CUDA graph when graphs are on) and its red-black smoother.
 //!
 //! On a part of a grid cut over several GPUs the hierarchy is the CPU part's
-//! ([`PartLevels`]): the levels stay cut into slabs while the slabs allow, each level's layers
+//! ([`PartLevels`]): the levels stay cut into slabs while the slabs allow and the level has at
+//! least [`MIN_CUT_CELLS`] cells, each level's layers
 //! that the part stores but does not own refreshed over NCCL after every smoothing colour and
 //! prolongation; the first level not cut is gathered from all parts (an all-gather of each
 //! part's restricted own cells) and cycled on every part alike as the whole grid's hierarchy,
@@ -16,6 +17,12 @@ use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph, Stream};
 use crate::solver::incompressible::pressure_poisson::{Laplacian, PartLevels, coarser};
 use crate::solver::real::Real;
 use std::sync::Arc;
+
+/// On a part, coarse levels of fewer cells than this (64^3, the whole level's) are gathered
+/// even where the slabs could be cut: their sweeps are too short to hide an exchange, and
+/// cycling them whole on every GPU costs less (512^3 on 2 H100s: 22.5 ms a step against 24.3 ms
+/// when cut while the slabs allow; BENCHMARKS.md).
+const MIN_CUT_CELLS: usize = 1 << 18;
 
 /// Where a level lies: on one GPU (or in a part's gathered hierarchy), or cut into slabs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,7 +108,7 @@ pub(super) fn hierarchy<T: Real, const D: usize>(
         return Ok(Work::Multigrid { levels, coarse });
     };
     let whole = s.whole.pressure_operator::<T, D>();
-    let plan = PartLevels::new(*op, &whole, &s.link.slabs, s.link.rank());
+    let plan = PartLevels::new(*op, &whole, &s.link.slabs, s.link.rank(), MIN_CUT_CELLS);
     let levels = plan
         .cut
         .iter()

@@ -99,7 +99,7 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     /// The hierarchy of one part of a grid cut into `link`'s slabs: `op` on its stored cells,
     /// `whole` the whole grid's operator, which must coarsen at least once.
     pub fn part(op: Laplacian<T, D>, whole: &Laplacian<T, D>, link: &SlabLink) -> Self {
-        let plan = PartLevels::new(op, whole, &link.slabs, link.rank());
+        let plan = PartLevels::new(op, whole, &link.slabs, link.rank(), 0);
         let levels = plan
             .cut
             .iter()
@@ -272,8 +272,15 @@ pub(crate) struct GatheredLevel<T, const D: usize> {
 
 impl<T: Real, const D: usize> PartLevels<T, D> {
     /// The levels of part `rank` of `slabs`, `op` on its stored cells; `whole`, the whole
-    /// grid's operator, must coarsen at least once.
-    pub(crate) fn new(op: Laplacian<T, D>, whole: &Laplacian<T, D>, slabs: &Slabs, rank: usize) -> Self {
+    /// grid's operator, must coarsen at least once. A coarse level of fewer than
+    /// `min_cut_cells` cells (the whole level's) is gathered even where the slabs could be cut.
+    pub(crate) fn new(
+        op: Laplacian<T, D>,
+        whole: &Laplacian<T, D>,
+        slabs: &Slabs,
+        rank: usize,
+        min_cut_cells: usize,
+    ) -> Self {
         let last = D - 1;
         let mut cut = vec![CutLevel {
             op,
@@ -285,7 +292,8 @@ impl<T: Real, const D: usize> PartLevels<T, D> {
             let fine = cut.last_mut().expect("level 0");
             let next = coarser(&fine.whole).expect("a grid cut into slabs coarsens at least once");
             let fine_start = fine.slabs.stored(rank).start as isize;
-            match fine.slabs.coarser().filter(|_| coarser(&next).is_some()) {
+            let cut_next = coarser(&next).is_some() && next.len() >= min_cut_cells;
+            match fine.slabs.coarser().filter(|_| cut_next) {
                 Some(slabs) => {
                     let stored = slabs.stored(rank);
                     fine.offset = 2 * stored.start as isize - fine_start;
