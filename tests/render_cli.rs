@@ -198,6 +198,30 @@ fn surface_pixels(img: &image::RgbaImage) -> usize {
         .count()
 }
 
+/// `flowlab render` of the cubic cavity (16 cells along z, on the CPU, 40 steps) at 320 x 240
+/// with the arguments `extra`, into `dir/name`.
+fn render_3d_case(dir: &std::path::Path, extra: &[&str], name: &str) -> Result<image::RgbaImage, String> {
+    let case = common::root().join("cases").join("cavity_3d_re100.toml");
+    let png = dir.join(name);
+    let mut argv = vec![
+        "render",
+        case.to_str().unwrap(),
+        "--set",
+        "grid.nz=16",
+        "--set",
+        "solver.backend=cpu",
+        "--steps",
+        "40",
+        "--size",
+        "320x240",
+        "--out",
+        png.to_str().unwrap(),
+    ];
+    argv.extend(extra);
+    run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
+    Ok(image::open(&png).unwrap().to_rgba8())
+}
+
 #[test]
 fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
     if common::headless_or_skip("isosurfaces_of_a_3d_case_render_in_a_3d_view").is_none() {
@@ -206,27 +230,7 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_iso");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let case = common::root().join("cases").join("cavity_3d_re100.toml");
-    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
-        let png = dir.join(name);
-        let mut argv = vec![
-            "render",
-            case.to_str().unwrap(),
-            "--set",
-            "grid.nz=16",
-            "--set",
-            "solver.backend=cpu",
-            "--steps",
-            "40",
-            "--size",
-            "320x240",
-            "--out",
-            png.to_str().unwrap(),
-        ];
-        argv.extend(extra);
-        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
-        Ok(image::open(&png).unwrap().to_rgba8())
-    };
+    let render = |extra: &[&str], name: &str| render_3d_case(&dir, extra, name);
     let near = render(&["--iso", "speed=0.05,0.2"], "near.png").unwrap();
     let far = render(&["--iso", "speed=0.05,0.2", "--camera", "30,20,2"], "far.png").unwrap();
     let behind = render(&["--iso", "speed=0.05,0.2", "--camera", "210,20,1"], "behind.png").unwrap();
@@ -239,8 +243,9 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
     );
     assert!(near != behind, "the view from behind is the same image");
     for (extra, says) in [
-        (&["--camera", "30,20,1"][..], "--camera"),
         (&["--iso", "speed=0.1", "--camera", "30,20,0"][..], "--camera"),
+        (&["--slice", "w=0.5"][..], "x, y or z"),
+        (&["--slice", "z=1.5"][..], "from 0 to 1"),
         (&["--iso", "nothing=0.1"][..], "it has:"),
         (&["--iso", "speed"][..], "FIELD=LEVEL"),
     ] {
@@ -261,3 +266,34 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
     let e = run(&cli.args).unwrap_err();
     assert!(e.contains("--iso") && e.contains("3D"), "{e}");
 }
+
+#[test]
+fn slices_render_flat_and_in_place_in_the_3d_view() {
+    if common::headless_or_skip("slices_render_flat_and_in_place_in_the_3d_view").is_none() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_slice");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let render = |extra: &[&str], name: &str| -> image::RgbaImage {
+        let mut argv = vec!["--set", "grid.nx=16", "--set", "grid.ny=16", "--view", "speed"];
+        argv.extend(extra);
+        render_3d_case(&dir, &argv, name).unwrap()
+    };
+    // Flat: the default plane is the mid-plane normal to z; a plane normal to x differs.
+    let default = render(&[], "default.png");
+    assert!(default == render(&["--slice", "z=0.5"], "z.png"), "--slice z=0.5 is not the default view");
+    assert!(default != render(&["--slice", "x=0.5"], "x.png"), "the x slice looks like the z slice");
+    // In place: the slice fills part of the 3D view, and moves with its position.
+    let mid = render(&["--camera", "30,20,1", "--slice", "z=0.5"], "mid3d.png");
+    let back = render(&["--camera", "30,20,1", "--slice", "z=0.05"], "back3d.png");
+    let n = surface_pixels(&mid);
+    assert!(n > 320 * 240 / 20, "the slice covers {n} pixels");
+    assert!(mid != back, "moving the slice does not change the 3D view");
+    // Closer to the back of the box, seen from the front: smaller.
+    assert!(surface_pixels(&back) < n, "the far slice is not smaller");
+    // With an isosurface, drawn depth-tested together.
+    let both = render(&["--camera", "30,20,1", "--slice", "z=0.5", "--iso", "speed=0.2"], "both.png");
+    assert!(both != mid, "the isosurface is not drawn with the slice");
+}
+

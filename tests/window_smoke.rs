@@ -99,6 +99,41 @@ fn main() {
         "only {} distinct colours in the screenshot",
         colours.len()
     );
-    println!("test window_smoke ... ok ({})", shot.display());
+    // A 3D case opens in the 3D view (a process of its own: an event loop runs once a process).
+    let shot3d = dir.join("window3d.png");
+    let out = std::process::Command::new(common::flowlab_bin())
+        .args(["--frames", "15", "--screenshot"])
+        .arg(&shot3d)
+        .arg(common::root().join("cases").join("cavity_3d_re100.toml"))
+        .args(["--set", "grid.nx=16", "--set", "grid.ny=16", "--set", "grid.nz=16"])
+        .args(["--set", "solver.backend=cpu"])
+        .output()
+        .expect("flowlab runs");
+    assert!(
+        out.status.success(),
+        "the 3D case's window failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = image::open(&shot3d).expect("the 3D screenshot exists").to_rgba8();
+    // Right of the panel: the slice's colour map and the isosurface, not a blank canvas.
+    let canvas: Vec<[u8; 4]> = img
+        .enumerate_pixels()
+        .filter(|(x, _, _)| *x > img.width() / 2)
+        .map(|(_, _, p)| p.0)
+        .step_by(13)
+        .collect();
+    let coloured = canvas
+        .iter()
+        .filter(|p| {
+            let [r, g, b, _] = p.map(i32::from);
+            (r - g).abs().max((g - b).abs()).max((r - b).abs()) > 40
+        })
+        .count();
+    assert!(
+        coloured * 20 > canvas.len(),
+        "{coloured} of {} canvas samples are coloured in the 3D view",
+        canvas.len()
+    );
+    println!("test window_smoke ... ok ({}, {})", shot.display(), shot3d.display());
     println!("1 passed, 0 failed");
 }

@@ -3,9 +3,11 @@
 //! uploaded, then the solver's worker thread ([`stepper`]) takes the state for one frame's worth
 //! of steps while this thread presents the frame (the field view in the area the panels leave
 //! free, egui on top) and handles input; the worker wakes the loop for the next frame.
-//! Pan/zoom, probe, rake and click seeding act on the field view.
+//! Pan/zoom, probe, rake and click seeding act on the field view; a 3D state's 3D view
+//! ([`view3d`]) turns, pans and zooms with its orbit camera.
 
 pub mod stepper;
+mod view3d;
 
 use crate::case::Case;
 use crate::export::{png, video};
@@ -21,6 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use stepper::Stepper;
+use view3d::Window3d;
 use winit::application::ApplicationHandler;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
@@ -128,6 +131,8 @@ struct WindowState {
     egui_renderer: egui_wgpu::Renderer,
     capture_egui: egui_wgpu::Renderer,
     camera: Camera,
+    /// The 3D view of 3D states.
+    view3d: Window3d,
     frame: FrameData,
     scratch: Scratch,
     /// The field view's rectangle in physical pixels (x, y, w, h).
@@ -196,6 +201,7 @@ impl WindowState {
             offscreen::FORMAT,
             egui_wgpu::RendererOptions::default(),
         );
+        let view3d = Window3d::new(&gpu.device, format);
         Ok(WindowState {
             scene: SceneRenderer::new(&gpu.device, format),
             capture_scene: SceneRenderer::new(&gpu.device, offscreen::FORMAT),
@@ -207,6 +213,7 @@ impl WindowState {
             egui_renderer,
             capture_egui,
             camera: Camera::fit([0.0, 0.0], [1.0, 1.0]),
+            view3d,
             frame: FrameData::default(),
             scratch: Scratch::default(),
             canvas: [0.0, 0.0, 1.0, 1.0],
@@ -363,15 +370,20 @@ impl App {
             egui::Panel::top("colour bar").show(ui, |ui| panel::color_bar(ui, state));
             canvas_rect = ui.available_rect_before_wrap();
             let response = ui.allocate_rect(canvas_rect, egui::Sense::click_and_drag());
-            interact(ui, &response, state, w);
-            let (viewport, extent, ppp) = (w.viewport(), w.frame.extent, ui.ctx().pixels_per_point());
-            let origin = canvas_rect.min;
-            panel::subdomain_overlay(&ui.painter_at(canvas_rect), state, |p| {
-                let px = w
-                    .camera
-                    .world_to_screen(Vec2::new(p[0] as f32, p[1] as f32), viewport, extent);
-                origin + egui::vec2(px.x, px.y) / ppp
-            });
+            if view3d::active(state) {
+                let viewport = w.viewport();
+                w.view3d.interact(ui, &response, viewport);
+            } else {
+                interact(ui, &response, state, w);
+                let (viewport, extent, ppp) = (w.viewport(), w.frame.extent, ui.ctx().pixels_per_point());
+                let origin = canvas_rect.min;
+                panel::subdomain_overlay(&ui.painter_at(canvas_rect), state, |p| {
+                    let px = w
+                        .camera
+                        .world_to_screen(Vec2::new(p[0] as f32, p[1] as f32), viewport, extent);
+                    origin + egui::vec2(px.x, px.y) / ppp
+                });
+            }
             if state.show_help {
                 egui::Window::new("Keyboard and mouse")
                     .open(&mut state.show_help)
@@ -391,13 +403,21 @@ impl App {
         // state whose copy has landed, so that the copy of the last batch overlaps the next.
         let shown = gather(state, w, Freshness::Latest);
         let has_frame = shown.is_some();
+        let solid = view3d::active(state);
         if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
             w.camera = Camera::fit(w.frame.origin, w.frame.extent);
             w.last_domain = (w.frame.origin, w.frame.extent);
         }
+        if refit && solid {
+            w.view3d.reset();
+        }
         let viewport = w.viewport();
         let view = w.camera.world_to_clip(viewport, w.frame.extent);
-        if has_frame {
+        if has_frame && solid {
+            if let Err(e) = w.view3d.prepare(&w.gpu, state, &w.frame, viewport, false) {
+                state.message = Some(format!("3D view: {e}"));
+            }
+        } else if has_frame {
             w.scene
                 .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
         }
@@ -432,6 +452,7 @@ impl App {
                     );
                 }
                 Request::ToggleVideo => toggle_video(w, state),
+                Request::View3d(axis) => w.view3d.request(axis),
             }
         }
         if let Some(v) = w.video.as_mut() {
@@ -456,7 +477,7 @@ impl App {
             stepper.go();
         }
         let jobs = std::mem::take(&mut w.last_jobs);
-        present_frame(w, &jobs, &screen, has_frame);
+        present_frame(w, &jobs, &screen, has_frame, solid);
         w.last_draw = started.elapsed();
         w.last_jobs = jobs;
         for id in &output.textures_delta.free {
@@ -475,6 +496,7 @@ fn present_frame(
     jobs: &[egui::ClippedPrimitive],
     screen: &egui_wgpu::ScreenDescriptor,
     has_frame: bool,
+    solid: bool,
 ) {
     let texture = match w.surface.get_current_texture() {
         wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
@@ -495,6 +517,13 @@ fn present_frame(
     let extra = w
         .egui_renderer
         .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, jobs, screen);
+    let canvas = clamp_canvas(w.canvas, w.config.width, w.config.height);
+    let size = [w.config.width, w.config.height];
+    let solid = has_frame && solid;
+    if solid {
+        w.view3d
+            .draw(&w.gpu.device, &mut encoder, &target, size, canvas, BACKGROUND, false);
+    }
     {
         let mut pass = encoder
             .begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -504,7 +533,11 @@ fn present_frame(
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(BACKGROUND),
+                        load: if solid {
+                            wgpu::LoadOp::Load
+                        } else {
+                            wgpu::LoadOp::Clear(BACKGROUND)
+                        },
                         store: wgpu::StoreOp::Store,
                     },
                 })],
@@ -514,8 +547,8 @@ fn present_frame(
                 multiview_mask: None,
             })
             .forget_lifetime();
-        if has_frame {
-            let c = clamp_canvas(w.canvas, w.config.width, w.config.height);
+        if has_frame && !solid {
+            let c = canvas;
             pass.set_viewport(c[0], c[1], c[2], c[3], 0.0, 1.0);
             pass.set_scissor_rect(c[0] as u32, c[1] as u32, c[2] as u32, c[3] as u32);
             w.scene.paint(&mut pass);
@@ -672,7 +705,10 @@ fn capture(
     };
     let target = Target::new(&w.gpu.device, width, height)?;
     let viewport = Vec2::new(canvas[2], canvas[3]);
-    if has_frame {
+    let solid = has_frame && view3d::active(state);
+    if solid {
+        w.view3d.prepare(&w.gpu, state, &w.frame, viewport, true)?;
+    } else if has_frame {
         let view = w.camera.world_to_clip(viewport, w.frame.extent);
         w.capture_scene
             .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
@@ -694,6 +730,11 @@ fn capture(
     } else {
         Vec::new()
     };
+    if solid {
+        let size = [width, height];
+        w.view3d
+            .draw(&w.gpu.device, &mut encoder, &target.view, size, canvas, BACKGROUND, true);
+    }
     {
         let mut pass = encoder
             .begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -703,7 +744,11 @@ fn capture(
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(BACKGROUND),
+                        load: if solid {
+                            wgpu::LoadOp::Load
+                        } else {
+                            wgpu::LoadOp::Clear(BACKGROUND)
+                        },
                         store: wgpu::StoreOp::Store,
                     },
                 })],
@@ -713,7 +758,7 @@ fn capture(
                 multiview_mask: None,
             })
             .forget_lifetime();
-        if has_frame {
+        if has_frame && !solid {
             pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
             w.capture_scene.paint(&mut pass);
             pass.set_viewport(0.0, 0.0, width as f32, height as f32, 0.0, 1.0);

@@ -1,16 +1,18 @@
-//! `flowlab render`: runs a case headless and renders the field view (or, for a 3D case with
-//! `--iso`, the 3D view of its isosurfaces) offscreen with wgpu to a PNG, or to a video (ffmpeg,
-//! else a PNG sequence).
+//! `flowlab render`: runs a case headless and renders the field view (of a 3D case, a slice;
+//! with `--iso` or `--camera`, the 3D view: box, slice in place, isosurfaces) offscreen with
+//! wgpu to a PNG, or to a video (ffmpeg, else a PNG sequence).
 
 use crate::case::Case;
-use crate::export::mesh::cell_lattice;
 use crate::export::{png, video};
 use crate::render::colormap::Colormap;
 use crate::render::headless::Headless;
 use crate::render::offscreen;
 use crate::render::streamlines::{self, Integrator, even};
-use crate::render::surface::{self, SurfaceFrame};
-use crate::render::view::{self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, ViewSettings};
+use crate::render::scene3d;
+use crate::render::surface;
+use crate::render::view::{
+    self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, Slice, View3d, ViewSettings,
+};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
 
@@ -28,7 +30,8 @@ pub struct Args {
     /// Simulated time to run to before the (first) frame.
     #[arg(long, allow_negative_numbers = true)]
     pub t_end: Option<f64>,
-    /// Field to show (e.g. vorticity, speed, p, stream_function).
+    /// Field to show (e.g. vorticity, speed, p, stream_function; of a 3D case, `vorticity` is
+    /// its component normal to the slice).
     #[arg(long, default_value = "vorticity")]
     pub view: String,
     /// Colormap: viridis, cividis, turbo or diverging (default: suits the field).
@@ -85,41 +88,69 @@ pub struct Args {
     /// ffmpeg program.
     #[arg(long, default_value = "ffmpeg")]
     pub ffmpeg: String,
-    /// 3D cases: draw the isosurfaces FIELD = LEVEL (up to 8 levels, e.g. `q_criterion=0.5,2`)
-    /// in the 3D view instead of the mid-plane slice.
+    /// 3D cases: the plane the view shows, normal to AXIS (x, y or z) at POSITION, a fraction
+    /// of the domain along it (default z=0.5). Drawn flat, or in place in the 3D view.
+    #[arg(long, value_name = "AXIS=POSITION")]
+    pub slice: Option<String>,
+    /// 3D cases: draw the 3D view with the isosurfaces FIELD = LEVEL (up to 8 levels, e.g.
+    /// `q_criterion=0.5,2`), and the slice when `--slice` is given.
     #[arg(long, value_name = "FIELD=LEVEL[,LEVEL...]", allow_hyphen_values = true)]
     pub iso: Option<String>,
-    /// The 3D view's camera: azimuth and elevation in degrees, and the distance as a multiple
-    /// of the one that frames the domain (default 30,20,1).
+    /// 3D cases: draw the 3D view, its camera at azimuth and elevation in degrees and at a
+    /// distance that is a multiple of the one framing the domain (default 30,20,1).
     #[arg(long, value_name = "AZ,EL,DIST", allow_hyphen_values = true)]
     pub camera: Option<String>,
 }
 
-/// The 3D view `--iso` and `--camera` ask for.
-struct SurfaceView {
-    field: String,
-    levels: Vec<f32>,
-    /// Azimuth and elevation (degrees), distance (a multiple of the framing one).
-    camera: [f32; 3],
+/// The slice of `--slice AXIS=POSITION`.
+fn slice(s: &str) -> Result<Slice, String> {
+    let option = format!("--slice {s}");
+    let (axis, position) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{option}: expected AXIS=POSITION, e.g. z=0.5"))?;
+    let axis = match axis.trim() {
+        "x" => 0,
+        "y" => 1,
+        "z" => 2,
+        other => return Err(format!("{option}: the axis is x, y or z, not `{other}`")),
+    };
+    match numbers(position, &option)?.as_slice() {
+        [p] if (0.0..=1.0).contains(p) => Ok(Slice { axis, position: *p }),
+        _ => Err(format!(
+            "{option}: the position is one number from 0 to 1 (a fraction of the domain)"
+        )),
+    }
 }
 
-/// Parses `--iso FIELD=LEVEL[,LEVEL...]` and `--camera AZ,EL,DIST`.
-fn surface_view(a: &Args) -> Result<Option<SurfaceView>, String> {
-    let Some(iso) = &a.iso else {
-        if a.camera.is_some() {
-            return Err("--camera sets the 3D view of --iso; give --iso FIELD=LEVEL too".into());
-        }
-        return Ok(None);
-    };
-    let option = format!("--iso {iso}");
-    let (field, levels) = iso
-        .split_once('=')
-        .ok_or_else(|| format!("{option}: expected FIELD=LEVEL[,LEVEL...], e.g. speed=0.2,0.4"))?;
-    let levels: Vec<f32> = numbers(levels, &option)?.into_iter().map(|l| l as f32).collect();
-    if levels.len() > surface::MAX_LEVELS {
-        return Err(format!("{option}: at most {} levels", surface::MAX_LEVELS));
+/// Sets the 3D view `--iso`, `--slice` and `--camera` ask for on `v`; returns the camera
+/// (azimuth and elevation in degrees, distance as a multiple of the framing one), `None` for
+/// the flat view.
+fn view_3d(a: &Args, v: &mut ViewSettings) -> Result<Option<[f32; 3]>, String> {
+    if let Some(s) = &a.slice {
+        v.slice = slice(s)?;
     }
-    let camera = match &a.camera {
+    if a.iso.is_none() && a.camera.is_none() {
+        return Ok(None);
+    }
+    v.view3d = View3d {
+        enabled: true,
+        slice: a.slice.is_some() || a.iso.is_none(),
+        iso_field: None,
+        iso_levels: Vec::new(),
+    };
+    if let Some(iso) = &a.iso {
+        let option = format!("--iso {iso}");
+        let (field, levels) = iso
+            .split_once('=')
+            .ok_or_else(|| format!("{option}: expected FIELD=LEVEL[,LEVEL...], e.g. speed=0.2,0.4"))?;
+        let levels = numbers(levels, &option)?;
+        if levels.len() > surface::MAX_LEVELS {
+            return Err(format!("{option}: at most {} levels", surface::MAX_LEVELS));
+        }
+        v.view3d.iso_field = Some(field.trim().to_string());
+        v.view3d.iso_levels = levels;
+    }
+    Ok(Some(match &a.camera {
         None => [30.0, 20.0, 1.0],
         Some(c) => {
             let what = format!("--camera {c}");
@@ -132,44 +163,33 @@ fn surface_view(a: &Args) -> Result<Option<SurfaceView>, String> {
                 }
             }
         }
-    };
-    Ok(Some(SurfaceView {
-        field: field.trim().to_string(),
-        levels,
-        camera,
     }))
 }
 
-/// The 3D view of `solver`'s isosurfaces at `width x height`.
-fn render_surfaces(
+/// The 3D view of `solver`'s state at `width x height`, seen from `camera` ([`view_3d`]).
+fn render_3d(
     headless: &mut Headless,
     solver: &dyn Solver,
-    v: &SurfaceView,
-    width: u32,
-    height: u32,
+    view: &ViewSettings,
+    camera: [f32; 3],
+    scratch: &mut Scratch,
+    frame: &mut FrameData,
+    size: [u32; 2],
 ) -> Result<image::RgbaImage, String> {
-    let (values, n, origin, spacing) = cell_lattice(solver, &v.field).ok_or_else(|| {
-        format!(
-            "--iso: the solver has no field `{}` (it has: {})",
-            v.field,
+    if let Some(f) = view.view3d.iso_field.as_deref()
+        && !solver.field_names().contains(&f)
+    {
+        return Err(format!(
+            "--iso: the solver has no field `{f}` (it has: {})",
             solver.field_names().join(", ")
-        )
-    })?;
+        ));
+    }
+    frame_of(solver, view, scratch, frame)?;
     let g = solver.info().grid;
-    let min = glam::DVec3::from_slice(&g.origin).as_vec3();
-    let max = min + glam::DVec3::new(g.extent(0), g.extent(1), g.extent(2)).as_vec3();
-    let frame = SurfaceFrame {
-        values: &values,
-        n: n.map(|m| m as u32),
-        origin,
-        spacing,
-        levels: &v.levels,
-        min,
-        max,
-    };
-    let [az, el, d] = v.camera;
+    let (min, max) = scene3d::domain(&g);
+    let [az, el, d] = camera;
     let camera = surface::camera_from(min, max, az, el, d);
-    headless.render_surfaces(&frame, &camera, width, height)
+    headless.render_3d(frame, view, &g, &camera, size[0], size[1])
 }
 
 /// Most contour levels.
@@ -375,7 +395,8 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err("give --out FILE.png and/or --video FILE.mp4".into());
     }
     let [w, h] = parse_size(&a.size)?;
-    let view = view_settings(a)?;
+    let mut view = view_settings(a)?;
+    let camera = view_3d(a, &mut view)?;
     if a.frames == 0 {
         return Err("--frames 0: a video needs at least 1 frame".into());
     }
@@ -389,23 +410,35 @@ pub fn run(a: &Args) -> Result<(), String> {
             ));
         }
     }
-    let surfaces = surface_view(a)?;
     let case = load_case(a)?;
-    if surfaces.is_some() && case.spec.case.dim != 3 {
-        return Err(format!(
-            "--iso: isosurfaces are of 3D cases, {} is {}D",
-            a.case.display(),
-            case.spec.case.dim
-        ));
+    if case.spec.case.dim != 3 {
+        for (given, option) in [(&a.iso, "--iso"), (&a.slice, "--slice"), (&a.camera, "--camera")] {
+            if given.is_some() {
+                return Err(format!(
+                    "{option}: the 3D view and slices are of 3D cases, {} is {}D",
+                    a.case.display(),
+                    case.spec.case.dim
+                ));
+            }
+        }
     }
     let mut headless = Headless::new().map_err(|e| e.to_string())?;
     offscreen::check_size(&headless.gpu.device, w, h).map_err(|e| format!("--size {}: {e}", a.size))?;
     let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
+    // 3D states have the vorticity's components: the default view shows the one normal to the
+    // slice.
+    let names = solver.field_names();
+    if view.field == "vorticity" && !names.contains(&"vorticity") {
+        let normal = ["vorticity_x", "vorticity_y", "vorticity_z"][view.slice.axis];
+        if names.contains(&normal) {
+            view.field = normal.to_string();
+        }
+    }
     let mut scratch = Scratch::default();
     let mut frame = FrameData::default();
     advance(solver.as_mut(), a.steps, a.t_end)?;
-    let mut draw = |headless: &mut Headless, solver: &dyn Solver, w: u32, h: u32| match &surfaces {
-        Some(v) => render_surfaces(headless, solver, v, w, h),
+    let mut draw = |headless: &mut Headless, solver: &dyn Solver, w: u32, h: u32| match camera {
+        Some(c) => render_3d(headless, solver, &view, c, &mut scratch, &mut frame, [w, h]),
         None => {
             frame_of(solver, &view, &mut scratch, &mut frame)?;
             headless.render(&frame, w, h, None)

@@ -4,8 +4,10 @@ use super::camera::OrbitCamera;
 use super::gpu::{self, Gpu, GpuError};
 use super::offscreen::{self, Target};
 use super::scene::SceneRenderer;
-use super::surface::{self, SurfaceFrame, SurfaceScene};
-use super::view::{Camera, FrameData};
+use super::scene3d::Scene3d;
+use super::surface;
+use super::view::{Camera, FrameData, ViewSettings};
+use crate::solver::grid::Grid;
 use glam::Vec2;
 use image::RgbaImage;
 
@@ -17,19 +19,19 @@ pub const BACKGROUND: wgpu::Color = wgpu::Color {
     a: 1.0,
 };
 
-/// A device with the field-view and surface-view pipelines, rendering to images.
+/// A device with the field-view and 3D-view pipelines, rendering to images.
 pub struct Headless {
     pub gpu: Gpu,
     pub scene: SceneRenderer,
-    pub surfaces: SurfaceScene,
+    pub view3d: Scene3d,
 }
 
 impl Headless {
     pub fn new() -> Result<Headless, GpuError> {
         let gpu = gpu::headless()?;
         let scene = SceneRenderer::new(&gpu.device, offscreen::FORMAT);
-        let surfaces = SurfaceScene::new(&gpu.device, offscreen::FORMAT);
-        Ok(Headless { gpu, scene, surfaces })
+        let view3d = Scene3d::new(&gpu.device, offscreen::FORMAT);
+        Ok(Headless { gpu, scene, view3d })
     }
 
     /// Renders `frame` at `width x height` pixels, the whole domain in view (`camera` default).
@@ -50,18 +52,22 @@ impl Headless {
         self.draw(&target, None, |pass| scene.paint(pass))
     }
 
-    /// Renders the isosurfaces of `frame` seen by `camera` at `width x height` pixels.
-    pub fn render_surfaces(
+    /// Renders the 3D view of `frame` (gathered for `view` from a state on `grid`) seen by
+    /// `camera` at `width x height` pixels.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_3d(
         &mut self,
-        frame: &SurfaceFrame,
+        frame: &FrameData,
+        view: &ViewSettings,
+        grid: &Grid,
         camera: &OrbitCamera,
         width: u32,
         height: u32,
     ) -> Result<RgbaImage, String> {
         let target = Target::new(&self.gpu.device, width, height)?;
         let aspect = width as f32 / height as f32;
-        self.surfaces
-            .prepare(&self.gpu.device, &self.gpu.queue, frame, camera, aspect)?;
+        self.view3d
+            .prepare(&self.gpu.device, &self.gpu.queue, frame, view, grid, camera, aspect)?;
         let depth = offscreen::attachment(
             &self.gpu.device,
             "depth",
@@ -71,8 +77,8 @@ impl Headless {
             wgpu::TextureUsages::RENDER_ATTACHMENT,
         );
         let depth = depth.create_view(&wgpu::TextureViewDescriptor::default());
-        let surfaces = &self.surfaces;
-        self.draw(&target, Some(&depth), |pass| surfaces.paint(pass))
+        let view3d = &self.view3d;
+        self.draw(&target, Some(&depth), |pass| view3d.paint(pass))
     }
 
     /// One render pass into `target` (cleared to the background, and `depth` to the far plane
@@ -101,14 +107,7 @@ impl Headless {
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: depth.map(|view| wgpu::RenderPassDepthStencilAttachment {
-                    view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
+                depth_stencil_attachment: depth.map(surface::depth_cleared),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,

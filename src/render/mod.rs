@@ -1,5 +1,6 @@
-//! GPU rendering of the 2D field view (wgpu): colormapped field, contours, arrows, streamlines,
-//! offscreen targets with readback, and the headless renderer used by `flowlab render`.
+//! GPU rendering (wgpu): the 2D field view (colormapped field, contours, arrows, streamlines),
+//! the 3D view (bounding box, slice in place, isosurfaces), offscreen targets with readback,
+//! and the headless renderer used by `flowlab render`.
 
 pub mod camera;
 pub mod colormap;
@@ -8,6 +9,8 @@ pub mod headless;
 pub mod isosurface;
 pub mod offscreen;
 pub mod scene;
+pub mod scene3d;
+pub mod slice_plane;
 pub mod streamlines;
 pub mod surface;
 pub mod view;

@@ -96,13 +96,7 @@ impl SurfaceScene {
                     topology,
                     ..Default::default()
                 },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
+                depth_stencil: Some(depth_test()),
                 multisample: wgpu::MultisampleState::default(),
                 fragment: Some(wgpu::FragmentState {
                     module: &module,
@@ -176,6 +170,14 @@ impl SurfaceScene {
             ));
         }
         let bytes = std::mem::size_of_val(frame.values) as u64;
+        if frame.levels.is_empty() {
+            for (surface, _) in &mut self.levels {
+                if let Some(s) = surface {
+                    s.triangles = 0;
+                }
+            }
+            return self.frame_uniforms(queue, frame, camera, aspect);
+        }
         let limit = super::gpu::storage_buffer_limit(device);
         if bytes > limit {
             return Err(format!(
@@ -203,25 +205,30 @@ impl SurfaceScene {
         while self.levels.len() < frame.levels.len() {
             self.levels.push((None, item(device, &self.layout)));
         }
-        let view_projection = camera.view_projection(aspect);
-        let light = camera.backward();
-        let uniforms = |colour: [f32; 4]| Uniforms {
-            view_projection: view_projection.to_cols_array_2d(),
-            light: [light.x, light.y, light.z, 0.0],
-            colour,
-        };
         for (k, &level) in frame.levels.iter().enumerate() {
             let (surface, it) = &mut self.levels[k];
             self.extractor.extract(device, queue, &lattice, level, surface)?;
             let c = level_colour(k, frame.levels.len());
-            queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&uniforms(c)));
+            queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&uniforms(camera, aspect, c)));
         }
         for (surface, _) in &mut self.levels[frame.levels.len()..] {
             if let Some(s) = surface {
                 s.triangles = 0;
             }
         }
-        queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&uniforms(BOX)));
+        self.frame_uniforms(queue, frame, camera, aspect)
+    }
+
+    /// The bounding box's uniforms and lines.
+    fn frame_uniforms(
+        &self,
+        queue: &wgpu::Queue,
+        frame: &SurfaceFrame,
+        camera: &OrbitCamera,
+        aspect: f32,
+    ) -> Result<(), String> {
+        let u = uniforms(camera, aspect, BOX);
+        queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&u));
         queue.write_buffer(
             &self.box_lines,
             0,
@@ -245,6 +252,39 @@ impl SurfaceScene {
             pass.set_vertex_buffer(0, s.vertices.slice(..));
             pass.draw(0..3 * s.triangles, 0..1);
         }
+    }
+}
+
+/// The 3D view's depth test: nearer fragments win and are written.
+pub fn depth_test() -> wgpu::DepthStencilState {
+    wgpu::DepthStencilState {
+        format: DEPTH,
+        depth_write_enabled: Some(true),
+        depth_compare: Some(wgpu::CompareFunction::Less),
+        stencil: Default::default(),
+        bias: Default::default(),
+    }
+}
+
+/// A depth attachment of the 3D view on `view`, cleared to the far plane and not kept.
+pub fn depth_cleared(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
+    wgpu::RenderPassDepthStencilAttachment {
+        view,
+        depth_ops: Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(1.0),
+            store: wgpu::StoreOp::Discard,
+        }),
+        stencil_ops: None,
+    }
+}
+
+/// The uniforms of an item drawn in `colour` through `camera` (a headlight).
+fn uniforms(camera: &OrbitCamera, aspect: f32, colour: [f32; 4]) -> Uniforms {
+    let light = camera.backward();
+    Uniforms {
+        view_projection: camera.view_projection(aspect).to_cols_array_2d(),
+        light: [light.x, light.y, light.z, 0.0],
+        colour,
     }
 }
 

@@ -74,6 +74,105 @@ pub struct ViewSettings {
     pub streamlines: Streamlines,
     /// Velocity arrows, this many across the domain's width (2 to [`MAX_ARROWS`]).
     pub arrows: Option<u32>,
+    /// The plane of a 3D state the field view shows (2D states: always `z`).
+    pub slice: Slice,
+    /// The 3D view of a 3D state.
+    pub view3d: View3d,
+}
+
+/// The 3D view of a 3D state ([`crate::render::scene3d`]): the domain's box, the [`Slice`] in
+/// place, isosurfaces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct View3d {
+    /// Draw the 3D view (else the slice alone, flat, as a 2D field).
+    pub enabled: bool,
+    /// Draw the slice in the 3D view.
+    pub slice: bool,
+    /// The isosurfaces' field, and their levels (at most
+    /// [`crate::render::surface::MAX_LEVELS`]; none: one chosen from the data when shown).
+    pub iso_field: Option<String>,
+    pub iso_levels: Vec<f64>,
+}
+
+impl View3d {
+    /// The view a 3D case opens with: the slice, and isosurfaces of `iso_field`.
+    pub fn opening(iso_field: Option<&str>) -> View3d {
+        View3d {
+            enabled: true,
+            slice: true,
+            iso_field: iso_field.map(str::to_string),
+            iso_levels: Vec::new(),
+        }
+    }
+
+    /// The isosurfaces' field, when the 3D view draws them.
+    pub fn shown_iso_field(&self) -> Option<&str> {
+        self.iso_field.as_deref().filter(|_| self.enabled)
+    }
+}
+
+/// An axis-aligned plane through a 3D grid: normal to `axis` (0, 1, 2: x, y, z) at `position`,
+/// a fraction of the domain's extent along it (0 to 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slice {
+    pub axis: usize,
+    pub position: f64,
+}
+
+impl Default for Slice {
+    /// The mid-plane normal to z.
+    fn default() -> Self {
+        Slice {
+            axis: 2,
+            position: 0.5,
+        }
+    }
+}
+
+impl Slice {
+    /// The two in-plane axes, ascending: the slice's horizontal and vertical axes.
+    pub fn plane_axes(&self) -> [usize; 2] {
+        match self.axis {
+            0 => [1, 2],
+            1 => [0, 2],
+            _ => [0, 1],
+        }
+    }
+
+    /// The in-plane velocity components' field names (`u, v` on a z slice).
+    pub fn velocity_names(&self) -> [&'static str; 2] {
+        const NAMES: [&str; 3] = ["u", "v", "w"];
+        self.plane_axes().map(|a| NAMES[a])
+    }
+
+    /// The slice's coordinate along its axis for a domain starting at `origin` of `extent`.
+    pub fn coordinate(&self, origin: f64, extent: f64) -> f64 {
+        origin + self.position.clamp(0.0, 1.0) * extent
+    }
+
+    /// Replaces a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) by its values on this plane,
+    /// linearly interpolated between the two cell layers around it (cell centres at `(i + 1/2)
+    /// h`; beyond the first or last centre the nearest layer), x-fastest over the plane's axes
+    /// ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the two middle
+    /// layers, of an odd one the middle layer.
+    pub fn cut(&self, field: &mut Vec<f64>, n: [usize; 3]) {
+        let a = self.axis;
+        let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
+        let lo = (s.floor() as usize).min(n[a] - 1);
+        let hi = (lo + 1).min(n[a] - 1);
+        let t = s - lo as f64;
+        let stride = [1, n[0], n[0] * n[1]];
+        let [p, q] = self.plane_axes();
+        let mut out = Vec::with_capacity(n[p] * n[q]);
+        for j in 0..n[q] {
+            for i in 0..n[p] {
+                let base = i * stride[p] + j * stride[q];
+                let (x0, x1) = (field[base + lo * stride[a]], field[base + hi * stride[a]]);
+                out.push(if t == 0.0 { x0 } else { (1.0 - t) * x0 + t * x1 });
+            }
+        }
+        *field = out;
+    }
 }
 
 /// Most velocity arrows along either side of the domain.
@@ -90,8 +189,9 @@ impl ViewSettings {
             names.push(c);
         }
         if self.needs_velocity() {
-            names.extend(["u", "v"]);
+            names.extend(self.slice.velocity_names());
         }
+        names.extend(self.view3d.shown_iso_field());
         let mut unique = Vec::with_capacity(names.len());
         for n in names {
             if !unique.contains(&n) {
@@ -130,6 +230,8 @@ impl ViewSettings {
                 max_length: 4.0,
             },
             arrows: None,
+            slice: Slice::default(),
+            view3d: View3d::default(),
         }
     }
 }
@@ -247,6 +349,9 @@ pub struct FrameData {
     pub arrows: Option<([u32; 2], f32)>,
     /// Streamline segments `(x0, y0, x1, y1)` in world coordinates.
     pub segments: Vec<[f32; 4]>,
+    /// A 3D state's isosurface field over the whole grid (cell centres, x fastest; empty
+    /// unless the 3D view draws isosurfaces).
+    pub volume: Vec<f32>,
 }
 
 /// The colour range of `data` under `range` (see [`FrameData::range`]).
@@ -339,8 +444,8 @@ pub enum Freshness {
 }
 
 /// Reads the fields the view needs from `solver` (only those, all of one state), maps ranges,
-/// and traces the streamlines. A 3D state is shown as its mid-plane `z` slice ([`mid_plane`];
-/// the in-plane velocity `u, v` drives arrows and streamlines) until the 3D views land.
+/// and traces the streamlines. A 3D state is shown on the view's [`Slice`] (its in-plane
+/// velocity drives arrows and streamlines).
 /// Returns the step count of the state drawn, or `None` if the solver does not know a shown
 /// field or is 1D.
 pub fn gather(
@@ -354,9 +459,10 @@ pub fn gather(
     if g.dim < 2 {
         return None;
     }
-    out.n = [g.n[0], g.n[1]];
-    out.origin = [g.origin[0], g.origin[1]];
-    out.extent = [g.extent(0), g.extent(1)];
+    let [p, q] = if g.dim == 3 { view.slice.plane_axes() } else { [0, 1] };
+    out.n = [g.n[p], g.n[q]];
+    out.origin = [g.origin[p], g.origin[q]];
+    out.extent = [g.extent(p), g.extent(q)];
     let names = view.shown_fields();
     let Scratch {
         fields,
@@ -367,8 +473,12 @@ pub fn gather(
         Freshness::Current => solver::read_fields(solver, &names, fields)?,
         Freshness::Latest => solver.display_fields(&names, fields)?,
     };
+    out.volume.clear();
     if g.dim == 3 {
-        fields.iter_mut().for_each(|f| mid_plane(f, g.n));
+        if let Some(iso) = view.view3d.shown_iso_field() {
+            to_f32(&fields[names.iter().position(|n| *n == iso).expect("shown")], &mut out.volume);
+        }
+        fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
     }
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     to_f32(&fields[0], &mut out.field);
@@ -398,10 +508,11 @@ pub fn gather(
     if need_velocity {
         vel.n = out.n;
         vel.origin = out.origin;
-        vel.spacing = [g.spacing[0], g.spacing[1]];
+        vel.spacing = [g.spacing[p], g.spacing[q]];
         // The velocity moves out of the field buffers (they are refilled next frame).
-        std::mem::swap(&mut vel.components[0], &mut fields[index("u")]);
-        std::mem::swap(&mut vel.components[1], &mut fields[index("v")]);
+        let [along, up] = view.slice.velocity_names();
+        std::mem::swap(&mut vel.components[0], &mut fields[index(along)]);
+        std::mem::swap(&mut vel.components[1], &mut fields[index(up)]);
         if let Some(count) = view.arrows {
             let mut u = Vec::new();
             let mut v = Vec::new();
@@ -433,7 +544,7 @@ pub fn gather(
             Seeding::Points(p) => p[..p.len().min(streamlines::MAX_SEEDS)].to_vec(),
         };
         if s.seeding != Seeding::Off {
-            let h = g.spacing[0].min(g.spacing[1]);
+            let h = g.spacing[p].min(g.spacing[q]);
             let max_speed = vel.components[0]
                 .iter()
                 .zip(&vel.components[1])
@@ -494,19 +605,21 @@ pub fn xt_frame(
     out.velocity = None;
     out.arrows = None;
     out.segments.clear();
+    out.volume.clear();
     Some(())
 }
 
-/// Replaces a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) by its values on the mid-plane
-/// `z = z0 + L_z / 2`: the mean of the two middle cell layers (the middle layer when `n[2]` is
-/// odd), in place.
-pub fn mid_plane(field: &mut Vec<f64>, n: [usize; 3]) {
-    let plane = n[0] * n[1];
-    let (lo, hi) = ((n[2] - 1) / 2 * plane, n[2] / 2 * plane);
-    for k in 0..plane {
-        field[k] = 0.5 * (field[lo + k] + field[hi + k]);
+/// An isosurface level chosen from a field's values: the 95th percentile of the finite ones
+/// (a surface around the strongest 5 % of the field); `None` when none is finite or that
+/// percentile is 0 (a state at rest: the view chooses again from a later state).
+pub fn iso_level_of(values: &[f32]) -> Option<f64> {
+    let mut v: Vec<f32> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
     }
-    field.truncate(plane);
+    let k = (v.len() - 1) * 95 / 100;
+    let (_, at, _) = v.select_nth_unstable_by(k, f32::total_cmp);
+    (*at != 0.0).then_some(*at as f64)
 }
 
 fn to_f32(src: &[f64], dst: &mut Vec<f32>) {
@@ -517,6 +630,48 @@ fn to_f32(src: &[f64], dst: &mut Vec<f32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field linear in the cell centres is cut exactly; the mid-plane of an even grid is the
+    /// mean of the two middle layers, of an odd one the middle layer.
+    #[test]
+    fn slices_interpolate_between_cell_layers() {
+        let n = [4, 5, 6];
+        let centre = |i: usize| i as f64 + 0.5;
+        let field: Vec<f64> = (0..n[2])
+            .flat_map(|k| (0..n[1]).flat_map(move |j| (0..n[0]).map(move |i| (i, j, k))))
+            .map(|(i, j, k)| centre(i) + 10.0 * centre(j) + 100.0 * centre(k))
+            .collect();
+        for (axis, position) in [(0, 0.3), (1, 0.5), (2, 0.5), (2, 0.71)] {
+            let s = Slice { axis, position };
+            let mut f = field.clone();
+            s.cut(&mut f, n);
+            let [p, q] = s.plane_axes();
+            assert_eq!(f.len(), n[p] * n[q]);
+            let at = position * n[axis] as f64;
+            let weight = [1.0, 10.0, 100.0];
+            for j in 0..n[q] {
+                for i in 0..n[p] {
+                    let exact = weight[p] * centre(i) + weight[q] * centre(j) + weight[axis] * at;
+                    let got = f[j * n[p] + i];
+                    assert!((got - exact).abs() < 1e-9, "{s:?} at ({i}, {j}): {got} against {exact}");
+                }
+            }
+        }
+        // Beyond the last centre: the last layer.
+        let mut f = field.clone();
+        Slice { axis: 2, position: 1.0 }.cut(&mut f, n);
+        assert_eq!(f[0], field[5 * 20]);
+        assert_eq!(Slice::default().velocity_names(), ["u", "v"]);
+        assert_eq!(Slice { axis: 0, position: 0.5 }.velocity_names(), ["v", "w"]);
+    }
+
+    #[test]
+    fn iso_level_of_a_field_is_its_95th_percentile() {
+        let v: Vec<f32> = (0..101).rev().map(|x| x as f32).chain([f32::NAN]).collect();
+        assert_eq!(iso_level_of(&v), Some(95.0));
+        assert_eq!(iso_level_of(&[f32::NAN]), None);
+        assert_eq!(iso_level_of(&[0.0; 10]), None);
+    }
 
     #[test]
     fn camera_round_trips_and_zooms_about_the_cursor() {

@@ -4,7 +4,7 @@
 
 use super::speed::GridChoice;
 use crate::case::{Case, Kind, Method};
-use crate::render::view::{self, ViewSettings};
+use crate::render::view::{self, View3d, ViewSettings};
 use crate::solver::linear::schwarz::strip_rows;
 use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
 use crate::solver::{self, Solver};
@@ -33,6 +33,8 @@ pub const MAX_STEP_BUDGET: Duration = Duration::from_millis(250);
 pub enum Request {
     Screenshot,
     ToggleVideo,
+    /// The 3D view's camera: back to its opening view (`None`), or looking along an axis.
+    View3d(Option<usize>),
 }
 
 /// Step rate and cell-update rate, smoothed.
@@ -119,8 +121,18 @@ impl AppState {
         } else {
             solver.field_names().first().copied().unwrap_or("u")
         };
-        let mut view = ViewSettings::for_field(field);
-        if solver.field_names().contains(&"stream_function") {
+        let has = |f: &str| solver.field_names().contains(&f);
+        let mut view = if solver.info().grid.dim == 3 && has("speed") {
+            // The 3D view: the mid-plane coloured by speed with its contours, and the vortex
+            // cores as an isosurface of the Q-criterion.
+            let mut v = ViewSettings::for_field("speed");
+            v.contours.enabled = true;
+            v.view3d = View3d::opening(["q_criterion", "vorticity_magnitude"].into_iter().find(|f| has(f)));
+            v
+        } else {
+            ViewSettings::for_field(field)
+        };
+        if has("stream_function") {
             view.contours.field = Some("stream_function".into());
         }
         let save_path = match &case.path {

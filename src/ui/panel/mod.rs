@@ -5,6 +5,7 @@
 mod files;
 mod plots;
 mod settings;
+mod view3d;
 
 pub use plots::{color_bar, plots};
 
@@ -39,6 +40,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("drag (left)", "pan; draws the rake in rake mode"),
     ("click", "pin the probe; adds a seed in click mode"),
     ("wheel", "zoom about the cursor"),
+    ("3D: drag (left)", "turn the view about the domain"),
+    ("3D: drag (right or middle)", "pan"),
+    ("3D: wheel", "zoom"),
+    ("3D: Home / double-click", "reset the view"),
 ];
 
 /// Applies the keyboard shortcuts (when no text field has focus). Returns true if the view
@@ -274,6 +279,11 @@ pub fn controls(ui: &mut Ui, state: &mut AppState) {
         egui::CollapsingHeader::new("View")
             .default_open(true)
             .show(ui, |ui| view_section(ui, state));
+        if state.solver.info().grid.dim == 3 {
+            egui::CollapsingHeader::new("3D view")
+                .default_open(true)
+                .show(ui, |ui| view3d::view3d_section(ui, state));
+        }
         egui::CollapsingHeader::new("Saved states")
             .default_open(false)
             .show(ui, |ui| saved_states_section(ui, state));

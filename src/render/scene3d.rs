@@ -1,0 +1,92 @@
+//! The 3D view of a 3D state, for the window, its screenshots and videos, and `flowlab render`
+//! alike: the domain's bounding box, the view's [`Slice`] drawn in place
+//! ([`super::slice_plane`]) and the isosurfaces of the view's field ([`super::surface`]), seen
+//! through an [`OrbitCamera`] and depth-tested together.
+
+use super::camera::OrbitCamera;
+use super::slice_plane::SlicePlane;
+use super::surface::{SurfaceFrame, SurfaceScene};
+use super::view::{FrameData, ViewSettings};
+use crate::solver::grid::Grid;
+use glam::{DVec3, Vec3};
+
+/// The pipelines and GPU state of the 3D view.
+pub struct Scene3d {
+    surfaces: SurfaceScene,
+    slice: SlicePlane,
+    show_slice: bool,
+}
+
+/// The domain `grid` covers, as a box `(min, max)` in world coordinates.
+pub fn domain(grid: &Grid) -> (Vec3, Vec3) {
+    let min = DVec3::from_slice(&grid.origin).as_vec3();
+    let extent = DVec3::new(grid.extent(0), grid.extent(1), grid.extent(2)).as_vec3();
+    (min, min + extent)
+}
+
+impl Scene3d {
+    /// The pipelines drawing into targets of `format` (with a [`super::surface::DEPTH`] attachment).
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Scene3d {
+        Scene3d {
+            surfaces: SurfaceScene::new(device, format),
+            slice: SlicePlane::new(device, format),
+            show_slice: false,
+        }
+    }
+
+    /// Uploads one frame: `frame` gathered for `view` ([`super::view::gather`]: its 2D field is
+    /// the slice, its volume the isosurfaces' field) of a state on `grid`, seen by `camera` in a
+    /// view `aspect` = width / height wide. The levels are `view.view3d.iso_levels`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        frame: &FrameData,
+        view: &ViewSettings,
+        grid: &Grid,
+        camera: &OrbitCamera,
+        aspect: f32,
+    ) -> Result<(), String> {
+        let (min, max) = domain(grid);
+        let h = DVec3::from_slice(&grid.spacing).as_vec3();
+        let levels: Vec<f32> = if frame.volume.is_empty() {
+            Vec::new()
+        } else {
+            view.view3d.iso_levels.iter().map(|l| *l as f32).collect()
+        };
+        let surfaces = SurfaceFrame {
+            values: &frame.volume,
+            n: grid.n.map(|m| m as u32),
+            origin: min + 0.5 * h,
+            spacing: h,
+            levels: &levels,
+            min,
+            max,
+        };
+        self.surfaces.prepare(device, queue, &surfaces, camera, aspect)?;
+        self.show_slice = view.view3d.slice && !frame.field.is_empty();
+        if self.show_slice {
+            let s = view.slice;
+            let coordinate = s.coordinate(grid.origin[s.axis], grid.extent(s.axis)) as f32;
+            self.slice.prepare(
+                device,
+                queue,
+                frame,
+                s.plane_axes(),
+                s.axis,
+                coordinate,
+                camera.view_projection(aspect),
+            );
+        }
+        Ok(())
+    }
+
+    /// Draws the prepared frame into `pass` (which has a [`super::surface::DEPTH`] attachment).
+    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.surfaces.paint(pass);
+        if self.show_slice {
+            self.slice.paint(pass);
+        }
+    }
+}

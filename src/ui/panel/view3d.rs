@@ -1,0 +1,100 @@
+//! The panel's controls of a 3D state's view: the 3D view or the slice alone, the slice's axis
+//! and position, the isosurfaces' field and levels, and the camera's standard views.
+
+use crate::render::surface::MAX_LEVELS;
+use crate::render::view::View3d;
+use crate::ui::state::{AppState, Request};
+use egui::{DragValue, Ui};
+
+/// The "3D view" section (3D states only).
+pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
+    let names = state.solver.field_names();
+    let v = &mut state.view;
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut v.view3d.enabled, true, "3D view");
+        ui.selectable_value(&mut v.view3d.enabled, false, "slice alone");
+    });
+    ui.horizontal(|ui| {
+        ui.label("slice normal to");
+        for (axis, name) in ["x", "y", "z"].into_iter().enumerate() {
+            ui.selectable_value(&mut v.slice.axis, axis, name);
+        }
+    });
+    ui.add(egui::Slider::new(&mut v.slice.position, 0.0..=1.0).text("slice position"));
+    if v.view3d.enabled {
+        ui.checkbox(&mut v.view3d.slice, "show the slice in the 3D view");
+        iso_controls(ui, &mut v.view3d, names);
+        ui.horizontal(|ui| {
+            ui.label("camera");
+            if ui.button("reset").clicked() {
+                state.requests.push(Request::View3d(None));
+            }
+            for (axis, name) in ["+x", "+y", "+z"].into_iter().enumerate() {
+                if ui
+                    .button(name)
+                    .on_hover_text(format!("look along -{}", &name[1..]))
+                    .clicked()
+                {
+                    state.requests.push(Request::View3d(Some(axis)));
+                }
+            }
+        });
+    }
+}
+
+/// The isosurfaces' field (or none) and levels.
+fn iso_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
+    let shown = v.iso_field.clone().unwrap_or_else(|| "none".into());
+    egui::ComboBox::from_label("isosurfaces of")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            if ui.selectable_label(v.iso_field.is_none(), "none").clicked() {
+                v.iso_field = None;
+            }
+            for n in names {
+                if ui.selectable_label(v.iso_field.as_deref() == Some(*n), *n).clicked()
+                    && v.iso_field.as_deref() != Some(*n)
+                {
+                    v.iso_field = Some(n.to_string());
+                    // Chosen from the new field's values when next drawn.
+                    v.iso_levels.clear();
+                }
+            }
+        });
+    if v.iso_field.is_none() {
+        return;
+    }
+    let mut remove = None;
+    for (k, level) in v.iso_levels.iter_mut().enumerate() {
+        ui.horizontal(|ui| {
+            let speed = (level.abs() * 0.01).max(1e-6);
+            ui.add(DragValue::new(level).speed(speed).prefix(format!("level {}: ", k + 1)));
+            if ui.small_button("x").on_hover_text("remove this level").clicked() {
+                remove = Some(k);
+            }
+        });
+    }
+    if let Some(k) = remove {
+        v.iso_levels.remove(k);
+    }
+    ui.horizontal(|ui| {
+        let room = v.iso_levels.len() < MAX_LEVELS;
+        if ui
+            .add_enabled(room, egui::Button::new("add a level"))
+            .on_hover_text("half the last level, or one chosen from the field")
+            .clicked()
+        {
+            match v.iso_levels.last() {
+                Some(&l) => v.iso_levels.push(0.5 * l),
+                None => v.iso_levels.clear(),
+            }
+        }
+        if ui
+            .button("choose from the field")
+            .on_hover_text("one level at the field's 95th percentile")
+            .clicked()
+        {
+            v.iso_levels.clear();
+        }
+    });
+}
