@@ -282,8 +282,14 @@ fn slices_render_flat_and_in_place_in_the_3d_view() {
     };
     // Flat: the default plane is the mid-plane normal to z; a plane normal to x differs.
     let default = render(&[], "default.png");
-    assert!(default == render(&["--slice", "z=0.5"], "z.png"), "--slice z=0.5 is not the default view");
-    assert!(default != render(&["--slice", "x=0.5"], "x.png"), "the x slice looks like the z slice");
+    assert!(
+        default == render(&["--slice", "z=0.5"], "z.png"),
+        "--slice z=0.5 is not the default view"
+    );
+    assert!(
+        default != render(&["--slice", "x=0.5"], "x.png"),
+        "the x slice looks like the z slice"
+    );
     // In place: the slice fills part of the 3D view, and moves with its position.
     let mid = render(&["--camera", "30,20,1", "--slice", "z=0.5"], "mid3d.png");
     let back = render(&["--camera", "30,20,1", "--slice", "z=0.05"], "back3d.png");
@@ -293,7 +299,9 @@ fn slices_render_flat_and_in_place_in_the_3d_view() {
     // Closer to the back of the box, seen from the front: smaller.
     assert!(surface_pixels(&back) < n, "the far slice is not smaller");
     // With an isosurface, drawn depth-tested together.
-    let both = render(&["--camera", "30,20,1", "--slice", "z=0.5", "--iso", "speed=0.2"], "both.png");
+    let both = render(
+        &["--camera", "30,20,1", "--slice", "z=0.5", "--iso", "speed=0.2"],
+        "both.png",
+    );
     assert!(both != mid, "the isosurface is not drawn with the slice");
 }
-

@@ -105,7 +105,14 @@ fn main() {
         .args(["--frames", "15", "--screenshot"])
         .arg(&shot3d)
         .arg(common::root().join("cases").join("cavity_3d_re100.toml"))
-        .args(["--set", "grid.nx=16", "--set", "grid.ny=16", "--set", "grid.nz=16"])
+        .args([
+            "--set",
+            "grid.nx=16",
+            "--set",
+            "grid.ny=16",
+            "--set",
+            "grid.nz=16",
+        ])
         .args(["--set", "solver.backend=cpu"])
         .output()
         .expect("flowlab runs");
@@ -134,6 +141,10 @@ fn main() {
         "{coloured} of {} canvas samples are coloured in the 3D view",
         canvas.len()
     );
-    println!("test window_smoke ... ok ({}, {})", shot.display(), shot3d.display());
+    println!(
+        "test window_smoke ... ok ({}, {})",
+        shot.display(),
+        shot3d.display()
+    );
     println!("1 passed, 0 failed");
 }

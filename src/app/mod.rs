@@ -521,8 +521,15 @@ fn present_frame(
     let size = [w.config.width, w.config.height];
     let solid = has_frame && solid;
     if solid {
-        w.view3d
-            .draw(&w.gpu.device, &mut encoder, &target, size, canvas, BACKGROUND, false);
+        w.view3d.draw(
+            &w.gpu.device,
+            &mut encoder,
+            &target,
+            size,
+            canvas,
+            BACKGROUND,
+            false,
+        );
     }
     {
         let mut pass = encoder
@@ -732,8 +739,15 @@ fn capture(
     };
     if solid {
         let size = [width, height];
-        w.view3d
-            .draw(&w.gpu.device, &mut encoder, &target.view, size, canvas, BACKGROUND, true);
+        w.view3d.draw(
+            &w.gpu.device,
+            &mut encoder,
+            &target.view,
+            size,
+            canvas,
+            BACKGROUND,
+            true,
+        );
     }
     {
         let mut pass = encoder

@@ -93,7 +93,15 @@ impl Window3d {
         } else {
             &mut self.scene
         };
-        scene.prepare(&gpu.device, &gpu.queue, frame, &state.view, &grid, &self.camera, aspect)
+        scene.prepare(
+            &gpu.device,
+            &gpu.queue,
+            frame,
+            &state.view,
+            &grid,
+            &self.camera,
+            aspect,
+        )
     }
 
     /// Records the prepared scene into a pass of its own on `target` (`size` pixels), cleared

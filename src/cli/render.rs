@@ -7,8 +7,8 @@ use crate::export::{png, video};
 use crate::render::colormap::Colormap;
 use crate::render::headless::Headless;
 use crate::render::offscreen;
-use crate::render::streamlines::{self, Integrator, even};
 use crate::render::scene3d;
+use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
 use crate::render::view::{
     self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, Slice, View3d, ViewSettings,

@@ -66,8 +66,15 @@ impl Headless {
     ) -> Result<RgbaImage, String> {
         let target = Target::new(&self.gpu.device, width, height)?;
         let aspect = width as f32 / height as f32;
-        self.view3d
-            .prepare(&self.gpu.device, &self.gpu.queue, frame, view, grid, camera, aspect)?;
+        self.view3d.prepare(
+            &self.gpu.device,
+            &self.gpu.queue,
+            frame,
+            view,
+            grid,
+            camera,
+            aspect,
+        )?;
         let depth = offscreen::attachment(
             &self.gpu.device,
             "depth",

@@ -163,7 +163,8 @@ impl SlicePlane {
         };
         if self.image.as_ref().is_none_or(|i| i.size != size) {
             let usage = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
-            let texture = offscreen::attachment(device, "slice image", size[0], size[1], offscreen::FORMAT, usage);
+            let texture =
+                offscreen::attachment(device, "slice image", size[0], size[1], offscreen::FORMAT, usage);
             let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("slice plane"),
@@ -225,9 +226,18 @@ impl SlicePlane {
                 uv: [s, 1.0 - t],
             }
         };
-        let corners = [corner(0.0, 0.0), corner(1.0, 0.0), corner(0.0, 1.0), corner(1.0, 1.0)];
+        let corners = [
+            corner(0.0, 0.0),
+            corner(1.0, 0.0),
+            corner(0.0, 1.0),
+            corner(1.0, 1.0),
+        ];
         queue.write_buffer(&self.corners, 0, bytemuck::cast_slice(&corners));
-        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&view_projection.to_cols_array_2d()));
+        queue.write_buffer(
+            &self.uniforms,
+            0,
+            bytemuck::bytes_of(&view_projection.to_cols_array_2d()),
+        );
     }
 
     /// Draws the prepared slice into `pass` (which has a [`surface::DEPTH`] attachment).

@@ -459,7 +459,11 @@ pub fn gather(
     if g.dim < 2 {
         return None;
     }
-    let [p, q] = if g.dim == 3 { view.slice.plane_axes() } else { [0, 1] };
+    let [p, q] = if g.dim == 3 {
+        view.slice.plane_axes()
+    } else {
+        [0, 1]
+    };
     out.n = [g.n[p], g.n[q]];
     out.origin = [g.origin[p], g.origin[q]];
     out.extent = [g.extent(p), g.extent(q)];
@@ -476,7 +480,10 @@ pub fn gather(
     out.volume.clear();
     if g.dim == 3 {
         if let Some(iso) = view.view3d.shown_iso_field() {
-            to_f32(&fields[names.iter().position(|n| *n == iso).expect("shown")], &mut out.volume);
+            to_f32(
+                &fields[names.iter().position(|n| *n == iso).expect("shown")],
+                &mut out.volume,
+            );
         }
         fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
     }
@@ -653,16 +660,30 @@ mod tests {
                 for i in 0..n[p] {
                     let exact = weight[p] * centre(i) + weight[q] * centre(j) + weight[axis] * at;
                     let got = f[j * n[p] + i];
-                    assert!((got - exact).abs() < 1e-9, "{s:?} at ({i}, {j}): {got} against {exact}");
+                    assert!(
+                        (got - exact).abs() < 1e-9,
+                        "{s:?} at ({i}, {j}): {got} against {exact}"
+                    );
                 }
             }
         }
         // Beyond the last centre: the last layer.
         let mut f = field.clone();
-        Slice { axis: 2, position: 1.0 }.cut(&mut f, n);
+        Slice {
+            axis: 2,
+            position: 1.0,
+        }
+        .cut(&mut f, n);
         assert_eq!(f[0], field[5 * 20]);
         assert_eq!(Slice::default().velocity_names(), ["u", "v"]);
-        assert_eq!(Slice { axis: 0, position: 0.5 }.velocity_names(), ["v", "w"]);
+        assert_eq!(
+            Slice {
+                axis: 0,
+                position: 0.5
+            }
+            .velocity_names(),
+            ["v", "w"]
+        );
     }
 
     #[test]

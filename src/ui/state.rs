@@ -127,7 +127,11 @@ impl AppState {
             // cores as an isosurface of the Q-criterion.
             let mut v = ViewSettings::for_field("speed");
             v.contours.enabled = true;
-            v.view3d = View3d::opening(["q_criterion", "vorticity_magnitude"].into_iter().find(|f| has(f)));
+            v.view3d = View3d::opening(
+                ["q_criterion", "vorticity_magnitude"]
+                    .into_iter()
+                    .find(|f| has(f)),
+            );
             v
         } else {
             ViewSettings::for_field(field)

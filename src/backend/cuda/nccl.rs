@@ -184,15 +184,7 @@ impl Nccl {
                     // SAFETY: `dst` lies in `all` (checked above); the root's `src` holds
                     // `count` values (the caller's layout); every part posts the same calls.
                     unsafe {
-                        nccl::broadcast(
-                            src,
-                            dst,
-                            count,
-                            dt,
-                            root as i32,
-                            self.comm,
-                            self.stream(stream),
-                        )?;
+                        nccl::broadcast(src, dst, count, dt, root as i32, self.comm, self.stream(stream))?;
                     }
                     offset += count;
                 }

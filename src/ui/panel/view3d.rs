@@ -52,7 +52,9 @@ fn iso_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
                 v.iso_field = None;
             }
             for n in names {
-                if ui.selectable_label(v.iso_field.as_deref() == Some(*n), *n).clicked()
+                if ui
+                    .selectable_label(v.iso_field.as_deref() == Some(*n), *n)
+                    .clicked()
                     && v.iso_field.as_deref() != Some(*n)
                 {
                     v.iso_field = Some(n.to_string());
@@ -68,7 +70,11 @@ fn iso_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
     for (k, level) in v.iso_levels.iter_mut().enumerate() {
         ui.horizontal(|ui| {
             let speed = (level.abs() * 0.01).max(1e-6);
-            ui.add(DragValue::new(level).speed(speed).prefix(format!("level {}: ", k + 1)));
+            ui.add(
+                DragValue::new(level)
+                    .speed(speed)
+                    .prefix(format!("level {}: ", k + 1)),
+            );
             if ui.small_button("x").on_hover_text("remove this level").clicked() {
                 remove = Some(k);
             }

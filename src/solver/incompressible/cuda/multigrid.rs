@@ -129,7 +129,9 @@ pub(super) fn hierarchy<T: Real, const D: usize>(
     let g = plan.gathered;
     let (whole_levels, coarse) = whole_levels(gpu, g.whole, true)?;
     let layer = g.owned.stride[D - 1];
-    let counts = (0..g.slabs.parts()).map(|r| g.slabs.owned(r).len() * layer).collect();
+    let counts = (0..g.slabs.parts())
+        .map(|r| g.slabs.owned(r).len() * layer)
+        .collect();
     Ok(Work::Multigrid {
         levels,
         coarse: MgCoarse::Gathered(Box::new(MgGathered {
@@ -287,7 +289,14 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// launch, from `x` to `scratch` and back; 3D grids and odd periodic sizes take the
     /// single-colour sweeps (with the serial seam cells) instead, and on a part each colour
     /// refreshes the layers the part does not own.
-    fn smooth(&self, level: &MgLevel<T, D>, x: u64, scratch: u64, b: u64, first: i64) -> Result<(), CudaError> {
+    fn smooth(
+        &self,
+        level: &MgLevel<T, D>,
+        x: u64,
+        scratch: u64,
+        b: u64,
+        first: i64,
+    ) -> Result<(), CudaError> {
         let op = &level.op;
         if D == 3 || odd_periodic(op) || level.cut != Cut::Whole {
             for _ in 0..2 {

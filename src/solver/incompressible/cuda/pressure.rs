@@ -4,8 +4,8 @@
 
 use super::slab::{GpuSlab, Partials};
 use super::{
-    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SOR_CHECK, SpectralWork, Work,
-    cells3, grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
+    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SOR_CHECK, SpectralWork, Work, cells3,
+    grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu};
 use crate::case::PressureSolverKind;
@@ -138,7 +138,14 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
     /// not own refreshed ([`Self::swept`]; one GPU: [`Self::colour`]).
-    pub(super) fn colour_exchanged(&self, x: u64, b: u64, colour: i64, omega: T, ctrl: u64) -> Result<(), CudaError> {
+    pub(super) fn colour_exchanged(
+        &self,
+        x: u64,
+        b: u64,
+        colour: i64,
+        omega: T,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
         let op = &self.op;
         if odd_periodic(op) {
             // The serial seam kernel runs over every layer: no split.

@@ -71,11 +71,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             // Bytes model of a V-cycle: per level of n cells, 4 fused two-colour sweeps (3n
             // each), the residual (3n), restriction (1.25n), the coarse zeroing (0.25n) and the
             // prolongation (2.25n): 18.75n, times 4/3 over the levels, 25 fine arrays.
-            kernels.push((
-                "v_cycle (launches)",
-                25.0,
-                Box::new(|s| s.launched_v_cycle()),
-            ));
+            kernels.push(("v_cycle (launches)", 25.0, Box::new(|s| s.launched_v_cycle())));
             if self.graphs {
                 kernels.push(("v_cycle (graph)", 25.0, Box::new(|s| s.top_v_cycle())));
             }

@@ -109,7 +109,14 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
                     comm: link.comm.clone(),
                 };
                 let rows = c.op.rows();
-                let sums = RowSums::part(&level_link, rows, rows / c.op.n[D - 1], c.op.nx(), 0, c.whole.rows());
+                let sums = RowSums::part(
+                    &level_link,
+                    rows,
+                    rows / c.op.n[D - 1],
+                    c.op.nx(),
+                    0,
+                    c.whole.rows(),
+                );
                 Level {
                     offset: c.offset,
                     ..Level::new(c.op, sums)
