@@ -578,13 +578,7 @@ impl AppState {
 
     /// Values of every field at a point (probe; in 3D on the shown mid-plane z slice).
     pub fn probe_values(&self, p: [f64; 2]) -> Vec<(&'static str, f64)> {
-        let g = self.solver.info().grid;
-        let z = if g.dim == 3 {
-            g.origin[2] + 0.5 * g.extent(2)
-        } else {
-            0.0
-        };
-        let point = [p[0], p[1], z];
+        let point = self.grid_point(p);
         self.solver
             .field_names()
             .iter()
@@ -592,19 +586,39 @@ impl AppState {
             .collect()
     }
 
-    /// A point as text: `x = ..` for 1D cases (the x-t view's vertical axis is time), `(x, y)` otherwise.
+    /// The point of the grid that the point `p` of the field view shows: in 3D, on the view's
+    /// slice (`p` along its plane axes).
+    pub fn grid_point(&self, p: [f64; 2]) -> [f64; 3] {
+        let g = self.solver.info().grid;
+        if g.dim < 3 {
+            return [p[0], p[1], 0.0];
+        }
+        let s = self.view.slice;
+        let mut point = [0.0; 3];
+        let [a, b] = s.plane_axes();
+        (point[a], point[b]) = (p[0], p[1]);
+        point[s.axis] = s.coordinate(g.origin[s.axis], g.extent(s.axis));
+        point
+    }
+
+    /// A point as text: `x = ..` for 1D cases (the x-t view's vertical axis is time), `(x, y)`
+    /// in 2D, the point of the slice `(x, y, z)` in 3D.
     pub fn point_label(&self, p: [f64; 2]) -> String {
-        if self.solver.info().grid.dim == 1 {
-            format!("x = {:.4}", p[0])
-        } else {
-            format!("({:.4}, {:.4})", p[0], p[1])
+        match self.solver.info().grid.dim {
+            1 => format!("x = {:.4}", p[0]),
+            2 => format!("({:.4}, {:.4})", p[0], p[1]),
+            _ => {
+                let [x, y, z] = self.grid_point(p);
+                format!("({x:.4}, {y:.4}, {z:.4})")
+            }
         }
     }
 
-    /// The point `p` lies in the domain.
+    /// The point `p` of the field view lies in the domain.
     pub fn in_domain(&self, p: [f64; 2]) -> bool {
         let g = self.solver.info().grid;
-        (0..g.dim.min(2)).all(|a| p[a] >= g.origin[a] && p[a] <= g.origin[a] + g.extent(a))
+        let q = self.grid_point(p);
+        (0..g.dim).all(|a| q[a] >= g.origin[a] && q[a] <= g.origin[a] + g.extent(a))
     }
 
     /// The slabs of a decomposed run along the grid's last axis (y in 2D, z in 3D), in world

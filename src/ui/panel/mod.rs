@@ -200,8 +200,9 @@ fn name_of<T: serde::Serialize>(v: &T) -> String {
 /// Draws the slabs of a decomposed run (the overlapping Schwarz slabs of a SIMPLE run, or the
 /// parts of a grid cut over several GPUs) over the field view
 /// (`to_screen`: world point to screen point). In 2D the slabs run along y across the view: the
-/// overlap bands shaded, the slab boundaries as lines. In 3D they run along z, normal to the shown
-/// mid-plane z slice, so the view names the slabs and overlaps that plane lies in.
+/// overlap bands shaded, the slab boundaries as lines. In 3D they run along z: across a slice
+/// normal to x or y (whose vertical axis is z) likewise; on a slice normal to z the view names
+/// the slabs and overlaps that plane lies in.
 pub fn subdomain_overlay(
     painter: &egui::Painter,
     state: &AppState,
@@ -212,10 +213,14 @@ pub fn subdomain_overlay(
         return;
     }
     let g = state.solver.info().grid;
-    let (x0, x1) = (g.origin[0], g.origin[0] + g.extent(0));
+    let slice = state.view.slice;
+    // The view's horizontal axis.
+    let h = if g.dim == 3 { slice.plane_axes()[0] } else { 0 };
+    let (x0, x1) = (g.origin[h], g.origin[h] + g.extent(h));
     let colour = Color32::from_rgb(255, 120, 0);
-    if g.dim == 3 {
-        let text = slabs_at_plane(&strips, &state.subdomain_kind(), g.origin[2] + 0.5 * g.extent(2));
+    if g.dim == 3 && slice.axis == 2 {
+        let z = slice.coordinate(g.origin[2], g.extent(2));
+        let text = slabs_at_plane(&strips, &state.subdomain_kind(), z);
         let top_left = to_screen([x0, g.origin[1] + g.extent(1)]) + egui::vec2(4.0, 4.0);
         // On a dark backing: the label lies over the field's colours.
         let galley = painter.layout_no_wrap(text, egui::FontId::proportional(12.0), colour);
