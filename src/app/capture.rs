@@ -5,7 +5,7 @@ use super::{WindowState, clamp_canvas, gather, view3d};
 use crate::export::video;
 use crate::render::headless::BACKGROUND;
 use crate::render::offscreen::Target;
-use crate::render::view::Freshness;
+use crate::render::gather::Freshness;
 use crate::ui::state::AppState;
 use glam::Vec2;
 

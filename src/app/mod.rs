@@ -16,7 +16,8 @@ use crate::render::gpu::{self, Gpu};
 use crate::render::headless::BACKGROUND;
 use crate::render::offscreen;
 use crate::render::scene::SceneRenderer;
-use crate::render::view::{self, Camera, FrameData, Freshness, Scratch, Seeding};
+use crate::render::gather::{self, Freshness, Scratch};
+use crate::render::view::{self, Camera, FrameData, Seeding};
 use crate::ui::panel;
 use crate::ui::state::{AppState, Request};
 use capture::{capture, toggle_video};
@@ -663,7 +664,7 @@ fn gather(state: &mut AppState, w: &mut WindowState, freshness: Freshness) -> Op
         )
         .map(|()| state.solver.steps())
     } else {
-        view::gather(
+        gather::gather(
             state.solver.as_ref(),
             &state.view,
             freshness,

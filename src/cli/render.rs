@@ -10,9 +10,8 @@ use crate::render::offscreen;
 use crate::render::scene3d;
 use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
-use crate::render::view::{
-    self, FrameData, Freshness, MAX_ARROWS, Range, Scratch, Seeding, Slice, View3d, ViewSettings,
-};
+use crate::render::gather::{self, Freshness, Scratch};
+use crate::render::view::{FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
 
@@ -378,7 +377,7 @@ pub fn frame_of(
             "flowlab render draws 2D cases and the mid-plane z slice of 3D cases; this case is 1D".into(),
         );
     }
-    view::gather(solver, view, Freshness::Current, scratch, frame)
+    gather::gather(solver, view, Freshness::Current, scratch, frame)
         .map(|_| ())
         .ok_or_else(|| {
             format!(

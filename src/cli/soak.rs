@@ -4,7 +4,8 @@
 //! reaches its end time starts again. Every `--sample-seconds` it prints the resident memory
 //! (Linux `/proc/self/status` `VmRSS`), the ring's bytes, the step and the time.
 
-use crate::render::view::{self, FrameData, Freshness, Scratch};
+use crate::render::gather::{self, Freshness, Scratch};
+use crate::render::view::FrameData;
 use crate::ui::state::AppState;
 use anyhow::bail;
 use clap::Args as ClapArgs;
@@ -63,7 +64,7 @@ pub fn run(a: &Args) -> anyhow::Result<()> {
     loop {
         state.advance_frame();
         state.prefetch_shown();
-        view::gather(
+        gather::gather(
             state.solver.as_ref(),
             &state.view,
             Freshness::Latest,

@@ -4,6 +4,7 @@
 
 pub mod camera;
 pub mod colormap;
+pub mod gather;
 pub mod gpu;
 pub mod headless;
 pub mod isosurface;
