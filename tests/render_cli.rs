@@ -305,3 +305,54 @@ fn slices_render_flat_and_in_place_in_the_3d_view() {
     );
     assert!(both != mid, "the isosurface is not drawn with the slice");
 }
+
+#[test]
+fn streamlines_run_through_the_3d_view_from_seeds_on_the_slice() {
+    if common::headless_or_skip("streamlines_run_through_the_3d_view_from_seeds_on_the_slice").is_none() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_tubes");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let render = |extra: &[&str], name: &str| -> image::RgbaImage {
+        let mut argv = vec![
+            "--set",
+            "grid.nx=16",
+            "--set",
+            "grid.ny=16",
+            "--view",
+            "speed",
+            "--camera",
+            "30,25,1",
+        ];
+        argv.extend(extra);
+        if !extra.contains(&"--slice") {
+            argv.extend(["--slice", "y=0.3"]);
+        }
+        render_3d_case(&dir, &argv, name).unwrap()
+    };
+    // Coloured pixels in the image's top third: the slice y = 0.3 lies below it, the tubes
+    // through the lid's flow (y near 1) above.
+    let upper = |img: &image::RgbaImage| {
+        let mut top = img.clone();
+        top.pixels_mut().skip(320 * 80).for_each(|p| p.0 = [0, 0, 0, 255]);
+        surface_pixels(&top)
+    };
+    let slice = render(&[], "slice.png");
+    let tubes = render(&["--streamlines", "grid:4"], "tubes.png");
+    let (without, with) = (upper(&slice), upper(&tubes));
+    assert!(
+        with > without + 200,
+        "tubes add {with} - {without} pixels above the slice"
+    );
+    // Seeds on a slice of another height give other lines.
+    let higher = render(&["--streamlines", "grid:4", "--slice", "y=0.6"], "higher.png");
+    assert!(
+        higher != tubes,
+        "moving the seeding slice does not move the lines"
+    );
+    // Evenly spaced lines stay in the slice's plane: nothing above it.
+    let even = render(&["--streamlines", "even:0.1"], "even.png");
+    assert!(even != slice, "no lines drawn on the slice");
+    assert_eq!(upper(&even), without, "evenly spaced lines left the slice");
+}

@@ -3,9 +3,9 @@
 
 use super::{WindowState, clamp_canvas, gather, view3d};
 use crate::export::video;
+use crate::render::gather::Freshness;
 use crate::render::headless::BACKGROUND;
 use crate::render::offscreen::Target;
-use crate::render::gather::Freshness;
 use crate::ui::state::AppState;
 use glam::Vec2;
 

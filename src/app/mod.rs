@@ -12,11 +12,11 @@ mod view3d;
 
 use crate::case::Case;
 use crate::export::{png, video};
+use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::gpu::{self, Gpu};
 use crate::render::headless::BACKGROUND;
 use crate::render::offscreen;
 use crate::render::scene::SceneRenderer;
-use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::view::{self, Camera, FrameData, Seeding};
 use crate::ui::panel;
 use crate::ui::state::{AppState, Request};

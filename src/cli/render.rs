@@ -5,12 +5,12 @@
 use crate::case::Case;
 use crate::export::{png, video};
 use crate::render::colormap::Colormap;
+use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::headless::Headless;
 use crate::render::offscreen;
 use crate::render::scene3d;
 use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
-use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::view::{FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings};
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
@@ -51,7 +51,9 @@ pub struct Args {
     pub contour_field: Option<String>,
     /// Streamlines: `grid:N` (N x N seeds, N up to 64), `rake:X0,Y0,X1,Y1,N` or
     /// `points:X,Y;X,Y;...` (up to 1000 seeds), or `even:DSEP` (evenly spaced lines DSEP apart, a
-    /// fraction of the domain's larger side from 0.005 to 0.5).
+    /// fraction of the domain's larger side from 0.005 to 0.5). In the 3D view (`--camera`) the
+    /// seeds lie on the slice (coordinates in its plane; up to 16 x 16 or 256) and the lines
+    /// run through the 3D flow as tubes; evenly spaced lines stay in the slice.
     #[arg(long)]
     pub streamlines: Option<String>,
     /// Streamline integrator: `rk45` (adaptive, `--tolerance`) or `rk4` (fixed `--step`).

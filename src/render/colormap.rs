@@ -55,9 +55,29 @@ impl Colormap {
     }
 }
 
+/// Where `v` lies on the colour scale (0 to 1) of `range`: linear, or logarithmic in `|v|` from
+/// `range[0]` (a diverging map's halves mirrored about 1/2), as `normalise` in
+/// `shaders/colormap.wgsl` maps the field view's values.
+pub fn scale_position(v: f32, range: [f32; 2], log_scale: bool, diverging: bool) -> f32 {
+    let [lo, hi] = range;
+    if log_scale {
+        let l = ((v.abs().max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())).clamp(0.0, 1.0);
+        return if diverging { 0.5 + 0.5 * v.signum() * l } else { l };
+    }
+    ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scale_positions_are_linear_or_logarithmic() {
+        assert_eq!(scale_position(0.25, [0.0, 1.0], false, false), 0.25);
+        assert_eq!(scale_position(-3.0, [0.0, 1.0], false, false), 0.0);
+        assert!((scale_position(0.1, [0.01, 1.0], true, false) - 0.5).abs() < 1e-6);
+        assert!((scale_position(-0.1, [0.01, 1.0], true, true) - 0.25).abs() < 1e-6);
+    }
 
     #[test]
     fn diverging_is_blue_white_red() {

@@ -2,7 +2,7 @@
 //! view shows, all of one state, a 3D state cut to the view's slice, colour ranges mapped and
 //! streamlines traced.
 
-use super::streamlines::{self, GridVelocity, Limits};
+use super::streamlines::{self, GridVelocity, Limits, spatial};
 use super::view::{FrameData, MAX_ARROWS, Range, Seeding, ViewSettings, color_range};
 use crate::solver::{self, Solver};
 
@@ -17,6 +17,9 @@ pub struct Scratch {
     /// One per name of [`ViewSettings::shown_fields`], in its order.
     fields: Vec<Vec<f64>>,
     velocity: GridVelocity,
+    /// A 3D state's velocity and shown field over the whole grid, for streamlines in space.
+    velocity_3d: GridVelocity<3>,
+    colour_3d: Vec<f64>,
 }
 
 /// Which state [`gather`] reads.
@@ -31,7 +34,8 @@ pub enum Freshness {
 
 /// Reads the fields the view needs from `solver` (only those, all of one state), maps ranges,
 /// and traces the streamlines. A 3D state is shown on the view's [`Slice`] (its in-plane
-/// velocity drives arrows and streamlines).
+/// velocity drives arrows and streamlines in the plane); in the 3D view its streamlines start
+/// on the slice and run through the whole velocity ([`streamlines::spatial`]).
 /// Returns the step count of the state drawn, or `None` if the solver does not know a shown
 /// field or is 1D.
 pub fn gather(
@@ -57,23 +61,33 @@ pub fn gather(
     let Scratch {
         fields,
         velocity: vel,
+        velocity_3d,
+        colour_3d,
     } = scratch;
     fields.resize_with(names.len(), Vec::new);
     let step = match freshness {
         Freshness::Current => solver::read_fields(solver, &names, fields)?,
         Freshness::Latest => solver.display_fields(&names, fields)?,
     };
+    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     out.volume.clear();
+    out.paths.clear();
+    let in_space = g.dim == 3 && view.traces_in_space();
     if g.dim == 3 {
         if let Some(iso) = view.view3d.shown_iso_field() {
-            to_f32(
-                &fields[names.iter().position(|n| *n == iso).expect("shown")],
-                &mut out.volume,
-            );
+            to_f32(&fields[index(iso)], &mut out.volume);
+        }
+        if in_space {
+            velocity_3d.n = g.n;
+            velocity_3d.origin = g.origin;
+            velocity_3d.spacing = g.spacing;
+            for (a, name) in ["u", "v", "w"].into_iter().enumerate() {
+                velocity_3d.components[a].clone_from(&fields[index(name)]);
+            }
+            colour_3d.clone_from(&fields[0]);
         }
         fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
     }
-    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     to_f32(&fields[0], &mut out.field);
     out.colormap = Some(view.colormap);
     out.log_scale = view.log_scale;
@@ -124,19 +138,8 @@ pub fn gather(
             out.arrows = Some(([ax, ay], scale));
         }
         let s = &view.streamlines;
-        // At most MAX_GRID_SEEDS per side and MAX_SEEDS on a rake or clicked.
-        let seeds = match &s.seeding {
-            Seeding::Off | Seeding::Even { .. } => Vec::new(),
-            Seeding::Grid { n } => {
-                let n = (*n).min(streamlines::MAX_GRID_SEEDS);
-                streamlines::grid_seeds(out.origin, out.extent, n, n)
-            }
-            Seeding::Rake { a, b, count } => {
-                streamlines::rake_seeds(*a, *b, (*count).min(streamlines::MAX_SEEDS))
-            }
-            Seeding::Points(p) => p[..p.len().min(streamlines::MAX_SEEDS)].to_vec(),
-        };
-        if s.seeding != Seeding::Off {
+        let seeds = s.seeding.seeds(out.origin, out.extent);
+        if s.seeding != Seeding::Off && !in_space {
             let h = g.spacing[p].min(g.spacing[q]);
             let max_speed = vel.components[0]
                 .iter()
@@ -167,6 +170,31 @@ pub fn gather(
                 streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
             }
         }
+    }
+    if in_space {
+        let s = &view.streamlines;
+        let h = g.spacing.iter().copied().fold(f64::INFINITY, f64::min);
+        let extent = [g.extent(0), g.extent(1), g.extent(2)];
+        let max_speed = (0..velocity_3d.components[0].len())
+            .map(|k| {
+                let c = &velocity_3d.components;
+                (c[0][k] * c[0][k] + c[1][k] * c[1][k] + c[2][k] * c[2][k]).sqrt()
+            })
+            .fold(0.0f64, f64::max);
+        let limits = Limits {
+            max_length: s.max_length * extent.into_iter().fold(0.0, f64::max),
+            min_speed: 1e-4 * max_speed.max(1e-300),
+            scale: 0.5 * h,
+            max_step: 2.0 * h,
+            closure: CLOSURE_CELLS * h,
+            max_steps: spatial::MAX_TRACE_STEPS_3D,
+        };
+        let seeds = spatial::slice_seeds(&s.seeding, &view.slice, g.origin, extent);
+        out.paths = spatial::paths(velocity_3d, colour_3d, &seeds, s.integrator, &limits);
+        // One colour scale for the slice and the tubes, over the values of both.
+        let mut values = out.field.clone();
+        values.extend(out.paths.iter().flatten().map(|p| p[3]));
+        out.range = color_range(&values, view.range, view.log_scale, out.diverging);
     }
     Some(step)
 }

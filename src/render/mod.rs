@@ -12,6 +12,7 @@ pub mod offscreen;
 pub mod scene;
 pub mod scene3d;
 pub mod slice_plane;
+pub mod stream_tubes;
 pub mod streamlines;
 pub mod surface;
 pub mod view;

@@ -1,10 +1,13 @@
 //! The 3D view of a 3D state, for the window, its screenshots and videos, and `flowlab render`
-//! alike: the domain's bounding box, the view's [`Slice`] drawn in place
-//! ([`super::slice_plane`]) and the isosurfaces of the view's field ([`super::surface`]), seen
-//! through an [`OrbitCamera`] and depth-tested together.
+//! alike: the domain's bounding box, the view's [`Slice`](super::view::Slice) drawn in place
+//! ([`super::slice_plane`]), the isosurfaces of the view's field ([`super::surface`]) and the
+//! streamlines as tubes coloured like the slice ([`super::stream_tubes`]), seen through an
+//! [`OrbitCamera`] and depth-tested together.
 
 use super::camera::OrbitCamera;
+use super::colormap::{Colormap, scale_position};
 use super::slice_plane::SlicePlane;
+use super::stream_tubes::StreamTubes;
 use super::surface::{SurfaceFrame, SurfaceScene};
 use super::view::{FrameData, ViewSettings};
 use crate::solver::grid::Grid;
@@ -15,7 +18,11 @@ pub struct Scene3d {
     surfaces: SurfaceScene,
     slice: SlicePlane,
     show_slice: bool,
+    tubes: StreamTubes,
 }
+
+/// The streamline tubes' radius, a fraction of the domain's diagonal.
+const TUBE_RADIUS: f32 = 0.0035;
 
 /// The domain `grid` covers, as a box `(min, max)` in world coordinates.
 pub fn domain(grid: &Grid) -> (Vec3, Vec3) {
@@ -31,6 +38,7 @@ impl Scene3d {
             surfaces: SurfaceScene::new(device, format),
             slice: SlicePlane::new(device, format),
             show_slice: false,
+            tubes: StreamTubes::new(device, format),
         }
     }
 
@@ -65,6 +73,12 @@ impl Scene3d {
             max,
         };
         self.surfaces.prepare(device, queue, &surfaces, camera, aspect)?;
+        let colormap = frame.colormap.unwrap_or(Colormap::Viridis);
+        let colour =
+            |v: f32| colormap.color(scale_position(v, frame.range, frame.log_scale, frame.diverging) as f64);
+        let radius = TUBE_RADIUS * min.distance(max);
+        self.tubes
+            .prepare(device, queue, &frame.paths, radius, colour, camera, aspect)?;
         self.show_slice = view.view3d.slice && !frame.field.is_empty();
         if self.show_slice {
             let s = view.slice;
@@ -85,6 +99,7 @@ impl Scene3d {
     /// Draws the prepared frame into `pass` (which has a [`super::surface::DEPTH`] attachment).
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         self.surfaces.paint(pass);
+        self.tubes.paint(pass);
         if self.show_slice {
             self.slice.paint(pass);
         }

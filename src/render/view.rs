@@ -2,7 +2,7 @@
 //! per-frame gathering of the shown fields into the f32 arrays the GPU pipelines consume.
 
 use super::colormap::Colormap;
-use super::streamlines::Integrator;
+use super::streamlines::{self, Integrator};
 use glam::{Mat4, Vec2, Vec3};
 
 /// Colour range of the field view.
@@ -52,6 +52,25 @@ pub enum Seeding {
     Even {
         separation: f64,
     },
+}
+
+impl Seeding {
+    /// The seeds of a lattice, rake or points on the rectangle `origin + [0, extent]` (at most
+    /// [`streamlines::MAX_GRID_SEEDS`] a side, [`streamlines::MAX_SEEDS`] on a rake or
+    /// clicked); none when off or evenly spaced (that seeds itself as it traces).
+    pub fn seeds(&self, origin: [f64; 2], extent: [f64; 2]) -> Vec<[f64; 2]> {
+        match self {
+            Seeding::Off | Seeding::Even { .. } => Vec::new(),
+            Seeding::Grid { n } => {
+                let n = (*n).min(streamlines::MAX_GRID_SEEDS);
+                streamlines::grid_seeds(origin, extent, n, n)
+            }
+            Seeding::Rake { a, b, count } => {
+                streamlines::rake_seeds(*a, *b, (*count).min(streamlines::MAX_SEEDS))
+            }
+            Seeding::Points(p) => p[..p.len().min(streamlines::MAX_SEEDS)].to_vec(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -190,6 +209,9 @@ impl ViewSettings {
         if self.needs_velocity() {
             names.extend(self.slice.velocity_names());
         }
+        if self.traces_in_space() {
+            names.extend(["u", "v", "w"]);
+        }
         names.extend(self.view3d.shown_iso_field());
         let mut unique = Vec::with_capacity(names.len());
         for n in names {
@@ -204,6 +226,16 @@ impl ViewSettings {
     pub(super) fn contour_field(&self) -> Option<&str> {
         (self.contours.enabled && self.contours.levels > 0)
             .then(|| self.contours.field.as_deref().unwrap_or(&self.field))
+    }
+
+    /// Whether streamlines are traced in space, from seeds on the slice, for the 3D view (a
+    /// lattice, rake or points; evenly spaced lines stay in the slice's plane).
+    pub fn traces_in_space(&self) -> bool {
+        self.view3d.enabled
+            && matches!(
+                self.streamlines.seeding,
+                Seeding::Grid { .. } | Seeding::Rake { .. } | Seeding::Points(_)
+            )
     }
 
     /// Whether arrows or streamlines need the velocity.
@@ -348,6 +380,9 @@ pub struct FrameData {
     pub arrows: Option<([u32; 2], f32)>,
     /// Streamline segments `(x0, y0, x1, y1)` in world coordinates.
     pub segments: Vec<[f32; 4]>,
+    /// A 3D state's streamlines in space, points `(x, y, z, value of the shown field)` in world
+    /// coordinates (empty unless [`ViewSettings::traces_in_space`]).
+    pub paths: Vec<Vec<[f32; 4]>>,
     /// A 3D state's isosurface field over the whole grid (cell centres, x fastest; empty
     /// unless the 3D view draws isosurfaces).
     pub volume: Vec<f32>,
@@ -556,6 +591,14 @@ mod tests {
         let mut v = ViewSettings::for_field("u");
         v.streamlines.seeding = Seeding::Grid { n: 8 };
         assert_eq!(v.shown_fields(), ["u", "v"]);
+        // The 3D view traces in space from seeds on the slice (x normal: in-plane v and w).
+        v.view3d = View3d::opening(Some("q_criterion"));
+        v.slice.axis = 0;
+        assert!(v.traces_in_space());
+        assert_eq!(v.shown_fields(), ["u", "v", "w", "q_criterion"]);
+        v.streamlines.seeding = Seeding::Even { separation: 0.05 };
+        assert!(!v.traces_in_space(), "evenly spaced lines stay in the slice");
+        assert_eq!(v.shown_fields(), ["u", "v", "w", "q_criterion"]);
     }
 
     #[test]

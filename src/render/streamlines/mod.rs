@@ -10,6 +10,7 @@
 //! or at the length or step limit.
 
 pub mod even;
+pub mod spatial;
 
 /// A velocity field that can be sampled anywhere in its domain; `None` outside.
 pub trait VelocityField<const D: usize = 2> {
@@ -40,9 +41,10 @@ impl<const D: usize> Default for GridVelocity<D> {
 }
 
 impl<const D: usize> GridVelocity<D> {
-    /// Multilinear interpolation of one cell-centred array at `p` (inside the domain): the
-    /// weighted sum over the `2^D` centres around it.
-    fn interp(&self, f: &[f64], p: [f64; D]) -> f64 {
+    /// Multilinear interpolation of one cell-centred array of this grid (a velocity component
+    /// or any other field) at `p` (inside the domain): the weighted sum over the `2^D` centres
+    /// around it.
+    pub fn interp(&self, f: &[f64], p: [f64; D]) -> f64 {
         let mut lower = [0usize; D];
         let mut upper = [0usize; D];
         let mut t = [0.0; D];
@@ -421,7 +423,26 @@ pub fn rake_seeds(a: [f64; 2], b: [f64; 2], n: usize) -> Vec<[f64; 2]> {
         .collect()
 }
 
-/// Traces every seed both ways and appends the paths as line segments `(x0, y0, x1, y1)`.
+/// The streamline through `seed` as one polyline in the direction of the flow: traced
+/// backwards, then forwards; a closed orbit is traced forwards only (once round).
+pub fn through<const D: usize>(
+    f: &dyn VelocityField<D>,
+    seed: [f64; D],
+    integrator: Integrator,
+    limits: &Limits,
+) -> Vec<[f64; D]> {
+    let forward = trace(f, seed, 1.0, integrator, limits);
+    if forward.stop == Stop::Closed {
+        return forward.points;
+    }
+    let mut points = trace(f, seed, -1.0, integrator, limits).points;
+    points.reverse();
+    points.extend_from_slice(&forward.points[1..]);
+    points
+}
+
+/// Traces every seed both ways ([`through`]) and appends the paths as line segments
+/// `(x0, y0, x1, y1)`.
 pub fn segments(
     f: &dyn VelocityField,
     seeds: &[[f64; 2]],
@@ -431,13 +452,7 @@ pub fn segments(
 ) {
     out.clear();
     for &seed in seeds {
-        for sign in [1.0, -1.0] {
-            let t = trace(f, seed, sign, integrator, limits);
-            push_segments(&t.points, out);
-            if t.stop == Stop::Closed {
-                break;
-            }
-        }
+        push_segments(&through(f, seed, integrator, limits), out);
     }
 }
 

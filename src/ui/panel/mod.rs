@@ -13,7 +13,7 @@ use super::reference;
 use super::state::{AppState, Request, StepsPerFrame};
 use crate::case::{Kind, Method, RiemannSolver};
 use crate::render::colormap::Colormap;
-use crate::render::streamlines::{Integrator, even};
+use crate::render::streamlines::{Integrator, even, spatial};
 use crate::render::view::{self, Range, Seeding};
 use crate::solver::incompressible::SimpleConfig;
 use crate::solver::incompressible::simple::Algorithm;
@@ -505,9 +505,18 @@ fn view_section(ui: &mut Ui, state: &mut AppState) {
                     };
                 }
             });
+        let in_space = v.view3d.enabled;
+        if in_space && s.seeding != Seeding::Off {
+            ui.label(if matches!(s.seeding, Seeding::Even { .. }) {
+                "evenly spaced lines stay in the slice"
+            } else {
+                "seeds on the slice, lines through the 3D flow (draw a rake or click seeds in the flat view)"
+            });
+        }
         match &mut s.seeding {
             Seeding::Grid { n } => {
-                ui.horizontal(|ui| named(ui, "seeds per side", DragValue::new(n).range(1..=40)));
+                let most = if in_space { spatial::MAX_GRID_SEEDS_3D } else { 40 };
+                ui.horizontal(|ui| named(ui, "seeds per side", DragValue::new(n).range(1..=most)));
             }
             Seeding::Rake { count, .. } => {
                 ui.horizontal(|ui| named(ui, "seeds on rake", DragValue::new(count).range(0..=200)));
