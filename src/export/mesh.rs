@@ -7,6 +7,7 @@ use crate::render::isosurface::{Lattice, Mesh, extract};
 use crate::solver::Solver;
 use glam::Vec3;
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 /// An isosurface asked for on the command line: a field and its level.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +63,36 @@ pub fn iso_mesh(solver: &dyn Solver, iso: &Iso) -> Option<Mesh> {
         spacing,
     };
     Some(extract(&lattice, iso.level as f32))
+}
+
+/// Writes the surfaces `field = level` of a 3D solver's current state, one binary PLY file a
+/// level, into `dir` as `STEM_FIELD_LEVEL.ply`; returns the files written. The window's "save
+/// the surfaces" (the levels it shows).
+pub fn save_surfaces(
+    solver: &dyn Solver,
+    field: &str,
+    levels: &[f64],
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut written = Vec::with_capacity(levels.len());
+    for &level in levels {
+        let iso = Iso {
+            field: field.to_string(),
+            level,
+        };
+        let mesh = iso_mesh(solver, &iso).ok_or_else(|| format!("the state has no 3D field `{field}`"))?;
+        let path = dir.join(format!("{stem}_{field}_{level:.4e}.ply"));
+        let mut out = std::fs::File::create(&path)
+            .map(io::BufWriter::new)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write_ply(&mesh, &mut out)
+            .and_then(|_| out.flush())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// Writes `mesh` as binary little-endian PLY.
@@ -145,5 +176,28 @@ mod tests {
             bytes.len() - body,
             12 * mesh.positions.len() + 13 * mesh.triangles.len()
         );
+        // The window's "save the surfaces": one PLY file a level, each that level's mesh.
+        let dir = std::env::temp_dir().join(format!("flowlab_surfaces_{}", std::process::id()));
+        let files = save_surfaces(solver.as_ref(), "speed", &[0.03, 0.01], &dir, "cavity").unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(std::fs::read(&files[0]).unwrap(), bytes);
+        let lower = iso_mesh(
+            solver.as_ref(),
+            &Iso {
+                field: "speed".into(),
+                level: 0.01,
+            },
+        )
+        .unwrap();
+        assert!(
+            lower.triangles.len() != mesh.triangles.len(),
+            "the second file's level"
+        );
+        let mut lower_bytes = Vec::new();
+        write_ply(&lower, &mut lower_bytes).unwrap();
+        assert_eq!(std::fs::read(&files[1]).unwrap(), lower_bytes);
+        let e = save_surfaces(solver.as_ref(), "nosuch", &[0.1], &dir, "cavity").unwrap_err();
+        assert!(e.contains("nosuch"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! The panel's controls of a 3D state's view: the 3D view or the slice alone, the slice's axis
 //! and position, the isosurfaces' field and levels, and the camera's standard views.
 
+use crate::export::mesh::save_surfaces;
 use crate::render::surface::MAX_LEVELS;
 use crate::render::view::View3d;
 use crate::ui::state::{AppState, Request};
@@ -24,6 +25,7 @@ pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
     if v.view3d.enabled {
         ui.checkbox(&mut v.view3d.slice, "show the slice in the 3D view");
         iso_controls(ui, &mut v.view3d, names);
+        surfaces_export(ui, state);
         ui.horizontal(|ui| {
             ui.label("camera");
             if ui.button("reset").clicked() {
@@ -40,6 +42,40 @@ pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
             }
         });
     }
+}
+
+/// "Save the surfaces": the shown isosurfaces as binary PLY meshes in the export folder.
+fn surfaces_export(ui: &mut Ui, state: &mut AppState) {
+    let v = &state.view.view3d;
+    let Some(field) = v.iso_field.as_deref().filter(|_| !v.iso_levels.is_empty()) else {
+        return;
+    };
+    if !ui
+        .button("save the surfaces (.ply)")
+        .on_hover_text("each level as a binary PLY mesh in the export folder (ParaView, Blender, MeshLab)")
+        .clicked()
+    {
+        return;
+    }
+    let stem = format!("{}_step{:08}", state.case.spec.case.name, state.solver.steps());
+    let saved = save_surfaces(
+        state.solver.as_ref(),
+        field,
+        &v.iso_levels,
+        &state.export_dir,
+        &stem,
+    );
+    state.message = Some(match saved {
+        Ok(files) => format!(
+            "saved {}",
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(e) => e,
+    });
 }
 
 /// The isosurfaces' field (or none) and levels.
