@@ -356,3 +356,54 @@ fn streamlines_run_through_the_3d_view_from_seeds_on_the_slice() {
     assert!(even != slice, "no lines drawn on the slice");
     assert_eq!(upper(&even), without, "evenly spaced lines left the slice");
 }
+
+#[test]
+fn a_checkpoint_renders_as_the_run_that_wrote_it() {
+    if common::headless_or_skip("a_checkpoint_renders_as_the_run_that_wrote_it").is_none() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_restart");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sets = ["grid.nx=16", "grid.ny=16", "grid.nz=16", "solver.backend=cpu"];
+    let case = common::case("cavity_3d_re100", &sets);
+    let mut solver = flowlab::solver::build(&case.spec).unwrap();
+    for _ in 0..30 {
+        solver.step().unwrap();
+    }
+    let checkpoint = dir.join("checkpoint.flowlab");
+    let state = solver.snapshot().unwrap();
+    flowlab::solver::snapshot::write_checkpoint(&checkpoint, &case.to_toml(), &state).unwrap();
+    let file = common::root().join("cases").join("cavity_3d_re100.toml");
+    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
+        let png = dir.join(name);
+        let mut argv = vec![
+            "render",
+            file.to_str().unwrap(),
+            "--size",
+            "240x180",
+            "--camera",
+            "30,20,1",
+        ];
+        argv.extend(["--iso", "speed=0.05", "--out", png.to_str().unwrap()]);
+        for s in sets {
+            argv.extend(["--set", s]);
+        }
+        argv.extend(extra);
+        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
+        Ok(image::open(&png).unwrap().to_rgba8())
+    };
+    // 30 steps in the checkpoint and 10 more draw what 40 from the start draw.
+    let path = checkpoint.to_str().unwrap();
+    let resumed = render(&["--restart", path, "--steps", "10"], "resumed.png").unwrap();
+    assert!(
+        resumed == render(&["--steps", "40"], "start.png").unwrap(),
+        "the resumed state differs"
+    );
+    assert!(
+        resumed != render(&["--steps", "10"], "ten.png").unwrap(),
+        "the checkpoint was not read"
+    );
+    let e = render(&["--restart", path, "--set", "grid.nz=8"], "bad.png").unwrap_err();
+    assert!(e.contains("--restart") && e.contains("cannot continue"), "{e}");
+}

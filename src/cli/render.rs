@@ -12,6 +12,7 @@ use crate::render::scene3d;
 use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
 use crate::render::view::{FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings};
+use crate::solver::snapshot::read_checkpoint;
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
 
@@ -23,6 +24,11 @@ pub struct Args {
     /// Override a case setting, e.g. `--set physics.re=400` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// Start from the state saved in a checkpoint (`flowlab run --checkpoint-every N`, or a run
+    /// ended by Ctrl-C) of this case instead of from t = 0; `--steps` and `--t-end` then go on
+    /// from there.
+    #[arg(long)]
+    pub restart: Option<PathBuf>,
     /// Steps to run before the (first) frame.
     #[arg(long)]
     pub steps: Option<u64>,
@@ -426,6 +432,12 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut headless = Headless::new().map_err(|e| e.to_string())?;
     offscreen::check_size(&headless.gpu.device, w, h).map_err(|e| format!("--size {}: {e}", a.size))?;
     let mut solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
+    if let Some(file) = &a.restart {
+        let (_, state) = read_checkpoint(file)?;
+        solver
+            .restore(&state)
+            .map_err(|e| format!("--restart {}: cannot continue it: {}", file.display(), e.message))?;
+    }
     // 3D states have the vorticity's components: the default view shows the one normal to the
     // slice.
     let names = solver.field_names();
