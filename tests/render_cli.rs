@@ -407,3 +407,84 @@ fn a_checkpoint_renders_as_the_run_that_wrote_it() {
     let e = render(&["--restart", path, "--set", "grid.nz=8"], "bad.png").unwrap_err();
     assert!(e.contains("--restart") && e.contains("cannot continue"), "{e}");
 }
+
+/// Direct volume rendering on an analytic case: the cavity at rest has speed 0 everywhere, so
+/// every sample has the colour at the middle of the scale and the constant opacity `a` a cell
+/// length; a ray through the middle of the unit cube (16 cells) composites
+/// `A = 1 - (1 - a)^16` of that colour over the background.
+#[test]
+fn volume_rendering_composites_the_opacity_along_each_ray() {
+    if common::headless_or_skip("volume_rendering_composites_the_opacity_along_each_ray").is_none() {
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_volume");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = common::root().join("cases").join("cavity_3d_re100.toml");
+    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
+        let png = dir.join(name);
+        let mut argv = vec![
+            "render",
+            file.to_str().unwrap(),
+            "--size",
+            "200x150",
+            "--out",
+            png.to_str().unwrap(),
+        ];
+        for s in ["grid.nx=16", "grid.ny=16", "grid.nz=16", "solver.backend=cpu"] {
+            argv.extend(["--set", s]);
+        }
+        argv.extend(extra);
+        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
+        Ok(image::open(&png).unwrap().to_rgba8())
+    };
+    let a = 0.05f64;
+    let o = format!("{a},{a},{a},{a}");
+    let at_rest = render(
+        &["--volume", "speed", "--opacity", &o, "--camera", "0,0,1"],
+        "rest.png",
+    )
+    .unwrap();
+    let alpha = 1.0 - (1.0 - a).powi(16);
+    let colour = flowlab::render::colormap::Colormap::Viridis.color(128.0 / 255.0);
+    let background = [0.09, 0.09, 0.1].map(|c: f64| c * 255.0);
+    let centre = at_rest.get_pixel(100, 75).0;
+    for c in 0..3 {
+        let want = alpha * colour[c] as f64 + (1.0 - alpha) * background[c];
+        assert!(
+            (centre[c] as f64 - want).abs() <= 3.0,
+            "channel {c}: {} against {want:.1} (A = {alpha:.3})",
+            centre[c]
+        );
+    }
+    // A transparent curve draws the empty box; a developed flow's speed draws more than that.
+    let empty = render(&["--camera", "30,20,1", "--iso", "speed=9"], "empty.png").unwrap();
+    let clear = render(
+        &["--volume", "speed", "--opacity", "0,0,0,0", "--camera", "30,20,1"],
+        "clear.png",
+    )
+    .unwrap();
+    assert!(clear == empty, "a transparent volume changed the picture");
+    let flow = render(
+        &["--volume", "speed", "--camera", "30,20,1", "--steps", "40"],
+        "flow.png",
+    )
+    .unwrap();
+    assert!(
+        surface_pixels(&flow) > 200 * 150 / 50,
+        "the volume covers {} pixels",
+        surface_pixels(&flow)
+    );
+    for (extra, says) in [
+        (&["--opacity", "0,0,0,0"][..], "--volume"),
+        (&["--volume", "speed", "--opacity", "0,1"][..], "four opacities"),
+        (
+            &["--volume", "speed", "--opacity", "0,0,0,2"][..],
+            "four opacities",
+        ),
+        (&["--volume", "nothing"][..], "it has:"),
+    ] {
+        let e = render(extra, "bad.png").unwrap_err();
+        assert!(e.contains(says), "{extra:?}: {e}");
+    }
+}

@@ -4,6 +4,7 @@ mod common;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
+use flowlab::render::view::VolumeSettings;
 use flowlab::solver::limiter::Limiter;
 use flowlab::ui::panel;
 use flowlab::ui::state::AppState;
@@ -338,7 +339,10 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_and_save_the_surface
     let _ = std::fs::remove_dir_all(&dir);
     state.export_dir = dir.clone();
     assert!(state.view.view3d.enabled, "a 3D case opens in the 3D view");
-    let mut h = harness(state);
+    // Tall enough to show every 3D control at once.
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(420.0, 2400.0))
+        .build_ui_state(|ui, state: &mut AppState| panel::controls(ui, state), state);
     // The slice: normal to x, at a quarter; the probe's point follows it.
     h.get_by_label("x").click();
     h.run();
@@ -393,4 +397,16 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_and_save_the_surface
         flowlab::render::view::Seeding::Grid { n: 16 }
     );
     assert!(v.traces_in_space() && v.shown_fields().contains(&"w"));
+    // Volume rendering of the vorticity's magnitude, its curve raised at the top.
+    h.state_mut().view.view3d.volume = Some(VolumeSettings::of("vorticity_magnitude"));
+    h.run();
+    h.get_by_role_and_label(egui::accesskit::Role::Slider, "opacity high")
+        .set_value_accesskit(0.8);
+    h.run();
+    let v = &h.state().view;
+    let volume = v.view3d.volume.as_ref().expect("volume rendering on");
+    assert_eq!(volume.field, "vorticity_magnitude");
+    assert_eq!(volume.opacity[3], 0.8);
+    assert_eq!(volume.opacity[..3], VolumeSettings::DEFAULT_OPACITY[..3]);
+    assert!(v.shown_fields().contains(&"vorticity_magnitude"));
 }

@@ -64,6 +64,7 @@ pub(super) fn capture(
         let size = [width, height];
         w.view3d.draw(
             &w.gpu.device,
+            &w.gpu.queue,
             &mut encoder,
             &target.view,
             size,

@@ -526,6 +526,7 @@ fn present_frame(
     if solid {
         w.view3d.draw(
             &w.gpu.device,
+            &w.gpu.queue,
             &mut encoder,
             &target,
             size,

@@ -110,6 +110,7 @@ impl Window3d {
     pub fn draw(
         &mut self,
         device: &wgpu::Device,
+        queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         target: &wgpu::TextureView,
         size: [u32; 2],
@@ -123,7 +124,7 @@ impl Window3d {
             &mut self.depth
         };
         if slot.as_ref().is_none_or(|d| d.size != size) {
-            let usage = wgpu::TextureUsages::RENDER_ATTACHMENT;
+            let usage = scene3d::DEPTH_USAGE;
             let texture = offscreen::attachment(device, "3D view depth", size[0], size[1], DEPTH, usage);
             *slot = Some(Depth {
                 view: texture.create_view(&wgpu::TextureViewDescriptor::default()),
@@ -154,6 +155,8 @@ impl Window3d {
             &self.scene
         };
         scene.paint(&mut pass);
+        drop(pass);
+        scene.draw_volume(device, queue, encoder, target, depth, canvas);
     }
 
     /// Pointer handling over the canvas (`viewport` pixels): a left drag turns the view, a

@@ -11,7 +11,9 @@ use crate::render::offscreen;
 use crate::render::scene3d;
 use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
-use crate::render::view::{FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings};
+use crate::render::view::{
+    FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings, VolumeSettings,
+};
 use crate::solver::snapshot::read_checkpoint;
 use crate::solver::{self, Solver};
 use std::path::PathBuf;
@@ -107,6 +109,14 @@ pub struct Args {
     /// distance that is a multiple of the one framing the domain (default 30,20,1).
     #[arg(long, value_name = "AZ,EL,DIST", allow_hyphen_values = true)]
     pub camera: Option<String>,
+    /// 3D cases: draw the 3D view with a direct volume rendering of FIELD (its colormap, and
+    /// the opacity curve of `--opacity`).
+    #[arg(long, value_name = "FIELD")]
+    pub volume: Option<String>,
+    /// The volume rendering's opacity per cell length at 0, 1/3, 2/3 and 1 of the field's colour
+    /// scale, each from 0 to 1 (default 0,0.03,0.15,0.5).
+    #[arg(long, value_name = "A,B,C,D")]
+    pub opacity: Option<String>,
 }
 
 /// The slice of `--slice AXIS=POSITION`.
@@ -136,15 +146,32 @@ fn view_3d(a: &Args, v: &mut ViewSettings) -> Result<Option<[f32; 3]>, String> {
     if let Some(s) = &a.slice {
         v.slice = slice(s)?;
     }
-    if a.iso.is_none() && a.camera.is_none() {
+    if a.opacity.is_some() && a.volume.is_none() {
+        return Err("--opacity: give the field to render with --volume FIELD".into());
+    }
+    if a.iso.is_none() && a.camera.is_none() && a.volume.is_none() {
         return Ok(None);
     }
     v.view3d = View3d {
         enabled: true,
-        slice: a.slice.is_some() || a.iso.is_none(),
+        slice: a.slice.is_some() || (a.iso.is_none() && a.volume.is_none()),
         iso_field: None,
         iso_levels: Vec::new(),
+        volume: a.volume.as_deref().map(VolumeSettings::of),
     };
+    if let (Some(o), Some(volume)) = (&a.opacity, &mut v.view3d.volume) {
+        let option = format!("--opacity {o}");
+        match numbers(o, &option)?.as_slice() {
+            [a, b, c, d] if [a, b, c, d].iter().all(|x| (0.0..=1.0).contains(*x)) => {
+                volume.opacity = [*a as f32, *b as f32, *c as f32, *d as f32];
+            }
+            _ => {
+                return Err(format!(
+                    "{option}: expected four opacities from 0 to 1, e.g. 0,0.03,0.15,0.5"
+                ));
+            }
+        }
+    }
     if let Some(iso) = &a.iso {
         let option = format!("--iso {iso}");
         let (field, levels) = iso
@@ -183,13 +210,19 @@ fn render_3d(
     frame: &mut FrameData,
     size: [u32; 2],
 ) -> Result<image::RgbaImage, String> {
-    if let Some(f) = view.view3d.iso_field.as_deref()
-        && !solver.field_names().contains(&f)
-    {
-        return Err(format!(
-            "--iso: the solver has no field `{f}` (it has: {})",
-            solver.field_names().join(", ")
-        ));
+    let asked = [
+        ("--iso", view.view3d.iso_field.as_deref()),
+        ("--volume", view.view3d.shown_volume_field()),
+    ];
+    for (option, field) in asked {
+        if let Some(f) = field
+            && !solver.field_names().contains(&f)
+        {
+            return Err(format!(
+                "{option}: the solver has no field `{f}` (it has: {})",
+                solver.field_names().join(", ")
+            ));
+        }
     }
     frame_of(solver, view, scratch, frame)?;
     let g = solver.info().grid;
@@ -419,7 +452,13 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     let case = load_case(a)?;
     if case.spec.case.dim != 3 {
-        for (given, option) in [(&a.iso, "--iso"), (&a.slice, "--slice"), (&a.camera, "--camera")] {
+        let given_3d = [
+            (&a.iso, "--iso"),
+            (&a.slice, "--slice"),
+            (&a.camera, "--camera"),
+            (&a.volume, "--volume"),
+        ];
+        for (given, option) in given_3d {
             if given.is_some() {
                 return Err(format!(
                     "{option}: the 3D view and slices are of 3D cases, {} is {}D",

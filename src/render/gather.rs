@@ -3,7 +3,9 @@
 //! streamlines traced.
 
 use super::streamlines::{self, GridVelocity, Limits, spatial};
-use super::view::{FrameData, MAX_ARROWS, Range, Seeding, ViewSettings, color_range};
+use super::view::{
+    FrameData, MAX_ARROWS, Range, Seeding, ViewSettings, color_range, default_colormap, default_range,
+};
 use crate::solver::{self, Solver};
 
 /// A streamline closes when it returns through its seed's section within this many cells of the
@@ -76,6 +78,12 @@ pub fn gather(
     if g.dim == 3 {
         if let Some(iso) = view.view3d.shown_iso_field() {
             to_f32(&fields[index(iso)], &mut out.volume);
+        }
+        out.rendered.clear();
+        if let Some(name) = view.view3d.shown_volume_field() {
+            to_f32(&fields[index(name)], &mut out.rendered);
+            let diverging = default_colormap(name).is_diverging();
+            out.rendered_range = color_range(&out.rendered, default_range(name), false, diverging);
         }
         if in_space {
             velocity_3d.n = g.n;

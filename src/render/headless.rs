@@ -4,7 +4,7 @@ use super::camera::OrbitCamera;
 use super::gpu::{self, Gpu, GpuError};
 use super::offscreen::{self, Target};
 use super::scene::SceneRenderer;
-use super::scene3d::Scene3d;
+use super::scene3d::{self, Scene3d};
 use super::surface;
 use super::view::{Camera, FrameData, ViewSettings};
 use crate::solver::grid::Grid;
@@ -49,7 +49,7 @@ impl Headless {
         self.scene
             .prepare(&self.gpu.device, &self.gpu.queue, frame, view, viewport);
         let scene = &self.scene;
-        self.draw(&target, None, |pass| scene.paint(pass))
+        self.draw(&target, None, |pass| scene.paint(pass), |_| ())
     }
 
     /// Renders the 3D view of `frame` (gathered for `view` from a state on `grid`) seen by
@@ -81,20 +81,28 @@ impl Headless {
             width,
             height,
             surface::DEPTH,
-            wgpu::TextureUsages::RENDER_ATTACHMENT,
+            scene3d::DEPTH_USAGE,
         );
         let depth = depth.create_view(&wgpu::TextureViewDescriptor::default());
         let view3d = &self.view3d;
-        self.draw(&target, Some(&depth), |pass| view3d.paint(pass))
+        let (device, queue) = (&self.gpu.device, &self.gpu.queue);
+        let canvas = [0.0, 0.0, width as f32, height as f32];
+        self.draw(
+            &target,
+            Some(&depth),
+            |pass| view3d.paint(pass),
+            |encoder| view3d.draw_volume(device, queue, encoder, &target.view, &depth, canvas),
+        )
     }
 
     /// One render pass into `target` (cleared to the background, and `depth` to the far plane
-    /// when given) with `paint`, read back.
+    /// when given) with `paint`, then what `after` records, read back.
     fn draw(
         &self,
         target: &Target,
         depth: Option<&wgpu::TextureView>,
         paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
+        after: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> Result<RgbaImage, String> {
         let mut encoder = self
             .gpu
@@ -121,6 +129,7 @@ impl Headless {
             });
             paint(&mut pass);
         }
+        after(&mut encoder);
         self.gpu.queue.submit([encoder.finish()]);
         target.read(&self.gpu.device, &self.gpu.queue)
     }

@@ -16,3 +16,4 @@ pub mod stream_tubes;
 pub mod streamlines;
 pub mod surface;
 pub mod view;
+pub mod volume_render;

@@ -9,7 +9,9 @@ use super::colormap::{Colormap, scale_position};
 use super::slice_plane::SlicePlane;
 use super::stream_tubes::StreamTubes;
 use super::surface::{SurfaceFrame, SurfaceScene};
+use super::view::default_colormap;
 use super::view::{FrameData, ViewSettings};
+use super::volume_render::{VolumeFrame, VolumeRenderer};
 use crate::solver::grid::Grid;
 use glam::{DVec3, Vec3};
 
@@ -19,7 +21,12 @@ pub struct Scene3d {
     slice: SlicePlane,
     show_slice: bool,
     tubes: StreamTubes,
+    volume: VolumeRenderer,
 }
+
+/// The usage of the 3D view's depth buffer: drawn into, then read by the volume rendering.
+pub const DEPTH_USAGE: wgpu::TextureUsages =
+    wgpu::TextureUsages::RENDER_ATTACHMENT.union(wgpu::TextureUsages::TEXTURE_BINDING);
 
 /// The streamline tubes' radius, a fraction of the domain's diagonal.
 const TUBE_RADIUS: f32 = 0.0035;
@@ -39,6 +46,7 @@ impl Scene3d {
             slice: SlicePlane::new(device, format),
             show_slice: false,
             tubes: StreamTubes::new(device, format),
+            volume: VolumeRenderer::new(device, format),
         }
     }
 
@@ -79,6 +87,25 @@ impl Scene3d {
         let radius = TUBE_RADIUS * min.distance(max);
         self.tubes
             .prepare(device, queue, &frame.paths, radius, colour, camera, aspect)?;
+        let rendered = view.view3d.volume.as_ref().filter(|_| !frame.rendered.is_empty());
+        let volume = rendered.map(|v| {
+            let colormap = default_colormap(&v.field);
+            VolumeFrame {
+                values: &frame.rendered,
+                n: grid.n.map(|m| m as u32),
+                origin: min + 0.5 * h,
+                spacing: h,
+                min,
+                max,
+                range: frame.rendered_range,
+                log_scale: false,
+                diverging: colormap.is_diverging(),
+                colormap,
+                opacity: v.opacity,
+            }
+        });
+        self.volume
+            .prepare(device, queue, volume.as_ref(), camera, aspect)?;
         self.show_slice = view.view3d.slice && !frame.field.is_empty();
         if self.show_slice {
             let s = view.slice;
@@ -94,6 +121,21 @@ impl Scene3d {
             );
         }
         Ok(())
+    }
+
+    /// Records the volume rendering, when the frame has one, into a pass of its own over
+    /// `target` after the pass of [`Scene3d::paint`] wrote `depth` (a [`super::surface::DEPTH`]
+    /// texture made with [`DEPTH_USAGE`]), in the rectangle `canvas` (x, y, width, height).
+    pub fn draw_volume(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        depth: &wgpu::TextureView,
+        canvas: [f32; 4],
+    ) {
+        self.volume.draw(device, queue, encoder, target, depth, canvas);
     }
 
     /// Draws the prepared frame into `pass` (which has a [`super::surface::DEPTH`] attachment).

@@ -266,13 +266,15 @@ pub fn depth_test() -> wgpu::DepthStencilState {
     }
 }
 
-/// A depth attachment of the 3D view on `view`, cleared to the far plane and not kept.
+/// A depth attachment of the 3D view on `view`, cleared to the far plane and kept for the
+/// volume rendering, which reads it.
 pub fn depth_cleared(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
     wgpu::RenderPassDepthStencilAttachment {
         view,
         depth_ops: Some(wgpu::Operations {
             load: wgpu::LoadOp::Clear(1.0),
-            store: wgpu::StoreOp::Discard,
+            // Kept: the volume rendering's pass reads it.
+            store: wgpu::StoreOp::Store,
         }),
         stencil_ops: None,
     }

@@ -110,6 +110,30 @@ pub struct View3d {
     /// [`crate::render::surface::MAX_LEVELS`]; none: one chosen from the data when shown).
     pub iso_field: Option<String>,
     pub iso_levels: Vec<f64>,
+    /// Direct volume rendering of a field ([`crate::render::volume_render`]), when on.
+    pub volume: Option<VolumeSettings>,
+}
+
+/// The volume rendering's field and transfer function: the field's colormap
+/// ([`default_colormap`]) and these opacities per unit length of one cell at 0, 1/3, 2/3 and 1
+/// of its colour scale, linear in between.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolumeSettings {
+    pub field: String,
+    pub opacity: [f32; 4],
+}
+
+impl VolumeSettings {
+    /// The opacity curve a volume rendering starts with: clear at the low end of the scale,
+    /// at the top a cell's length takes half of the light.
+    pub const DEFAULT_OPACITY: [f32; 4] = [0.0, 0.03, 0.15, 0.5];
+
+    pub fn of(field: &str) -> VolumeSettings {
+        VolumeSettings {
+            field: field.to_string(),
+            opacity: Self::DEFAULT_OPACITY,
+        }
+    }
 }
 
 impl View3d {
@@ -120,7 +144,16 @@ impl View3d {
             slice: true,
             iso_field: iso_field.map(str::to_string),
             iso_levels: Vec::new(),
+            volume: None,
         }
+    }
+
+    /// The volume-rendered field, when the 3D view draws it.
+    pub fn shown_volume_field(&self) -> Option<&str> {
+        self.volume
+            .as_ref()
+            .filter(|_| self.enabled)
+            .map(|v| v.field.as_str())
     }
 
     /// The isosurfaces' field, when the 3D view draws them.
@@ -213,6 +246,7 @@ impl ViewSettings {
             names.extend(["u", "v", "w"]);
         }
         names.extend(self.view3d.shown_iso_field());
+        names.extend(self.view3d.shown_volume_field());
         let mut unique = Vec::with_capacity(names.len());
         for n in names {
             if !unique.contains(&n) {
@@ -386,6 +420,10 @@ pub struct FrameData {
     /// A 3D state's isosurface field over the whole grid (cell centres, x fastest; empty
     /// unless the 3D view draws isosurfaces).
     pub volume: Vec<f32>,
+    /// A 3D state's volume-rendered field over the whole grid (as `volume`; empty unless the
+    /// 3D view renders one) and its colour range.
+    pub rendered: Vec<f32>,
+    pub rendered_range: [f32; 2],
 }
 
 /// The colour range of `data` under `range` (see [`FrameData::range`]).

@@ -1,9 +1,10 @@
 //! The panel's controls of a 3D state's view: the 3D view or the slice alone, the slice's axis
-//! and position, the isosurfaces' field and levels, and the camera's standard views.
+//! and position, the isosurfaces' field and levels (and saving them), the volume rendering's
+//! field and opacity curve, and the camera's standard views.
 
 use crate::export::mesh::save_surfaces;
 use crate::render::surface::MAX_LEVELS;
-use crate::render::view::View3d;
+use crate::render::view::{View3d, VolumeSettings};
 use crate::ui::state::{AppState, Request};
 use egui::{DragValue, Ui};
 
@@ -25,6 +26,7 @@ pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
     if v.view3d.enabled {
         ui.checkbox(&mut v.view3d.slice, "show the slice in the 3D view");
         iso_controls(ui, &mut v.view3d, names);
+        volume_controls(ui, &mut v.view3d, names);
         surfaces_export(ui, state);
         ui.horizontal(|ui| {
             ui.label("camera");
@@ -76,6 +78,36 @@ fn surfaces_export(ui: &mut Ui, state: &mut AppState) {
         ),
         Err(e) => e,
     });
+}
+
+/// The volume rendering's field (or none) and its opacity curve.
+fn volume_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
+    let shown = v.volume.as_ref().map_or("none", |s| s.field.as_str()).to_string();
+    egui::ComboBox::from_label("volume rendering of")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            if ui.selectable_label(v.volume.is_none(), "none").clicked() {
+                v.volume = None;
+            }
+            for n in names {
+                let current = v.volume.as_ref().is_some_and(|s| s.field == *n);
+                if ui.selectable_label(current, *n).clicked() && !current {
+                    v.volume = Some(VolumeSettings::of(n));
+                }
+            }
+        });
+    let Some(volume) = &mut v.volume else {
+        return;
+    };
+    ui.label("opacity a cell's length, along the colour scale");
+    for (k, at) in ["low", "1/3", "2/3", "high"].into_iter().enumerate() {
+        ui.add(
+            egui::Slider::new(&mut volume.opacity[k], 0.0..=1.0)
+                .logarithmic(true)
+                .smallest_positive(1e-3)
+                .text(format!("opacity {at}")),
+        );
+    }
 }
 
 /// The isosurfaces' field (or none) and levels.

@@ -1,0 +1,277 @@
+//! Direct volume rendering of a 3D state's scalar field in the 3D view
+//! (`shaders/volume_render.wgsl`): the field, uploaded once a frame as a storage buffer, is
+//! ray-marched per pixel through the domain's box with a transfer function made of the
+//! colormap and a piecewise-linear opacity curve
+//! ([`VolumeSettings::opacity`](super::view::VolumeSettings::opacity)), stopping at the
+//! opaque scene's depth, in a pass of its own after the opaque one and blended over it.
+
+use super::camera::OrbitCamera;
+use super::colormap::Colormap;
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+const SHADER: &str = include_str!("../../shaders/volume_render.wgsl");
+
+/// `Uniforms` in the shader.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct Uniforms {
+    inverse_view_projection: [[f32; 4]; 4],
+    box_min: [f32; 4],
+    box_max: [f32; 4],
+    origin: [f32; 4],
+    spacing: [f32; 4],
+    cells: [u32; 4],
+    range: [f32; 4],
+    opacity: [f32; 4],
+    canvas: [f32; 4],
+}
+
+/// What one frame's volume rendering shows: the cell values of a field (`n` cells, x fastest,
+/// cell `(i, j, k)` centred at `origin + spacing * (i, j, k)`) in the box `min..max`, on the
+/// colour scale `range` of `colormap`, with `opacity` at 0, 1/3, 2/3 and 1 of the scale.
+pub struct VolumeFrame<'a> {
+    pub values: &'a [f32],
+    pub n: [u32; 3],
+    pub origin: Vec3,
+    pub spacing: Vec3,
+    pub min: Vec3,
+    pub max: Vec3,
+    pub range: [f32; 2],
+    pub log_scale: bool,
+    pub diverging: bool,
+    pub colormap: Colormap,
+    pub opacity: [f32; 4],
+}
+
+/// The pipeline and GPU state of the volume rendering.
+pub struct VolumeRenderer {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    uniforms: wgpu::Buffer,
+    lut: wgpu::Buffer,
+    field: Option<wgpu::Buffer>,
+    colormap: Option<Colormap>,
+    /// The last frame's uniforms, less the canvas (set when drawn).
+    frame: Option<Uniforms>,
+}
+
+impl VolumeRenderer {
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> VolumeRenderer {
+        let entry = |binding, ty, visibility| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility,
+            ty,
+            count: None,
+        };
+        let storage = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
+        let fragment = wgpu::ShaderStages::FRAGMENT;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("volume rendering"),
+            entries: &[
+                entry(
+                    0,
+                    wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    fragment,
+                ),
+                entry(1, storage, fragment),
+                entry(2, storage, fragment),
+                entry(
+                    3,
+                    wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Depth,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    fragment,
+                ),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("volume rendering"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("volume rendering"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("volume rendering"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+                    write_mask: wgpu::ColorWrites::COLOR,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let buffer = |label, size, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: usage | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        VolumeRenderer {
+            pipeline,
+            layout,
+            uniforms: buffer(
+                "volume rendering uniforms",
+                std::mem::size_of::<Uniforms>() as u64,
+                wgpu::BufferUsages::UNIFORM,
+            ),
+            lut: buffer("volume rendering colormap", 256 * 16, wgpu::BufferUsages::STORAGE),
+            field: None,
+            colormap: None,
+            frame: None,
+        }
+    }
+
+    /// Uploads `frame` (or, for `None`, draws nothing) seen by `camera` in a view `aspect` =
+    /// width / height wide; an error if the field exceeds the GPU's storage buffer limit.
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        frame: Option<&VolumeFrame>,
+        camera: &OrbitCamera,
+        aspect: f32,
+    ) -> Result<(), String> {
+        self.frame = None;
+        let Some(frame) = frame else {
+            return Ok(());
+        };
+        let bytes = std::mem::size_of_val(frame.values) as u64;
+        let limit = super::gpu::storage_buffer_limit(device);
+        if bytes > limit {
+            return Err(format!(
+                "the volume-rendered field is {} MiB, over the GPU's storage buffer limit of {} MiB",
+                bytes >> 20,
+                limit >> 20
+            ));
+        }
+        if self.field.as_ref().is_none_or(|f| f.size() != bytes) {
+            self.field = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("volume-rendered field"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        queue.write_buffer(
+            self.field.as_ref().expect("made above"),
+            0,
+            bytemuck::cast_slice(frame.values),
+        );
+        if self.colormap != Some(frame.colormap) {
+            let lut: Vec<[f32; 4]> = frame
+                .colormap
+                .lut()
+                .iter()
+                .map(|c| c.map(|v| v as f32 / 255.0))
+                .collect();
+            queue.write_buffer(&self.lut, 0, bytemuck::cast_slice(&lut));
+            self.colormap = Some(frame.colormap);
+        }
+        let cell = frame.spacing.min_element();
+        let p = |v: Vec3, w: f32| [v.x, v.y, v.z, w];
+        self.frame = Some(Uniforms {
+            inverse_view_projection: camera.view_projection(aspect).inverse().to_cols_array_2d(),
+            box_min: p(frame.min, 0.0),
+            box_max: p(frame.max, 0.0),
+            origin: p(frame.origin, 0.5 * cell),
+            spacing: p(frame.spacing, cell),
+            cells: [frame.n[0], frame.n[1], frame.n[2], frame.log_scale as u32],
+            range: [frame.range[0], frame.range[1], frame.diverging as u32 as f32, 0.0],
+            opacity: frame.opacity,
+            canvas: [0.0; 4],
+        });
+        Ok(())
+    }
+
+    /// Records the prepared volume, when there is one, into a pass of its own over `target`
+    /// (loaded, not cleared), drawn in the rectangle `canvas` (x, y, width, height in pixels),
+    /// the rays stopping at `depth` (the opaque pass's depth buffer, with texture binding).
+    pub fn draw(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        depth: &wgpu::TextureView,
+        canvas: [f32; 4],
+    ) {
+        let (Some(mut u), Some(field)) = (self.frame, &self.field) else {
+            return;
+        };
+        u.canvas = canvas;
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&u));
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("volume rendering"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.uniforms.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: field.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: self.lut.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: wgpu::BindingResource::TextureView(depth),
+                },
+            ],
+        });
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("volume rendering"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}
