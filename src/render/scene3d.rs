@@ -123,6 +123,11 @@ impl Scene3d {
         Ok(())
     }
 
+    /// Triangles of the prepared isosurfaces.
+    pub fn triangles(&self) -> u64 {
+        self.surfaces.triangles()
+    }
+
     /// Records the volume rendering, when the frame has one, into a pass of its own over
     /// `target` after the pass of [`Scene3d::paint`] wrote `depth` (a [`super::surface::DEPTH`]
     /// texture made with [`DEPTH_USAGE`]), in the rectangle `canvas` (x, y, width, height).

@@ -237,6 +237,14 @@ impl SurfaceScene {
         Ok(())
     }
 
+    /// Triangles of the prepared surfaces, all levels.
+    pub fn triangles(&self) -> u64 {
+        self.levels
+            .iter()
+            .filter_map(|(s, _)| s.as_ref().map(|s| s.triangles as u64))
+            .sum()
+    }
+
     /// Draws the prepared frame into `pass` (which has a [`DEPTH`] attachment).
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         pass.set_pipeline(&self.lines);

@@ -19,6 +19,9 @@
 //! `--family readback` (with `--backend cuda`, not part of `all`) measures only the per-frame
 //! readback table ([`readback`]).
 //!
+//! `--family render` (not part of `all`) times the 3D view on the wgpu adapter at hand
+//! ([`render`]): field upload, isosurface extraction, drawing and volume rendering.
+//!
 //! `--family schwarz` (not part of `all`) runs the Re = 100 cavity with SIMPLER to steady state
 //! (`stop.steady_tol` = 1e-6 of the case file, normalised residual) at each `--schwarz-sizes`
 //! size, for each number of overlapping Schwarz subdomains and overlap, and prints the outer
@@ -35,6 +38,7 @@
 //! where the table says "skipped".
 
 mod device;
+mod render;
 mod steady;
 
 use crate::backend::cuda;
@@ -68,7 +72,7 @@ pub const CPU_MAX_CELLS: usize = 20_000_000;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// Which solver family to measure.
-    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible", "schwarz", "steady", "readback"])]
+    #[arg(long, default_value = "all", value_parser = ["all", "incompressible", "compressible", "schwarz", "steady", "readback", "render"])]
     pub family: String,
     /// Cavity grid sizes N (N x N cells).
     #[arg(long, value_delimiter = ',', default_values_t = [256usize, 1024])]
@@ -118,6 +122,12 @@ pub struct Args {
     /// Timed launches per kernel, and frames of the readback table (cuda).
     #[arg(long, default_value_t = 50)]
     pub kernel_reps: usize,
+    /// Field sizes N (N^3 cells) of the 3D view's table (`--family render`).
+    #[arg(long, value_delimiter = ',', default_values_t = [128usize, 256])]
+    pub render_sizes: Vec<usize>,
+    /// Target size of the 3D view's table (`--family render`).
+    #[arg(long, default_value = "1920x1080")]
+    pub render_resolution: String,
     /// Cavity sizes N of the Schwarz table (`--family schwarz`).
     #[arg(long, value_delimiter = ',', default_values_t = [64usize, 128])]
     pub schwarz_sizes: Vec<usize>,
@@ -242,6 +252,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.family == "steady" {
         return steady(&args);
+    }
+    if args.family == "render" {
+        return render::render(&args);
     }
     if args.family == "readback" {
         if args.backend != "cuda" {
