@@ -13,12 +13,9 @@ struct Cli {
 
 #[test]
 fn renders_png_and_video() {
-    if common::headless_or_skip("renders_png_and_video").is_none() {
+    let Some(dir) = test_dir("renders_png_and_video") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let case = dir.join("cavity.toml");
     std::fs::write(&case, common::cavity_toml(100.0, 24)).unwrap();
     let png = dir.join("frame.png");
@@ -198,38 +195,49 @@ fn surface_pixels(img: &image::RgbaImage) -> usize {
         .count()
 }
 
-/// `flowlab render` of the cubic cavity (16 cells along z, on the CPU, 40 steps) at 320 x 240
-/// with the arguments `extra`, into `dir/name`.
-fn render_3d_case(dir: &std::path::Path, extra: &[&str], name: &str) -> Result<image::RgbaImage, String> {
-    let case = common::root().join("cases").join("cavity_3d_re100.toml");
+/// The emptied output folder of the test `name`, or `None` (the test skips) where there is no
+/// GPU adapter outside CI.
+fn test_dir(name: &str) -> Option<std::path::PathBuf> {
+    common::headless_or_skip(name)?;
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Some(dir)
+}
+
+/// `flowlab render` of the case `case` (in `cases/`) on the CPU with the settings `sets` and the
+/// arguments `extra`, into `dir/name`.
+fn render_case(
+    dir: &std::path::Path,
+    case: &str,
+    sets: &[&str],
+    extra: &[&str],
+    name: &str,
+) -> Result<image::RgbaImage, String> {
+    let file = common::root().join("cases").join(format!("{case}.toml"));
     let png = dir.join(name);
-    let mut argv = vec![
-        "render",
-        case.to_str().unwrap(),
-        "--set",
-        "grid.nz=16",
-        "--set",
-        "solver.backend=cpu",
-        "--steps",
-        "40",
-        "--size",
-        "320x240",
-        "--out",
-        png.to_str().unwrap(),
-    ];
+    let mut argv = vec!["render", file.to_str().unwrap(), "--out", png.to_str().unwrap()];
+    for s in sets.iter().chain(&["solver.backend=cpu"]) {
+        argv.extend(["--set", s]);
+    }
     argv.extend(extra);
     run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
     Ok(image::open(&png).unwrap().to_rgba8())
 }
 
+/// `flowlab render` of the cubic cavity (16 cells along z, on the CPU, 40 steps) at 320 x 240
+/// with the arguments `extra`, into `dir/name`.
+fn render_3d_case(dir: &std::path::Path, extra: &[&str], name: &str) -> Result<image::RgbaImage, String> {
+    let mut args = vec!["--steps", "40", "--size", "320x240"];
+    args.extend(extra);
+    render_case(dir, "cavity_3d_re100", &["grid.nz=16"], &args, name)
+}
+
 #[test]
 fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
-    if common::headless_or_skip("isosurfaces_of_a_3d_case_render_in_a_3d_view").is_none() {
+    let Some(dir) = test_dir("isosurfaces_of_a_3d_case_render_in_a_3d_view") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_iso");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let render = |extra: &[&str], name: &str| render_3d_case(&dir, extra, name);
     let near = render(&["--iso", "speed=0.05,0.2"], "near.png").unwrap();
     let far = render(&["--iso", "speed=0.05,0.2", "--camera", "30,20,2"], "far.png").unwrap();
@@ -269,12 +277,9 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
 
 #[test]
 fn slices_render_flat_and_in_place_in_the_3d_view() {
-    if common::headless_or_skip("slices_render_flat_and_in_place_in_the_3d_view").is_none() {
+    let Some(dir) = test_dir("slices_render_flat_and_in_place_in_the_3d_view") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_slice");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let render = |extra: &[&str], name: &str| -> image::RgbaImage {
         let mut argv = vec!["--set", "grid.nx=16", "--set", "grid.ny=16", "--view", "speed"];
         argv.extend(extra);
@@ -308,12 +313,9 @@ fn slices_render_flat_and_in_place_in_the_3d_view() {
 
 #[test]
 fn streamlines_run_through_the_3d_view_from_seeds_on_the_slice() {
-    if common::headless_or_skip("streamlines_run_through_the_3d_view_from_seeds_on_the_slice").is_none() {
+    let Some(dir) = test_dir("streamlines_run_through_the_3d_view_from_seeds_on_the_slice") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_tubes");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let render = |extra: &[&str], name: &str| -> image::RgbaImage {
         let mut argv = vec![
             "--set",
@@ -359,12 +361,9 @@ fn streamlines_run_through_the_3d_view_from_seeds_on_the_slice() {
 
 #[test]
 fn a_checkpoint_renders_as_the_run_that_wrote_it() {
-    if common::headless_or_skip("a_checkpoint_renders_as_the_run_that_wrote_it").is_none() {
+    let Some(dir) = test_dir("a_checkpoint_renders_as_the_run_that_wrote_it") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_restart");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    };
     let sets = ["grid.nx=16", "grid.ny=16", "grid.nz=16", "solver.backend=cpu"];
     let case = common::case("cavity_3d_re100", &sets);
     let mut solver = flowlab::solver::build(&case.spec).unwrap();
@@ -374,24 +373,10 @@ fn a_checkpoint_renders_as_the_run_that_wrote_it() {
     let checkpoint = dir.join("checkpoint.flowlab");
     let state = solver.snapshot().unwrap();
     flowlab::solver::snapshot::write_checkpoint(&checkpoint, &case.to_toml(), &state).unwrap();
-    let file = common::root().join("cases").join("cavity_3d_re100.toml");
-    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
-        let png = dir.join(name);
-        let mut argv = vec![
-            "render",
-            file.to_str().unwrap(),
-            "--size",
-            "240x180",
-            "--camera",
-            "30,20,1",
-        ];
-        argv.extend(["--iso", "speed=0.05", "--out", png.to_str().unwrap()]);
-        for s in sets {
-            argv.extend(["--set", s]);
-        }
-        argv.extend(extra);
-        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
-        Ok(image::open(&png).unwrap().to_rgba8())
+    let render = |extra: &[&str], name: &str| {
+        let mut args = vec!["--size", "240x180", "--camera", "30,20,1", "--iso", "speed=0.05"];
+        args.extend(extra);
+        render_case(&dir, "cavity_3d_re100", &sets[..3], &args, name)
     };
     // 30 steps in the checkpoint and 10 more draw what 40 from the start draw.
     let path = checkpoint.to_str().unwrap();
@@ -414,29 +399,19 @@ fn a_checkpoint_renders_as_the_run_that_wrote_it() {
 /// `A = 1 - (1 - a)^16` of that colour over the background.
 #[test]
 fn volume_rendering_composites_the_opacity_along_each_ray() {
-    if common::headless_or_skip("volume_rendering_composites_the_opacity_along_each_ray").is_none() {
+    let Some(dir) = test_dir("volume_rendering_composites_the_opacity_along_each_ray") else {
         return;
-    }
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("render_cli_volume");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = common::root().join("cases").join("cavity_3d_re100.toml");
-    let render = |extra: &[&str], name: &str| -> Result<image::RgbaImage, String> {
-        let png = dir.join(name);
-        let mut argv = vec![
-            "render",
-            file.to_str().unwrap(),
-            "--size",
-            "200x150",
-            "--out",
-            png.to_str().unwrap(),
-        ];
-        for s in ["grid.nx=16", "grid.ny=16", "grid.nz=16", "solver.backend=cpu"] {
-            argv.extend(["--set", s]);
-        }
-        argv.extend(extra);
-        run(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.args)?;
-        Ok(image::open(&png).unwrap().to_rgba8())
+    };
+    let render = |extra: &[&str], name: &str| {
+        let mut args = vec!["--size", "200x150"];
+        args.extend(extra);
+        render_case(
+            &dir,
+            "cavity_3d_re100",
+            &["grid.nx=16", "grid.ny=16", "grid.nz=16"],
+            &args,
+            name,
+        )
     };
     let a = 0.05f64;
     let o = format!("{a},{a},{a},{a}");
