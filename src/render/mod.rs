@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod headless;
 pub mod isosurface;
 pub mod offscreen;
+pub mod pipeline;
 pub mod scene;
 pub mod scene3d;
 pub mod slice_plane;

@@ -4,8 +4,8 @@
 //! isosurfaces.
 
 use super::offscreen;
+use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
 use super::scene::SceneRenderer;
-use super::surface;
 use super::view::FrameData;
 use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3};
@@ -41,25 +41,12 @@ pub struct SlicePlane {
 }
 
 impl SlicePlane {
-    /// The pipelines drawing into targets of `format` (with a [`surface::DEPTH`] attachment).
+    /// The pipelines drawing into targets of `format` (with a [`super::surface::DEPTH`] attachment).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> SlicePlane {
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-            ty,
-            count: None,
-        };
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("slice plane"),
             entries: &[
-                entry(
-                    0,
-                    wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                ),
+                entry(0, UNIFORM),
                 entry(
                     1,
                     wgpu::BindingType::Texture {
@@ -71,47 +58,25 @@ impl SlicePlane {
                 entry(2, wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering)),
             ],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("slice plane"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("slice plane"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("slice plane"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_slice"),
-                compilation_options: Default::default(),
+        let pipeline = render_pipeline(
+            device,
+            &PipelineSpec {
+                label: "slice plane",
+                shader: SHADER,
+                layout: &layout,
+                vertex: "vs_slice",
+                fragment: "fs_slice",
                 buffers: &[Some(wgpu::VertexBufferLayout {
                     array_stride: std::mem::size_of::<Corner>() as u64,
                     step_mode: wgpu::VertexStepMode::Vertex,
                     attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x2],
                 })],
-            },
-            primitive: wgpu::PrimitiveState {
                 topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
+                depth: true,
+                blend: None,
+                format,
             },
-            depth_stencil: Some(surface::depth_test()),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_slice"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: None,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let buffer = |label, size, usage| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -240,7 +205,7 @@ impl SlicePlane {
         );
     }
 
-    /// Draws the prepared slice into `pass` (which has a [`surface::DEPTH`] attachment).
+    /// Draws the prepared slice into `pass` (which has a [`super::surface::DEPTH`] attachment).
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         let Some(image) = &self.image else { return };
         pass.set_pipeline(&self.pipeline);

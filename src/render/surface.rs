@@ -7,6 +7,7 @@
 use super::camera::OrbitCamera;
 use super::colormap::Colormap;
 use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
+use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -62,55 +63,24 @@ impl SurfaceScene {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> SurfaceScene {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("surface view"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
+            entries: &[entry(0, UNIFORM)],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("surface view"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("surface view"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let pipeline = |label, vs, fs, buffer: wgpu::VertexBufferLayout, topology| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pipeline_layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(vs),
-                    compilation_options: Default::default(),
+        let pipeline = |label, vertex, fragment, buffer: wgpu::VertexBufferLayout, topology| {
+            render_pipeline(
+                device,
+                &PipelineSpec {
+                    label,
+                    shader: SHADER,
+                    layout: &layout,
+                    vertex,
+                    fragment,
                     buffers: &[Some(buffer)],
-                },
-                primitive: wgpu::PrimitiveState {
                     topology,
-                    ..Default::default()
+                    depth: true,
+                    blend: None,
+                    format,
                 },
-                depth_stencil: Some(depth_test()),
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            )
         };
         let surfaces = pipeline(
             "isosurfaces",

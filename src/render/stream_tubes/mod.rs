@@ -6,7 +6,7 @@
 //! rest of the 3D view.
 
 use super::camera::OrbitCamera;
-use super::surface::depth_test;
+use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -136,58 +136,27 @@ impl StreamTubes {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> StreamTubes {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("stream tubes"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
+            entries: &[entry(0, UNIFORM)],
         });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("stream tubes"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("stream tubes"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("stream tubes"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_tube"),
-                compilation_options: Default::default(),
+        let pipeline = render_pipeline(
+            device,
+            &PipelineSpec {
+                label: "stream tubes",
+                shader: SHADER,
+                layout: &layout,
+                vertex: "vs_tube",
+                fragment: "fs_tube",
                 buffers: &[Some(wgpu::VertexBufferLayout {
                     array_stride: std::mem::size_of::<TubeVertex>() as u64,
                     step_mode: wgpu::VertexStepMode::Vertex,
                     attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Unorm8x4],
                 })],
-            },
-            primitive: wgpu::PrimitiveState {
                 topology: wgpu::PrimitiveTopology::TriangleList,
-                ..Default::default()
+                depth: true,
+                blend: None,
+                format,
             },
-            depth_stencil: Some(depth_test()),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_tube"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: None,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("stream tubes uniforms"),
             size: std::mem::size_of::<Uniforms>() as u64,
