@@ -4,8 +4,9 @@
 
 mod common;
 
+use flowlab::render::gather::{self, Freshness, Scratch};
 use flowlab::render::streamlines::Integrator;
-use flowlab::render::view::{self, FrameData, Freshness, Scratch, Seeding, ViewSettings};
+use flowlab::render::view::{FrameData, Seeding, ViewSettings};
 use flowlab::solver::{self, Solver};
 use image::RgbaImage;
 use std::path::PathBuf;
@@ -68,7 +69,7 @@ fn cavity_solver() -> Box<dyn Solver> {
 
 fn render(h: &mut flowlab::render::headless::Headless, s: &dyn Solver, v: &ViewSettings) -> RgbaImage {
     let mut frame = FrameData::default();
-    view::gather(s, v, Freshness::Current, &mut Scratch::default(), &mut frame).expect("fields exist");
+    gather::gather(s, v, Freshness::Current, &mut Scratch::default(), &mut frame).expect("fields exist");
     h.render(&frame, 480, 360, None).unwrap()
 }
 
