@@ -1,12 +1,15 @@
-//! Offscreen renders of the cavity compared with committed reference images
+//! Offscreen renders of the cavity and the cubic cavity (its 3D view: slice, isosurfaces,
+//! streamlines, volume rendering) compared with committed reference images
 //! (`tests/snapshots/*.png`, tolerant per-pixel comparison). `FLOWLAB_UPDATE_SNAPSHOTS=1`
 //! rewrites the references.
 
 mod common;
 
 use flowlab::render::gather::{self, Freshness, Scratch};
+use flowlab::render::scene3d;
 use flowlab::render::streamlines::Integrator;
-use flowlab::render::view::{FrameData, Seeding, ViewSettings};
+use flowlab::render::surface;
+use flowlab::render::view::{FrameData, Seeding, Slice, View3d, ViewSettings, VolumeSettings};
 use flowlab::solver::{self, Solver};
 use image::RgbaImage;
 use std::path::PathBuf;
@@ -96,4 +99,64 @@ fn cavity_views_match_references() {
     v.colormap = flowlab::render::colormap::Colormap::Turbo;
     v.arrows = Some(16);
     check("cavity_pressure_arrows", &render(&mut h, s.as_ref(), &v));
+}
+
+/// The cubic cavity at Re 100 on 16^3 cells after 60 steps.
+fn cube_solver() -> Box<dyn Solver> {
+    let case = common::case("cavity_3d_re100", &["grid.nx=16", "grid.ny=16", "grid.nz=16"]);
+    let mut s = solver::build(&case.spec).unwrap();
+    for _ in 0..60 {
+        s.step().unwrap();
+    }
+    s
+}
+
+/// The 3D view of `s` for `v`, from azimuth 30 and elevation 20 degrees.
+fn render_3d(h: &mut flowlab::render::headless::Headless, s: &dyn Solver, v: &ViewSettings) -> RgbaImage {
+    let mut frame = FrameData::default();
+    gather::gather(s, v, Freshness::Current, &mut Scratch::default(), &mut frame).expect("fields exist");
+    let g = s.info().grid;
+    let (min, max) = scene3d::domain(&g);
+    let camera = surface::camera_from(min, max, 30.0, 20.0, 1.0);
+    h.render_3d(&frame, v, &g, &camera, 320, 240).unwrap()
+}
+
+#[test]
+fn cube_views_match_references() {
+    let Some(mut h) = common::headless_or_skip("cube_views_match_references") else {
+        return;
+    };
+    let s = cube_solver();
+    let speed = || {
+        let mut v = ViewSettings::for_field("speed");
+        v.view3d = View3d::opening(None);
+        v
+    };
+
+    // The mid-plane z = 0.5 in place, with contours.
+    let mut v = speed();
+    v.contours.enabled = true;
+    check("cube_slice_contours", &render_3d(&mut h, s.as_ref(), &v));
+
+    // Two isosurfaces of the speed, no slice.
+    let mut v = speed();
+    v.view3d.slice = false;
+    v.view3d.iso_field = Some("speed".into());
+    v.view3d.iso_levels = vec![0.02, 0.08];
+    check("cube_isosurfaces", &render_3d(&mut h, s.as_ref(), &v));
+
+    // Streamlines in space from a 4 x 4 lattice on the plane y = 0.6.
+    let mut v = speed();
+    v.slice = Slice {
+        axis: 1,
+        position: 0.6,
+    };
+    v.streamlines.seeding = Seeding::Grid { n: 4 };
+    check("cube_streamlines", &render_3d(&mut h, s.as_ref(), &v));
+
+    // The speed volume-rendered with the default opacity curve.
+    let mut v = speed();
+    v.view3d.slice = false;
+    v.view3d.volume = Some(VolumeSettings::of("speed"));
+    check("cube_volume", &render_3d(&mut h, s.as_ref(), &v));
 }
