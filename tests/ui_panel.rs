@@ -397,8 +397,11 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_and_save_the_surface
         flowlab::render::view::Seeding::Grid { n: 16 }
     );
     assert!(v.traces_in_space() && v.shown_fields().contains(&"w"));
-    // Volume rendering of the vorticity's magnitude, its curve raised at the top.
-    h.state_mut().view.view3d.volume = Some(VolumeSettings::of("vorticity_magnitude"));
+    // Volume rendering of the vorticity's magnitude, its curve raised at the top (the list's
+    // entry lies below the harness's screen: clicked through AccessKit, not the pointer).
+    h.get_by_label("volume rendering of").click();
+    h.run();
+    h.get_by_label("vorticity_magnitude").click_accesskit();
     h.run();
     h.get_by_role_and_label(egui::accesskit::Role::Slider, "opacity high")
         .set_value_accesskit(0.8);
