@@ -1,7 +1,7 @@
 //! Captures of the window: screenshots (with the UI or the view alone, at any size) and video
 //! recording, drawn offscreen from the state they are named after.
 
-use super::{WindowState, clamp_canvas, gather, view3d};
+use super::{WindowState, clamp_canvas, gather, ui_pass, view3d};
 use crate::export::video;
 use crate::render::gather::Freshness;
 use crate::render::headless::BACKGROUND;
@@ -74,28 +74,7 @@ pub(super) fn capture(
         );
     }
     {
-        let mut pass = encoder
-            .begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("capture"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &target.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: if solid {
-                            wgpu::LoadOp::Load
-                        } else {
-                            wgpu::LoadOp::Clear(BACKGROUND)
-                        },
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            })
-            .forget_lifetime();
+        let mut pass = ui_pass(&mut encoder, &target.view, "capture", solid);
         if has_frame && !solid {
             pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
             w.capture_scene.paint(&mut pass);

@@ -536,28 +536,7 @@ fn present_frame(
         );
     }
     {
-        let mut pass = encoder
-            .begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("frame"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &target,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: if solid {
-                            wgpu::LoadOp::Load
-                        } else {
-                            wgpu::LoadOp::Clear(BACKGROUND)
-                        },
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            })
-            .forget_lifetime();
+        let mut pass = ui_pass(&mut encoder, &target, "frame", solid);
         if has_frame && !solid {
             let c = canvas;
             pass.set_viewport(c[0], c[1], c[2], c[3], 0.0, 1.0);
@@ -571,6 +550,38 @@ fn present_frame(
     w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
     w.window.pre_present_notify();
     w.gpu.queue.present(texture);
+}
+
+/// The pass that draws the 2D field view (when not `solid`) and the UI over `target`: cleared
+/// to the background, or loaded over the 3D view's pass when `solid`.
+fn ui_pass(
+    encoder: &mut wgpu::CommandEncoder,
+    target: &wgpu::TextureView,
+    label: &str,
+    solid: bool,
+) -> wgpu::RenderPass<'static> {
+    encoder
+        .begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some(label),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: if solid {
+                        wgpu::LoadOp::Load
+                    } else {
+                        wgpu::LoadOp::Clear(BACKGROUND)
+                    },
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        })
+        .forget_lifetime()
 }
 
 /// Pointer handling over the field view: pan, zoom, probe, rake drawing, click seeds.
