@@ -74,6 +74,7 @@ fn main() {
             set: vec![],
             frames: Some(20),
             screenshot: Some(shot.clone()),
+            paused: false,
         },
         true,
     );

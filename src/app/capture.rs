@@ -37,11 +37,12 @@ pub(super) fn capture(
     let viewport = Vec2::new(canvas[2], canvas[3]);
     let solid = has_frame && view3d::active(state);
     if solid {
-        w.view3d.prepare(&w.gpu, state, &w.frame, viewport, true)?;
+        w.view3d.prepare(&w.gpu, state, &w.frame, true)?;
+        w.view3d.set_camera(&w.gpu, viewport, true);
     } else if has_frame {
         let view = w.camera.world_to_clip(viewport, w.frame.extent);
-        w.capture_scene
-            .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
+        w.capture_scene.prepare(&w.gpu.device, &w.gpu.queue, &w.frame);
+        w.capture_scene.set_view(&w.gpu.queue, view, viewport);
     }
     let mut encoder = w
         .gpu

@@ -47,6 +47,9 @@ pub struct Args {
     /// Save a screenshot of the window (UI included) to this PNG when quitting.
     #[arg(long)]
     pub screenshot: Option<PathBuf>,
+    /// Open paused (press play or space to run).
+    #[arg(long)]
+    pub paused: bool,
 }
 
 /// The case the app opens without arguments.
@@ -78,6 +81,7 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         state.cases_dir = dir.to_path_buf();
     }
+    state.playing = !args.paused;
     let mut builder = EventLoop::<Wake>::with_user_event();
     if any_thread {
         #[cfg(target_os = "linux")]
@@ -100,6 +104,8 @@ pub fn run_with(args: Args, any_thread: bool) -> Result<(), String> {
         window: None,
         error: None,
         frames: 0,
+        drawing: Duration::ZERO,
+        first_frame: None,
     };
     event_loop
         .run_app(&mut app)
@@ -119,6 +125,10 @@ struct App {
     window: Option<WindowState>,
     error: Option<String>,
     frames: u64,
+    /// The frames' drawing time (this thread's, UI pass to present) and when the first was
+    /// drawn, for the frame rate reported after `--frames`.
+    drawing: Duration,
+    first_frame: Option<Instant>,
 }
 
 /// Everything that exists once the window does.
@@ -148,6 +158,19 @@ struct WindowState {
     last_domain: ([f64; 2], [f64; 2]),
     /// How long the last frame took this thread (UI pass to present).
     last_draw: Duration,
+    /// What the window's scene holds: gathered and uploaded again only when this changes.
+    shown: Option<Shown>,
+}
+
+/// The state and view a prepared frame shows.
+#[derive(PartialEq)]
+struct Shown {
+    /// [`AppState::revision`] and the step count of the state.
+    revision: u64,
+    step: u64,
+    /// Whether the 3D view drew it.
+    solid: bool,
+    view: view::ViewSettings,
 }
 
 impl WindowState {
@@ -226,6 +249,7 @@ impl WindowState {
             last_ppp: 1.0,
             last_domain: ([f64::NAN; 2], [f64::NAN; 2]),
             last_draw: Duration::ZERO,
+            shown: None,
         })
     }
 
@@ -285,7 +309,11 @@ impl ApplicationHandler<Wake> for App {
             }
             WindowEvent::RedrawRequested => {
                 match self.redraw() {
-                    Ok(true) => self.frames += 1,
+                    Ok(true) => {
+                        self.frames += 1;
+                        self.first_frame.get_or_insert_with(Instant::now);
+                        self.drawing += self.window.as_ref().map_or(Duration::ZERO, |w| w.last_draw);
+                    }
                     Ok(false) => return, // the worker is stepping; it wakes the loop when done
                     Err(e) => {
                         self.error = Some(e);
@@ -324,8 +352,19 @@ impl ApplicationHandler<Wake> for App {
 }
 
 impl App {
-    /// Takes the requested screenshot, closes a running video and leaves the loop.
+    /// Reports the frame rate, takes the requested screenshot, closes a running video and
+    /// leaves the loop.
     fn finish(&mut self, event_loop: &ActiveEventLoop) {
+        if let Some(first) = self.first_frame.filter(|_| self.frames > 1) {
+            let seconds = first.elapsed().as_secs_f64();
+            let n = self.frames - 1;
+            println!(
+                "{} frames: {:.1} frames per second after the first, {:.1} ms a frame drawing",
+                self.frames,
+                n as f64 / seconds.max(1e-9),
+                1e3 * self.drawing.as_secs_f64() / self.frames as f64,
+            );
+        }
         if let Some(w) = self.window.as_mut() {
             if let Some(path) = self.args.screenshot.clone() {
                 let mut state = self.stepper.state();
@@ -404,9 +443,35 @@ impl App {
         ];
         // Field data for this frame (only the shown fields): from a GPU solver, the newest
         // state whose copy has landed, so that the copy of the last batch overlaps the next.
-        let shown = gather(state, w, Freshness::Latest);
-        let has_frame = shown.is_some();
+        // Gathered and uploaded only when the state or the view changed; the camera moves
+        // every frame.
         let solid = view3d::active(state);
+        let key = Shown {
+            revision: state.revision,
+            step: state.solver.steps(),
+            solid,
+            view: state.view.clone(),
+        };
+        let shown = if w.shown.as_ref() == Some(&key) {
+            Some(key.step)
+        } else {
+            let shown = gather(state, w, Freshness::Latest);
+            if shown.is_some() && solid {
+                if let Err(e) = w.view3d.prepare(&w.gpu, state, &w.frame, false) {
+                    state.message = Some(format!("3D view: {e}"));
+                }
+            } else if shown.is_some() {
+                w.scene.prepare(&w.gpu.device, &w.gpu.queue, &w.frame);
+            }
+            // Kept only once the current state is shown (not one frame behind it); the view
+            // as it is now, with the isosurface level the 3D view may have chosen.
+            w.shown = (shown == Some(key.step)).then(|| Shown {
+                view: state.view.clone(),
+                ..key
+            });
+            shown
+        };
+        let has_frame = shown.is_some();
         if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
             w.camera = Camera::fit(w.frame.origin, w.frame.extent);
             w.last_domain = (w.frame.origin, w.frame.extent);
@@ -415,14 +480,11 @@ impl App {
             w.view3d.reset();
         }
         let viewport = w.viewport();
-        let view = w.camera.world_to_clip(viewport, w.frame.extent);
         if has_frame && solid {
-            if let Err(e) = w.view3d.prepare(&w.gpu, state, &w.frame, viewport, false) {
-                state.message = Some(format!("3D view: {e}"));
-            }
+            w.view3d.set_camera(&w.gpu, viewport, false);
         } else if has_frame {
-            w.scene
-                .prepare(&w.gpu.device, &w.gpu.queue, &w.frame, view, viewport);
+            let view = w.camera.world_to_clip(viewport, w.frame.extent);
+            w.scene.set_view(&w.gpu.queue, view, viewport);
         }
         let jobs = ctx.tessellate(output.shapes, ppp);
         let screen = egui_wgpu::ScreenDescriptor {

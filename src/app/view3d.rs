@@ -70,14 +70,13 @@ impl Window3d {
         }
     }
 
-    /// Uploads `frame` (gathered for `state`'s view) for a canvas of `viewport` pixels; the
-    /// isosurface level is chosen from the field where the view has none.
+    /// Uploads `frame` (gathered for `state`'s view); the isosurface level is chosen from the
+    /// field where the view has none. Only a new frame needs this.
     pub fn prepare(
         &mut self,
         gpu: &crate::render::gpu::Gpu,
         state: &mut AppState,
         frame: &FrameData,
-        viewport: Vec2,
         capture: bool,
     ) -> Result<(), String> {
         let grid = state.solver.info().grid;
@@ -86,22 +85,25 @@ impl Window3d {
         if levels.is_empty() {
             levels.extend(view::iso_level_of(&frame.volume));
         }
+        self.scene(gpu, capture)
+            .prepare(&gpu.device, &gpu.queue, frame, &state.view, &grid)
+    }
+
+    /// Sees the prepared scene through the camera in a canvas of `viewport` pixels.
+    pub fn set_camera(&mut self, gpu: &crate::render::gpu::Gpu, viewport: Vec2, capture: bool) {
         let aspect = viewport.x / viewport.y.max(1.0);
-        let scene = if capture {
+        let camera = self.camera;
+        self.scene(gpu, capture).set_camera(&gpu.queue, &camera, aspect);
+    }
+
+    /// The window's scene, or the captures' (made at the first capture).
+    fn scene(&mut self, gpu: &crate::render::gpu::Gpu, capture: bool) -> &mut Scene3d {
+        if capture {
             self.capture
                 .get_or_insert_with(|| Scene3d::new(&gpu.device, offscreen::FORMAT))
         } else {
             &mut self.scene
-        };
-        scene.prepare(
-            &gpu.device,
-            &gpu.queue,
-            frame,
-            &state.view,
-            &grid,
-            &self.camera,
-            aspect,
-        )
+        }
     }
 
     /// Records the prepared scene into a pass of its own on `target` (`size` pixels), cleared

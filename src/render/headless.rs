@@ -46,8 +46,8 @@ impl Headless {
         let viewport = Vec2::new(width as f32, height as f32);
         let camera = camera.unwrap_or_else(|| Camera::fit(frame.origin, frame.extent));
         let view = camera.world_to_clip(viewport, frame.extent);
-        self.scene
-            .prepare(&self.gpu.device, &self.gpu.queue, frame, view, viewport);
+        self.scene.prepare(&self.gpu.device, &self.gpu.queue, frame);
+        self.scene.set_view(&self.gpu.queue, view, viewport);
         let scene = &self.scene;
         self.draw(&target, None, |pass| scene.paint(pass), |_| ())
     }
@@ -66,15 +66,9 @@ impl Headless {
     ) -> Result<RgbaImage, String> {
         let target = Target::new(&self.gpu.device, width, height)?;
         let aspect = width as f32 / height as f32;
-        self.view3d.prepare(
-            &self.gpu.device,
-            &self.gpu.queue,
-            frame,
-            view,
-            grid,
-            camera,
-            aspect,
-        )?;
+        self.view3d
+            .prepare(&self.gpu.device, &self.gpu.queue, frame, view, grid)?;
+        self.view3d.set_camera(&self.gpu.queue, camera, aspect);
         let depth = offscreen::attachment(
             &self.gpu.device,
             "depth",

@@ -1,7 +1,9 @@
 //! The wgpu pipelines of the 2D field view: colour-mapped field, contour lines, velocity
 //! arrows and streamlines, all sharing one bind group of per-frame buffers. [`SceneRenderer::prepare`]
-//! uploads one frame's f32 arrays with `queue.write_buffer`; [`SceneRenderer::paint`] records the
-//! draws into a render pass whose viewport is the view's rectangle.
+//! uploads one frame's f32 arrays with `queue.write_buffer` (only when the frame changed);
+//! [`SceneRenderer::set_view`] places it (every frame: the view's pan and zoom);
+//! [`SceneRenderer::paint`] records the draws into a render pass whose viewport is the view's
+//! rectangle.
 
 use super::colormap::Colormap;
 use super::view::FrameData;
@@ -15,7 +17,7 @@ const LINES: &str = include_str!("../../shaders/lines.wgsl");
 
 /// Uniform block, laid out as `Params` in `shaders/common.wgsl`.
 #[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
     view: [[f32; 4]; 4],
     domain: [f32; 4],
@@ -71,6 +73,8 @@ pub struct SceneRenderer {
     colormap: Option<Colormap>,
     /// What the last prepared frame draws.
     draw: Draw,
+    /// The last prepared frame's uniforms, less the view ([`SceneRenderer::set_view`]).
+    params: Params,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -219,6 +223,7 @@ impl SceneRenderer {
             bind_group,
             colormap: None,
             draw: Draw::default(),
+            params: Params::default(),
         }
     }
 
@@ -258,15 +263,8 @@ impl SceneRenderer {
         })
     }
 
-    /// Uploads one frame for a viewport of `viewport` pixels seen through `view` (world -> clip).
-    pub fn prepare(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        frame: &FrameData,
-        view: Mat4,
-        viewport: Vec2,
-    ) {
+    /// Uploads one frame; [`SceneRenderer::set_view`] places it before it is drawn.
+    pub fn prepare(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, frame: &FrameData) {
         let mut stale = false;
         let empty: &[f32] = &[];
         stale |= self.storage[0].write(device, queue, bytemuck::cast_slice(&frame.field));
@@ -317,8 +315,8 @@ impl SceneRenderer {
         }
         let (lattice, arrow_scale) = frame.arrows.unwrap_or(([0, 0], 0.0));
         let flags = u32::from(frame.log_scale) | (u32::from(frame.diverging) << 1);
-        let params = Params {
-            view: view.to_cols_array_2d(),
+        self.params = Params {
+            view: [[0.0; 4]; 4],
             domain: [
                 frame.origin[0] as f32,
                 frame.origin[1] as f32,
@@ -326,11 +324,10 @@ impl SceneRenderer {
                 frame.extent[1] as f32,
             ],
             range: [frame.range[0], frame.range[1], crange[0], crange[1]],
-            viewport: [viewport.x, viewport.y, arrow_scale, 1.3],
+            viewport: [0.0, 0.0, arrow_scale, 1.3],
             counts: [frame.n[0] as u32, frame.n[1] as u32, levels, flags],
             extra: [lattice[0], lattice[1], frame.segments.len() as u32, 0],
         };
-        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
         let has_field = !frame.field.is_empty() && frame.field.len() == frame.n[0] * frame.n[1];
         self.draw = Draw {
             field: has_field,
@@ -342,6 +339,15 @@ impl SceneRenderer {
             },
             segments: frame.segments.len() as u32,
         };
+    }
+
+    /// Places the prepared frame in a viewport of `viewport` pixels seen through `view` (world
+    /// -> clip).
+    pub fn set_view(&mut self, queue: &wgpu::Queue, view: Mat4, viewport: Vec2) {
+        self.params.view = view.to_cols_array_2d();
+        self.params.viewport[0] = viewport.x;
+        self.params.viewport[1] = viewport.y;
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
     }
 
     /// Records the prepared frame's draws.

@@ -50,10 +50,10 @@ impl Scene3d {
         }
     }
 
-    /// Uploads one frame: `frame` gathered for `view` ([`super::view::gather`]: its 2D field is
-    /// the slice, its volume the isosurfaces' field) of a state on `grid`, seen by `camera` in a
-    /// view `aspect` = width / height wide. The levels are `view.view3d.iso_levels`.
-    #[allow(clippy::too_many_arguments)]
+    /// Uploads one frame: `frame` gathered for `view` ([`super::gather`]: its 2D field is the
+    /// slice, its volume the isosurfaces' field) of a state on `grid`. The levels are
+    /// `view.view3d.iso_levels`. Only a new frame needs this; [`Scene3d::set_camera`] places
+    /// the prepared one before every draw.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
@@ -61,8 +61,6 @@ impl Scene3d {
         frame: &FrameData,
         view: &ViewSettings,
         grid: &Grid,
-        camera: &OrbitCamera,
-        aspect: f32,
     ) -> Result<(), String> {
         let (min, max) = domain(grid);
         let h = DVec3::from_slice(&grid.spacing).as_vec3();
@@ -80,13 +78,13 @@ impl Scene3d {
             min,
             max,
         };
-        self.surfaces.prepare(device, queue, &surfaces, camera, aspect)?;
+        self.surfaces.prepare(device, queue, &surfaces)?;
         let colormap = frame.colormap.unwrap_or(Colormap::Viridis);
         let colour =
             |v: f32| colormap.color(scale_position(v, frame.range, frame.log_scale, frame.diverging) as f64);
         let radius = TUBE_RADIUS * min.distance(max);
         self.tubes
-            .prepare(device, queue, &frame.paths, radius, colour, camera, aspect)?;
+            .prepare(device, queue, &frame.paths, radius, colour)?;
         let rendered = view.view3d.volume.as_ref().filter(|_| !frame.rendered.is_empty());
         let volume = rendered.map(|v| {
             let colormap = default_colormap(&v.field);
@@ -104,23 +102,23 @@ impl Scene3d {
                 opacity: v.opacity,
             }
         });
-        self.volume
-            .prepare(device, queue, volume.as_ref(), camera, aspect)?;
+        self.volume.prepare(device, queue, volume.as_ref())?;
         self.show_slice = view.view3d.slice && !frame.field.is_empty();
         if self.show_slice {
             let s = view.slice;
             let coordinate = s.coordinate(grid.origin[s.axis], grid.extent(s.axis)) as f32;
-            self.slice.prepare(
-                device,
-                queue,
-                frame,
-                s.plane_axes(),
-                s.axis,
-                coordinate,
-                camera.view_projection(aspect),
-            );
+            self.slice
+                .prepare(device, queue, frame, s.plane_axes(), s.axis, coordinate);
         }
         Ok(())
+    }
+
+    /// Sees the prepared frame through `camera` in a view `aspect` = width / height wide.
+    pub fn set_camera(&mut self, queue: &wgpu::Queue, camera: &OrbitCamera, aspect: f32) {
+        self.surfaces.set_camera(queue, camera, aspect);
+        self.tubes.set_camera(queue, camera, aspect);
+        self.volume.set_camera(camera, aspect);
+        self.slice.set_camera(queue, camera.view_projection(aspect));
     }
 
     /// Triangles of the prepared isosurfaces.

@@ -107,8 +107,7 @@ impl SlicePlane {
 
     /// Draws `frame` (the plane's 2D field view) into the slice's texture and places it on the
     /// plane: `frame`'s x axis runs along world axis `axes[0]`, its y axis along `axes[1]`, at
-    /// `coordinate` along the remaining axis `normal`; seen through `view_projection`.
-    #[allow(clippy::too_many_arguments)]
+    /// `coordinate` along the remaining axis `normal`.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
@@ -117,7 +116,6 @@ impl SlicePlane {
         axes: [usize; 2],
         normal: usize,
         coordinate: f32,
-        view_projection: Mat4,
     ) {
         let [ex, ey] = frame.extent.map(|e| e.max(1e-30));
         let side = IMAGE_SIDE.min(device.limits().max_texture_dimension_2d);
@@ -156,7 +154,8 @@ impl SlicePlane {
         let [x0, y0] = frame.origin.map(|o| o as f32);
         let domain = Mat4::orthographic_rh(x0, x0 + ex as f32, y0, y0 + ey as f32, -1.0, 1.0);
         let viewport = Vec2::new(size[0] as f32, size[1] as f32);
-        self.field_view.prepare(device, queue, frame, domain, viewport);
+        self.field_view.prepare(device, queue, frame);
+        self.field_view.set_view(queue, domain, viewport);
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("slice image"),
         });
@@ -198,6 +197,10 @@ impl SlicePlane {
             corner(1.0, 1.0),
         ];
         queue.write_buffer(&self.corners, 0, bytemuck::cast_slice(&corners));
+    }
+
+    /// Sees the plane through `view_projection`.
+    pub fn set_camera(&self, queue: &wgpu::Queue, view_projection: Mat4) {
         queue.write_buffer(
             &self.uniforms,
             0,

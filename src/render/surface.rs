@@ -40,10 +40,11 @@ pub struct SurfaceFrame<'a> {
     pub max: Vec3,
 }
 
-/// One drawn item's uniforms.
+/// One drawn item's uniforms and its colour.
 struct Item {
     uniforms: wgpu::Buffer,
     group: wgpu::BindGroup,
+    colour: [f32; 4],
 }
 
 /// The pipelines and the GPU state of the 3D view.
@@ -104,7 +105,7 @@ impl SurfaceScene {
             },
             wgpu::PrimitiveTopology::LineList,
         );
-        let frame = item(device, &layout);
+        let frame = item(device, &layout, BOX);
         let box_lines = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("bounding box"),
             size: 24 * 12,
@@ -123,15 +124,13 @@ impl SurfaceScene {
         }
     }
 
-    /// Uploads `frame`'s field, extracts its surfaces and sets the camera for a view `aspect` =
-    /// width / height wide.
+    /// Uploads `frame`'s field and box and extracts its surfaces; [`SurfaceScene::set_camera`]
+    /// places them before they are drawn.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         frame: &SurfaceFrame,
-        camera: &OrbitCamera,
-        aspect: f32,
     ) -> Result<(), String> {
         if frame.levels.len() > MAX_LEVELS {
             return Err(format!(
@@ -139,6 +138,11 @@ impl SurfaceScene {
                 frame.levels.len()
             ));
         }
+        queue.write_buffer(
+            &self.box_lines,
+            0,
+            bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
+        );
         let bytes = std::mem::size_of_val(frame.values) as u64;
         if frame.levels.is_empty() {
             for (surface, _) in &mut self.levels {
@@ -146,7 +150,7 @@ impl SurfaceScene {
                     s.triangles = 0;
                 }
             }
-            return self.frame_uniforms(queue, frame, camera, aspect);
+            return Ok(());
         }
         let limit = super::gpu::storage_buffer_limit(device);
         if bytes > limit {
@@ -173,38 +177,28 @@ impl SurfaceScene {
             spacing: frame.spacing,
         };
         while self.levels.len() < frame.levels.len() {
-            self.levels.push((None, item(device, &self.layout)));
+            self.levels.push((None, item(device, &self.layout, BOX)));
         }
         for (k, &level) in frame.levels.iter().enumerate() {
             let (surface, it) = &mut self.levels[k];
             self.extractor.extract(device, queue, &lattice, level, surface)?;
-            let c = level_colour(k, frame.levels.len());
-            queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&uniforms(camera, aspect, c)));
+            it.colour = level_colour(k, frame.levels.len());
         }
         for (surface, _) in &mut self.levels[frame.levels.len()..] {
             if let Some(s) = surface {
                 s.triangles = 0;
             }
         }
-        self.frame_uniforms(queue, frame, camera, aspect)
+        Ok(())
     }
 
-    /// The bounding box's uniforms and lines.
-    fn frame_uniforms(
-        &self,
-        queue: &wgpu::Queue,
-        frame: &SurfaceFrame,
-        camera: &OrbitCamera,
-        aspect: f32,
-    ) -> Result<(), String> {
-        let u = uniforms(camera, aspect, BOX);
-        queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&u));
-        queue.write_buffer(
-            &self.box_lines,
-            0,
-            bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
-        );
-        Ok(())
+    /// Sees the box and the surfaces through `camera` in a view `aspect` = width / height wide,
+    /// lit by a headlight.
+    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &OrbitCamera, aspect: f32) {
+        for it in std::iter::once(&self.frame).chain(self.levels.iter().map(|(_, it)| it)) {
+            let u = uniforms(camera, aspect, it.colour);
+            queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&u));
+        }
     }
 
     /// Triangles of the prepared surfaces, all levels.
@@ -268,8 +262,8 @@ fn uniforms(camera: &OrbitCamera, aspect: f32, colour: [f32; 4]) -> Uniforms {
     }
 }
 
-/// A uniform buffer and its bind group.
-fn item(device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> Item {
+/// A uniform buffer and its bind group, for an item drawn in `colour`.
+fn item(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, colour: [f32; 4]) -> Item {
     let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("surface view uniforms"),
         size: std::mem::size_of::<Uniforms>() as u64,
@@ -284,7 +278,11 @@ fn item(device: &wgpu::Device, layout: &wgpu::BindGroupLayout) -> Item {
             resource: uniforms.as_entire_binding(),
         }],
     });
-    Item { uniforms, group }
+    Item {
+        uniforms,
+        group,
+        colour,
+    }
 }
 
 /// Level `k` of `count`'s colour: spread over the turbo colour map (one level: its middle).

@@ -116,15 +116,13 @@ impl VolumeRenderer {
         }
     }
 
-    /// Uploads `frame` (or, for `None`, draws nothing) seen by `camera` in a view `aspect` =
-    /// width / height wide; an error if the field exceeds the GPU's storage buffer limit.
+    /// Uploads `frame` (or, for `None`, draws nothing); an error if the field exceeds the GPU's
+    /// storage buffer limit. [`VolumeRenderer::set_camera`] places it before it is drawn.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         frame: Option<&VolumeFrame>,
-        camera: &OrbitCamera,
-        aspect: f32,
     ) -> Result<(), String> {
         self.frame = None;
         let Some(frame) = frame else {
@@ -165,7 +163,7 @@ impl VolumeRenderer {
         let cell = frame.spacing.min_element();
         let p = |v: Vec3, w: f32| [v.x, v.y, v.z, w];
         self.frame = Some(Uniforms {
-            inverse_view_projection: camera.view_projection(aspect).inverse().to_cols_array_2d(),
+            inverse_view_projection: [[0.0; 4]; 4],
             box_min: p(frame.min, 0.0),
             box_max: p(frame.max, 0.0),
             origin: p(frame.origin, 0.5 * cell),
@@ -176,6 +174,13 @@ impl VolumeRenderer {
             canvas: [0.0; 4],
         });
         Ok(())
+    }
+
+    /// Sees the prepared volume through `camera` in a view `aspect` = width / height wide.
+    pub fn set_camera(&mut self, camera: &OrbitCamera, aspect: f32) {
+        if let Some(u) = &mut self.frame {
+            u.inverse_view_projection = camera.view_projection(aspect).inverse().to_cols_array_2d();
+        }
     }
 
     /// Records the prepared volume, when there is one, into a pass of its own over `target`

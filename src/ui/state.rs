@@ -104,6 +104,16 @@ pub struct AppState {
     pub fit_grid: bool,
     /// How long the window thread took to draw the last frame (set by the window side).
     pub draw_time: Duration,
+    /// Names the solver's state apart from its step count: a new value whenever the state
+    /// changes otherwise than by stepping (a new case or state, reset, a new grid or method,
+    /// going back, a live setting), so that a view can tell whether what it shows is current.
+    pub revision: u64,
+}
+
+/// A revision no state has had ([`AppState::revision`]).
+fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl AppState {
@@ -186,6 +196,7 @@ impl AppState {
             grid_choice: None,
             fit_grid: false,
             draw_time: Duration::ZERO,
+            revision: next_revision(),
         };
         s.record();
         s.keep_state();
@@ -211,6 +222,7 @@ impl AppState {
         s.record();
         s.keep_state();
         s.state_path = path.display().to_string();
+        s.revision = next_revision();
         Ok(s)
     }
 
@@ -243,6 +255,7 @@ impl AppState {
             self.message = Some(e.clone());
             return result;
         }
+        self.revision = next_revision();
         let (step, time) = (self.solver.steps(), self.solver.time());
         self.history.retain(|(s, _, _)| *s <= step);
         let rows = self.xt.times.iter().take_while(|t| **t <= time).count();
@@ -290,6 +303,8 @@ impl AppState {
             self.case = before;
             self.message = Some(e.clone());
         } else {
+            // Fields derived from the settings (a viscosity, an exact solution) change.
+            self.revision = next_revision();
             self.message = None;
         }
         result
@@ -329,6 +344,7 @@ impl AppState {
         let solver = solver::build(&case.spec).map_err(|e| format!("{}: {}", e.key, e.message))?;
         self.case = case;
         self.solver = solver;
+        self.revision = next_revision();
         self.pending.clear();
         self.failure = None;
         self.message = None;
@@ -367,6 +383,7 @@ impl AppState {
                 }
                 self.case = case;
                 self.solver = solver;
+                self.revision = next_revision();
                 self.pending.clear();
                 self.message = None;
                 self.record();

@@ -127,8 +127,9 @@ fn measure(
     let scene = &mut headless.view3d;
     let prepare = |view: &ViewSettings, frame: &FrameData, scene: &mut Scene3d| -> anyhow::Result<()> {
         scene
-            .prepare(device, queue, frame, view, &grid, &camera, aspect)
+            .prepare(device, queue, frame, view, &grid)
             .map_err(anyhow::Error::msg)?;
+        scene.set_camera(queue, &camera, aspect);
         queue.submit([]);
         wait()
     };

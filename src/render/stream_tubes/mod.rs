@@ -182,10 +182,19 @@ impl StreamTubes {
         }
     }
 
-    /// Builds and uploads the tubes of `paths` ([`tube_mesh`]) seen by `camera` in a view
-    /// `aspect` = width / height wide; an error (nothing drawn) if the mesh would exceed the
-    /// device's buffer size.
-    #[allow(clippy::too_many_arguments)]
+    /// Sees the tubes through `camera` in a view `aspect` = width / height wide, lit by a
+    /// headlight.
+    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &OrbitCamera, aspect: f32) {
+        let light = camera.backward();
+        let u = Uniforms {
+            view_projection: camera.view_projection(aspect).to_cols_array_2d(),
+            light: [light.x, light.y, light.z, 0.0],
+        };
+        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&u));
+    }
+
+    /// Builds and uploads the tubes of `paths` ([`tube_mesh`]); an error (nothing drawn) if the
+    /// mesh would exceed the device's buffer size.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
@@ -193,15 +202,7 @@ impl StreamTubes {
         paths: &[Vec<[f32; 4]>],
         radius: f32,
         colour: impl Fn(f32) -> [u8; 4],
-        camera: &OrbitCamera,
-        aspect: f32,
     ) -> Result<(), String> {
-        let light = camera.backward();
-        let u = Uniforms {
-            view_projection: camera.view_projection(aspect).to_cols_array_2d(),
-            light: [light.x, light.y, light.z, 0.0],
-        };
-        queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&u));
         self.index_count = 0;
         let (vertices, indices) = &mut self.mesh;
         vertices.clear();
