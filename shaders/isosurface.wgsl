@@ -140,6 +140,18 @@ fn march(corners: array<vec3<u32>, 4>) {
 @compute @workgroup_size(4, 4, 4)
 fn extract(@builtin(global_invocation_id) id: vec3<u32>) {
     if (any(id + vec3<u32>(1u) >= params.n)) { return; }
+    // Most cubes lie on one side of the level: with all eight corners finite and on one side,
+    // none of its tetrahedra is crossed.
+    var lo = 3.4028235e38;
+    var hi = -3.4028235e38;
+    var all_finite = true;
+    for (var c = 0u; c < 8u; c++) {
+        let v = value_at(id + vec3<u32>(c & 1u, (c >> 1u) & 1u, c >> 2u));
+        all_finite = all_finite && finite(v);
+        lo = min(lo, v);
+        hi = max(hi, v);
+    }
+    if (all_finite && (hi < params.level || lo >= params.level)) { return; }
     for (var o = 0u; o < 6u; o++) {
         var order = orders[o];
         var corner = id;

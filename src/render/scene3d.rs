@@ -83,8 +83,7 @@ impl Scene3d {
         let colour =
             |v: f32| colormap.color(scale_position(v, frame.range, frame.log_scale, frame.diverging) as f64);
         let radius = TUBE_RADIUS * min.distance(max);
-        self.tubes
-            .prepare(device, queue, &frame.paths, radius, colour)?;
+        self.tubes.prepare(device, queue, &frame.paths, radius, colour)?;
         let rendered = view.view3d.volume.as_ref().filter(|_| !frame.rendered.is_empty());
         let volume = rendered.map(|v| {
             let colormap = default_colormap(&v.field);

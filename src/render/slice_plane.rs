@@ -11,8 +11,12 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3};
 
 const SHADER: &str = include_str!("../../shaders/slice_plane.wgsl");
-/// Pixels along the longer side of the slice's texture.
-const IMAGE_SIDE: u32 = 1024;
+/// Pixels along the longer side of the slice's texture: this many per cell of the plane, and
+/// at least [`MIN_IMAGE_SIDE`], at most [`MAX_IMAGE_SIDE`] (a coarse grid's slice costs a
+/// software renderer a quarter of the largest image's time).
+const PIXELS_PER_CELL: u32 = 16;
+const MIN_IMAGE_SIDE: u32 = 256;
+const MAX_IMAGE_SIDE: u32 = 1024;
 
 /// A corner of the plane: world position and texture coordinates.
 #[repr(C)]
@@ -118,7 +122,10 @@ impl SlicePlane {
         coordinate: f32,
     ) {
         let [ex, ey] = frame.extent.map(|e| e.max(1e-30));
-        let side = IMAGE_SIDE.min(device.limits().max_texture_dimension_2d);
+        let cells = frame.n[0].max(frame.n[1]) as u32;
+        let side = (PIXELS_PER_CELL.saturating_mul(cells))
+            .clamp(MIN_IMAGE_SIDE, MAX_IMAGE_SIDE)
+            .min(device.limits().max_texture_dimension_2d);
         let size = if ex >= ey {
             [side, ((side as f64 * ey / ex).round() as u32).max(1)]
         } else {
