@@ -254,6 +254,14 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
         (&["--iso", "speed=0.1", "--camera", "30,20,0"][..], "--camera"),
         (&["--slice", "w=0.5"][..], "x, y or z"),
         (&["--slice", "z=1.5"][..], "from 0 to 1"),
+        (&["--slice", "z=0.5", "--slice", "x=0.5"][..], "give --camera"),
+        (
+            &[
+                "--camera", "30,20,1", "--slice", "z=0.5", "--slice", "x=0.5", "--slice", "y=0.5", "--slice",
+                "z=0.2",
+            ][..],
+            "at most 3 slices",
+        ),
         (&["--iso", "nothing=0.1"][..], "it has:"),
         (&["--iso", "speed"][..], "FIELD=LEVEL"),
     ] {

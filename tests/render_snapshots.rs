@@ -159,4 +159,20 @@ fn cube_views_match_references() {
     v.view3d.slice = false;
     v.view3d.volume = Some(VolumeSettings::of("speed"));
     check("cube_volume", &render_3d(&mut h, s.as_ref(), &v));
+
+    // Three slices (z = 0.5, x = 0.3, y = 0.25) on one colour scale, with contours and arrows.
+    let mut v = speed();
+    v.contours.enabled = true;
+    v.arrows = Some(8);
+    v.view3d.more_slices = vec![
+        Slice {
+            axis: 0,
+            position: 0.3,
+        },
+        Slice {
+            axis: 1,
+            position: 0.25,
+        },
+    ];
+    check("cube_three_slices", &render_3d(&mut h, s.as_ref(), &v));
 }

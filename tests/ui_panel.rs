@@ -4,7 +4,8 @@ mod common;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use flowlab::render::view::VolumeSettings;
+use flowlab::render::gather::{self, Freshness, Scratch};
+use flowlab::render::view::{FrameData, VolumeSettings};
 use flowlab::solver::limiter::Limiter;
 use flowlab::ui::panel;
 use flowlab::ui::state::AppState;
@@ -328,7 +329,7 @@ fn defaulted_settings_show_the_values_in_use() {
 }
 
 #[test]
-fn the_3d_controls_move_the_slice_seed_streamlines_in_space_and_save_the_surfaces() {
+fn the_3d_controls_move_the_slice_seed_streamlines_in_space_save_the_surfaces_and_add_slices() {
     let case = common::case("cavity_3d_re100", &["grid.nx=12", "grid.ny=12", "grid.nz=12"]);
     let mut state = AppState::new(case).unwrap();
     state.playing = false;
@@ -412,4 +413,56 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_and_save_the_surface
     assert_eq!(volume.opacity[3], 0.8);
     assert_eq!(volume.opacity[..3], VolumeSettings::DEFAULT_OPACITY[..3]);
     assert!(v.shown_fields().contains(&"vorticity_magnitude"));
+    // Two more slices, each normal to an axis not yet cut (the first is normal to x), and no
+    // fourth; the second moved to 0.8.
+    h.get_by_label("add a slice").click_accesskit();
+    h.run();
+    h.get_by_label("add a slice").click_accesskit();
+    h.run();
+    let more = &h.state().view.view3d.more_slices;
+    assert_eq!(more.iter().map(|s| s.axis).collect::<Vec<_>>(), [1, 2]);
+    assert!(h.get_by_label("add a slice").accesskit_node().is_disabled());
+    h.get_by_role_and_label(egui::accesskit::Role::Slider, "slice 2 position")
+        .set_value_accesskit(0.8);
+    h.run();
+    assert_eq!(h.state().view.view3d.more_slices[0].position, 0.8);
+    // The frame carries each slice's plane of the shown field, on one colour scale.
+    let state = h.state();
+    let mut frame = FrameData::default();
+    gather::gather(
+        state.solver.as_ref(),
+        &state.view,
+        Freshness::Current,
+        &mut Scratch::default(),
+        &mut frame,
+    )
+    .expect("a frame");
+    assert_eq!(frame.more_slices.len(), 2);
+    let mut speed = Vec::new();
+    state.solver.field(&state.view.field, &mut speed).unwrap();
+    let n = state.solver.info().grid.n;
+    for (slice, plane) in state.view.view3d.more_slices.iter().zip(&frame.more_slices) {
+        let mut cut = Vec::new();
+        slice.cut_into(&speed, n, &mut cut);
+        let shown: Vec<f64> = plane.field.iter().map(|&v| f64::from(v)).collect();
+        let [p, q] = slice.plane_axes();
+        assert_eq!(plane.n, [n[p], n[q]]);
+        assert!(
+            cut.iter()
+                .zip(&shown)
+                .all(|(a, b)| (a - b).abs() <= 1e-6 * a.abs().max(1e-30))
+        );
+        assert_eq!(plane.range, frame.range, "one colour scale");
+        assert!(
+            plane
+                .field
+                .iter()
+                .all(|v| (frame.range[0]..=frame.range[1]).contains(v))
+        );
+    }
+    // Removing the second slice leaves the third.
+    h.get_by_label("remove slice 2").click_accesskit();
+    h.run();
+    let more = &h.state().view.view3d.more_slices;
+    assert_eq!((more.len(), more[0].axis), (1, 2));
 }

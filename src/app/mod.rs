@@ -414,7 +414,7 @@ impl App {
             let response = ui.allocate_rect(canvas_rect, egui::Sense::click_and_drag());
             if view3d::active(state) {
                 let viewport = w.viewport();
-                w.view3d.interact(ui, &response, viewport);
+                w.view3d.interact(ui, &response, viewport, &mut state.view);
             } else {
                 interact(ui, &response, state, w);
                 let (viewport, extent, ppp) = (w.viewport(), w.frame.extent, ui.ctx().pixels_per_point());

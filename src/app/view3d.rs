@@ -6,7 +6,7 @@ use crate::render::camera::OrbitCamera;
 use crate::render::offscreen;
 use crate::render::scene3d::{self, Scene3d};
 use crate::render::surface::{self, DEPTH};
-use crate::render::view::{self, FrameData};
+use crate::render::view::{self, FrameData, ViewSettings};
 use crate::solver::grid::Grid;
 use crate::ui::state::AppState;
 use glam::{Vec2, Vec3};
@@ -32,6 +32,8 @@ pub struct Window3d {
     domain: (Vec3, Vec3),
     depth: Option<Depth>,
     capture_depth: Option<Depth>,
+    /// The slice a Shift + drag moves ([`Window3d::interact`]) and the point it was held at.
+    dragging: Option<(usize, Vec3)>,
 }
 
 impl Window3d {
@@ -44,6 +46,7 @@ impl Window3d {
             domain: (Vec3::ZERO, Vec3::ONE),
             depth: None,
             capture_depth: None,
+            dragging: None,
         }
     }
 
@@ -162,9 +165,24 @@ impl Window3d {
     }
 
     /// Pointer handling over the canvas (`viewport` pixels): a left drag turns the view, a
-    /// right or middle drag pans, the wheel zooms, a double click resets.
-    pub fn interact(&mut self, ui: &egui::Ui, response: &egui::Response, viewport: Vec2) {
+    /// right or middle drag pans, the wheel zooms, a double click resets; Shift and a left drag
+    /// on a slice of `view` moves it along its normal.
+    pub fn interact(
+        &mut self,
+        ui: &egui::Ui,
+        response: &egui::Response,
+        viewport: Vec2,
+        view: &mut ViewSettings,
+    ) {
         let ppp = ui.ctx().pixels_per_point();
+        let aspect = viewport.x / viewport.y.max(1.0);
+        let rect = response.rect;
+        let ndc = |p: egui::Pos2| {
+            Vec2::new(
+                2.0 * (p.x - rect.min.x) / rect.width().max(1.0) - 1.0,
+                1.0 - 2.0 * (p.y - rect.min.y) / rect.height().max(1.0),
+            )
+        };
         if response.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
             if scroll != 0.0 {
@@ -174,16 +192,62 @@ impl Window3d {
         if response.double_clicked() {
             self.reset();
         }
-        if response.dragged() {
-            let d = response.drag_delta() * ppp;
-            if response.dragged_by(egui::PointerButton::Primary) {
-                // Half a turn across the canvas's height.
-                let k = std::f32::consts::PI / viewport.y.max(1.0);
-                self.camera.orbit(-d.x * k, d.y * k);
-            } else {
-                let ndc = Vec2::new(2.0 * d.x / viewport.x.max(1.0), -2.0 * d.y / viewport.y.max(1.0));
-                self.camera.pan(ndc, viewport.x / viewport.y.max(1.0));
-            }
+        if response.drag_started_by(egui::PointerButton::Primary) && ui.input(|i| i.modifiers.shift) {
+            self.dragging = response
+                .interact_pointer_pos()
+                .and_then(|p| self.pick_slice(view, ndc(p), aspect));
         }
+        if !response.dragged() {
+            self.dragging = None;
+            return;
+        }
+        if let Some((k, anchor)) = self.dragging {
+            let (min, max) = self.domain;
+            let slice = if k == 0 {
+                &mut view.slice
+            } else {
+                &mut view.view3d.more_slices[k - 1]
+            };
+            let a = slice.axis;
+            let to = response
+                .interact_pointer_pos()
+                .and_then(|p| self.camera.drag_along(ndc(p), aspect, anchor, a));
+            if let Some(c) = to {
+                slice.position = f64::from(((c - min[a]) / (max[a] - min[a])).clamp(0.0, 1.0));
+            }
+            return;
+        }
+        let d = response.drag_delta() * ppp;
+        if response.dragged_by(egui::PointerButton::Primary) {
+            // Half a turn across the canvas's height.
+            let k = std::f32::consts::PI / viewport.y.max(1.0);
+            self.camera.orbit(-d.x * k, d.y * k);
+        } else {
+            let ndc = Vec2::new(2.0 * d.x / viewport.x.max(1.0), -2.0 * d.y / viewport.y.max(1.0));
+            self.camera.pan(ndc, aspect);
+        }
+    }
+
+    /// The nearest slice of `view` drawn under the point `ndc`: its index (0 the view's own,
+    /// `k` further slice `k - 1`) and the point of it there.
+    fn pick_slice(&self, view: &ViewSettings, ndc: Vec2, aspect: f32) -> Option<(usize, Vec3)> {
+        if !view.view3d.slice {
+            return None;
+        }
+        let (min, max) = self.domain;
+        let slices = std::iter::once(&view.slice).chain(view.view3d.shown_more_slices());
+        let eye = self.camera.eye();
+        slices
+            .enumerate()
+            .filter_map(|(k, s)| {
+                let a = s.axis;
+                let c = s.coordinate(f64::from(min[a]), f64::from(max[a] - min[a])) as f32;
+                let p = self.camera.pick_on_plane(ndc, aspect, a, c)?;
+                let tolerance = 1e-4 * (max - min);
+                let inside = (0..3)
+                    .all(|b| b == a || (p[b] >= min[b] - tolerance[b] && p[b] <= max[b] + tolerance[b]));
+                inside.then_some((k, p))
+            })
+            .min_by(|x, y| eye.distance(x.1).total_cmp(&eye.distance(y.1)))
     }
 }

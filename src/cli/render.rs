@@ -12,7 +12,7 @@ use crate::render::scene3d;
 use crate::render::streamlines::{self, Integrator, even};
 use crate::render::surface;
 use crate::render::view::{
-    FrameData, MAX_ARROWS, Range, Seeding, Slice, View3d, ViewSettings, VolumeSettings,
+    FrameData, MAX_ARROWS, MAX_SLICES, Range, Seeding, Slice, View3d, ViewSettings, VolumeSettings,
 };
 use crate::solver::snapshot::read_checkpoint;
 use crate::solver::{self, Solver};
@@ -98,9 +98,10 @@ pub struct Args {
     #[arg(long, default_value = "ffmpeg")]
     pub ffmpeg: String,
     /// 3D cases: the plane the view shows, normal to AXIS (x, y or z) at POSITION, a fraction
-    /// of the domain along it (default z=0.5). Drawn flat, or in place in the 3D view.
+    /// of the domain along it (default z=0.5). Drawn flat, or in place in the 3D view, where up
+    /// to three may be given (repeat the option).
     #[arg(long, value_name = "AXIS=POSITION")]
-    pub slice: Option<String>,
+    pub slice: Vec<String>,
     /// 3D cases: draw the 3D view with the isosurfaces FIELD = LEVEL (up to 8 levels, e.g.
     /// `q_criterion=0.5,2`), and the slice when `--slice` is given.
     #[arg(long, value_name = "FIELD=LEVEL[,LEVEL...]", allow_hyphen_values = true)]
@@ -143,21 +144,35 @@ fn slice(s: &str) -> Result<Slice, String> {
 /// (azimuth and elevation in degrees, distance as a multiple of the framing one), `None` for
 /// the flat view.
 fn view_3d(a: &Args, v: &mut ViewSettings) -> Result<Option<[f32; 3]>, String> {
-    if let Some(s) = &a.slice {
-        v.slice = slice(s)?;
+    let slices = a.slice.iter().map(|s| slice(s)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(first) = slices.first() {
+        v.slice = *first;
     }
     if a.opacity.is_some() && a.volume.is_none() {
         return Err("--opacity: give the field to render with --volume FIELD".into());
     }
     if a.iso.is_none() && a.camera.is_none() && a.volume.is_none() {
+        if slices.len() > 1 {
+            return Err(format!(
+                "--slice {}: several slices are drawn in the 3D view; give --camera (or --iso or --volume) too",
+                a.slice[1]
+            ));
+        }
         return Ok(None);
+    }
+    if slices.len() > MAX_SLICES {
+        return Err(format!(
+            "--slice {}: at most {MAX_SLICES} slices",
+            a.slice[MAX_SLICES]
+        ));
     }
     v.view3d = View3d {
         enabled: true,
-        slice: a.slice.is_some() || (a.iso.is_none() && a.volume.is_none()),
+        slice: !slices.is_empty() || (a.iso.is_none() && a.volume.is_none()),
         iso_field: None,
         iso_levels: Vec::new(),
         volume: a.volume.as_deref().map(VolumeSettings::of),
+        more_slices: slices.iter().skip(1).copied().collect(),
     };
     if let (Some(o), Some(volume)) = (&a.opacity, &mut v.view3d.volume) {
         let option = format!("--opacity {o}");
@@ -454,7 +469,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     if case.spec.case.dim != 3 {
         let given_3d = [
             (&a.iso, "--iso"),
-            (&a.slice, "--slice"),
+            (&a.slice.first().cloned(), "--slice"),
             (&a.camera, "--camera"),
             (&a.volume, "--volume"),
         ];

@@ -134,6 +134,20 @@ impl OrbitCamera {
         let t = (value - origin[axis]) / dir[axis];
         (t > 0.0).then(|| origin + t * dir)
     }
+
+    /// Where along `axis` the pointer at `ndc` drags a point held at `anchor`: the coordinate
+    /// of the point of the line through `anchor` along `axis` nearest to the pointer's ray (a
+    /// slice dragged along its normal). `None` while the axis points at the eye (the ray and
+    /// the line nearly parallel: no position to read).
+    pub fn drag_along(&self, ndc: Vec2, aspect: f32, anchor: Vec3, axis: usize) -> Option<f32> {
+        let (origin, dir) = self.ray(ndc, aspect);
+        let a = Vec3::AXES[axis];
+        let w = anchor - origin;
+        // Nearest points of anchor + s a and origin + t dir: s (1 - b^2) = b (dir.w) - a.w.
+        let b = a.dot(dir);
+        let denominator = 1.0 - b * b;
+        (denominator > 1e-3).then(|| anchor[axis] + (b * dir.dot(w) - a.dot(w)) / denominator)
+    }
 }
 
 #[cfg(test)]
@@ -230,6 +244,30 @@ mod tests {
             ..box_camera()
         };
         assert!(c.pick_on_plane(Vec2::ZERO, 1.0, 2, c.eye().z + 1.0).is_none());
+    }
+
+    #[test]
+    fn dragging_along_an_axis_follows_the_pointer() {
+        let mut c = box_camera();
+        c.orbit(0.5, 0.3);
+        let aspect = 1.5;
+        let anchor = Vec3::new(0.4, 0.2, 1.1);
+        for axis in 0..3 {
+            for shift in [-0.3, 0.05, 0.6] {
+                // The pointer over the anchor moved `shift` along the axis.
+                let mut p = anchor;
+                p[axis] += shift;
+                let q = ndc_of(&c, p, aspect);
+                let to = c
+                    .drag_along(Vec2::new(q.x, q.y), aspect, anchor, axis)
+                    .expect("the axis is not along the view");
+                assert!((to - p[axis]).abs() < 1e-4, "axis {axis}: {to} for {}", p[axis]);
+            }
+        }
+        // Looking straight along the axis, there is nothing to read.
+        let mut c = box_camera();
+        c.look_along(2, true);
+        assert!(c.drag_along(Vec2::ZERO, 1.0, anchor, 2).is_none());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::streamlines::{self, GridVelocity, Limits, spatial};
 use super::view::{
-    FrameData, MAX_ARROWS, Range, Seeding, ViewSettings, color_range, default_colormap, default_range,
+    FrameData, MAX_ARROWS, Range, Seeding, Slice, ViewSettings, color_range, default_colormap, default_range,
 };
 use crate::solver::{self, Solver};
 
@@ -22,6 +22,8 @@ pub struct Scratch {
     /// A 3D state's velocity and shown field over the whole grid, for streamlines in space.
     velocity_3d: GridVelocity<3>,
     colour_3d: Vec<f64>,
+    /// The shown fields on a further slice of the 3D view, as `fields`.
+    planes: Vec<Vec<f64>>,
 }
 
 /// Which state [`gather`] reads.
@@ -65,6 +67,7 @@ pub fn gather(
         velocity: vel,
         velocity_3d,
         colour_3d,
+        planes,
     } = scratch;
     fields.resize_with(names.len(), Vec::new);
     let step = match freshness {
@@ -94,33 +97,32 @@ pub fn gather(
             }
             colour_3d.clone_from(&fields[0]);
         }
-        fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
-    }
-    to_f32(&fields[0], &mut out.field);
-    out.colormap = Some(view.colormap);
-    out.log_scale = view.log_scale;
-    out.diverging = view.colormap.is_diverging();
-    out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
-    out.contour = None;
-    if let Some(name) = view.contour_field() {
-        let mut c = Vec::new();
-        if name == view.field {
-            c.clone_from(&out.field);
-        } else {
-            to_f32(&fields[index(name)], &mut c);
+        // The further slices, cut from the whole grid before the view's own slice is.
+        let extras = view.view3d.shown_more_slices();
+        out.more_slices.resize_with(extras.len(), FrameData::default);
+        planes.resize_with(names.len(), Vec::new);
+        for (slice, frame) in extras.iter().zip(&mut out.more_slices) {
+            let wanted = plane_fields(view, slice);
+            for ((name, f), plane) in names.iter().zip(fields.iter()).zip(planes.iter_mut()) {
+                plane.clear();
+                if wanted.contains(name) {
+                    slice.cut_into(f, g.n, plane);
+                }
+            }
+            let [p, q] = slice.plane_axes();
+            frame.n = [g.n[p], g.n[q]];
+            frame.origin = [g.origin[p], g.origin[q]];
+            frame.extent = [g.extent(p), g.extent(q)];
+            plane_frame(view, &names, planes, slice.velocity_names(), frame);
         }
-        let r = if name == view.field && !view.log_scale {
-            out.range
-        } else {
-            color_range(&c, Range::Auto, false, false)
-        };
-        out.contour = Some((c, view.contours.levels, r));
+        fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
+    } else {
+        out.more_slices.clear();
     }
-    let need_velocity = view.needs_velocity();
-    out.velocity = None;
-    out.arrows = None;
+    plane_frame(view, &names, fields, view.slice.velocity_names(), out);
     out.segments.clear();
-    if need_velocity {
+    let s = &view.streamlines;
+    if s.seeding != Seeding::Off && !in_space {
         vel.n = out.n;
         vel.origin = out.origin;
         vel.spacing = [g.spacing[p], g.spacing[q]];
@@ -128,55 +130,29 @@ pub fn gather(
         let [along, up] = view.slice.velocity_names();
         std::mem::swap(&mut vel.components[0], &mut fields[index(along)]);
         std::mem::swap(&mut vel.components[1], &mut fields[index(up)]);
-        if let Some(count) = view.arrows {
-            let mut u = Vec::new();
-            let mut v = Vec::new();
-            to_f32(&vel.components[0], &mut u);
-            to_f32(&vel.components[1], &mut v);
-            let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
-            let ax = count.clamp(2, MAX_ARROWS);
-            let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).clamp(2, MAX_ARROWS);
-            let spacing = (out.extent[0] / ax as f64) as f32;
-            let scale = if max_speed > 0.0 {
-                0.9 * spacing / max_speed
-            } else {
-                0.0
-            };
-            out.velocity = Some((u, v));
-            out.arrows = Some(([ax, ay], scale));
-        }
-        let s = &view.streamlines;
         let seeds = s.seeding.seeds(out.origin, out.extent);
-        if s.seeding != Seeding::Off && !in_space {
-            let h = g.spacing[p].min(g.spacing[q]);
-            let max_speed = vel.components[0]
-                .iter()
-                .zip(&vel.components[1])
-                .map(|(a, b)| a.hypot(*b))
-                .fold(0.0f64, f64::max);
-            let limits = Limits {
-                max_length: s.max_length * out.extent[0].max(out.extent[1]),
-                min_speed: 1e-4 * max_speed.max(1e-300),
-                scale: 0.5 * h,
-                max_step: 2.0 * h,
-                closure: CLOSURE_CELLS * h,
-                max_steps: streamlines::MAX_TRACE_STEPS,
-            };
-            if let Seeding::Even { separation } = s.seeding {
-                let lines = streamlines::even::lines(
-                    &*vel,
-                    out.origin,
-                    out.extent,
-                    separation,
-                    s.integrator,
-                    &limits,
-                );
-                for line in &lines {
-                    streamlines::push_segments(line, &mut out.segments);
-                }
-            } else {
-                streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
+        let h = g.spacing[p].min(g.spacing[q]);
+        let max_speed = vel.components[0]
+            .iter()
+            .zip(&vel.components[1])
+            .map(|(a, b)| a.hypot(*b))
+            .fold(0.0f64, f64::max);
+        let limits = Limits {
+            max_length: s.max_length * out.extent[0].max(out.extent[1]),
+            min_speed: 1e-4 * max_speed.max(1e-300),
+            scale: 0.5 * h,
+            max_step: 2.0 * h,
+            closure: CLOSURE_CELLS * h,
+            max_steps: streamlines::MAX_TRACE_STEPS,
+        };
+        if let Seeding::Even { separation } = s.seeding {
+            let lines =
+                streamlines::even::lines(&*vel, out.origin, out.extent, separation, s.integrator, &limits);
+            for line in &lines {
+                streamlines::push_segments(line, &mut out.segments);
             }
+        } else {
+            streamlines::segments(&*vel, &seeds, s.integrator, &limits, &mut out.segments);
         }
     }
     if in_space {
@@ -199,12 +175,108 @@ pub fn gather(
         };
         let seeds = spatial::slice_seeds(&s.seeding, &view.slice, g.origin, extent);
         out.paths = spatial::paths(velocity_3d, colour_3d, &seeds, s.integrator, &limits);
-        // One colour scale for the slice and the tubes, over the values of both.
-        let mut values = out.field.clone();
-        values.extend(out.paths.iter().flatten().map(|p| p[3]));
-        out.range = color_range(&values, view.range, view.log_scale, out.diverging);
     }
+    one_scale(view, out);
     Some(step)
+}
+
+/// The names of the shown fields a further slice needs: its colour, its contours and, with
+/// arrows, its in-plane velocity.
+fn plane_fields<'a>(view: &'a ViewSettings, slice: &Slice) -> Vec<&'a str> {
+    let mut wanted = vec![view.field.as_str()];
+    wanted.extend(view.contour_field());
+    if view.arrows.is_some() {
+        wanted.extend(slice.velocity_names());
+    }
+    wanted
+}
+
+/// One plane's part of a frame (`out.n`, `out.origin` and `out.extent` set): the coloured
+/// field, the contours and the arrows, from the shown fields on the plane (`planes`, in the
+/// order of `names`; the in-plane velocity's names `[along, up]`).
+fn plane_frame(
+    view: &ViewSettings,
+    names: &[&str],
+    planes: &[Vec<f64>],
+    [along, up]: [&str; 2],
+    out: &mut FrameData,
+) {
+    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
+    to_f32(&planes[index(&view.field)], &mut out.field);
+    out.colormap = Some(view.colormap);
+    out.log_scale = view.log_scale;
+    out.diverging = view.colormap.is_diverging();
+    out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
+    out.contour = None;
+    if let Some(name) = view.contour_field() {
+        let mut c = Vec::new();
+        if name == view.field {
+            c.clone_from(&out.field);
+        } else {
+            to_f32(&planes[index(name)], &mut c);
+        }
+        let r = if name == view.field && !view.log_scale {
+            out.range
+        } else {
+            color_range(&c, Range::Auto, false, false)
+        };
+        out.contour = Some((c, view.contours.levels, r));
+    }
+    out.velocity = None;
+    out.arrows = None;
+    if let Some(count) = view.arrows {
+        let mut u = Vec::new();
+        let mut v = Vec::new();
+        to_f32(&planes[index(along)], &mut u);
+        to_f32(&planes[index(up)], &mut v);
+        let max_speed = u.iter().zip(&v).map(|(a, b)| a.hypot(*b)).fold(0.0f32, f32::max);
+        let ax = count.clamp(2, MAX_ARROWS);
+        let ay = ((ax as f64 * out.extent[1] / out.extent[0]).round() as u32).clamp(2, MAX_ARROWS);
+        let spacing = (out.extent[0] / ax as f64) as f32;
+        let scale = if max_speed > 0.0 {
+            0.9 * spacing / max_speed
+        } else {
+            0.0
+        };
+        out.velocity = Some((u, v));
+        out.arrows = Some(([ax, ay], scale));
+    }
+}
+
+/// One colour scale for every slice and the tubes, over the values of all, and one contour
+/// scale for the slices, so that colours and contour lines agree where they meet.
+fn one_scale(view: &ViewSettings, out: &mut FrameData) {
+    if out.more_slices.is_empty() && out.paths.is_empty() {
+        return;
+    }
+    let mut values = out.field.clone();
+    for m in &out.more_slices {
+        values.extend(&m.field);
+    }
+    values.extend(out.paths.iter().flatten().map(|p| p[3]));
+    out.range = color_range(&values, view.range, view.log_scale, out.diverging);
+    let contour_range = out.contour.as_ref().map(|_| {
+        if view.contour_field() == Some(view.field.as_str()) && !view.log_scale {
+            out.range
+        } else {
+            let all = out.more_slices.iter().chain(std::iter::once(&*out));
+            let c: Vec<f32> = all
+                .filter_map(|f| f.contour.as_ref())
+                .flat_map(|(c, _, _)| c.iter().copied())
+                .collect();
+            color_range(&c, Range::Auto, false, false)
+        }
+    });
+    let set = |f: &mut FrameData| {
+        if let (Some((_, _, r)), Some(cr)) = (&mut f.contour, contour_range) {
+            *r = cr;
+        }
+    };
+    set(out);
+    for m in &mut out.more_slices {
+        m.range = out.range;
+        set(m);
+    }
 }
 
 fn to_f32(src: &[f64], dst: &mut Vec<f32>) {

@@ -1,6 +1,6 @@
 //! The 3D view of a 3D state, for the window, its screenshots and videos, and `flowlab render`
-//! alike: the domain's bounding box, the view's [`Slice`](super::view::Slice) drawn in place
-//! ([`super::slice_plane`]), the isosurfaces of the view's field ([`super::surface`]) and the
+//! alike: the domain's bounding box, the view's [`Slice`](super::view::Slice) and its further
+//! slices drawn in place ([`super::slice_plane`]), the isosurfaces of the view's field ([`super::surface`]) and the
 //! streamlines as tubes coloured like the slice ([`super::stream_tubes`]), seen through an
 //! [`OrbitCamera`] and depth-tested together.
 
@@ -18,10 +18,13 @@ use glam::{DVec3, Vec3};
 /// The pipelines and GPU state of the 3D view.
 pub struct Scene3d {
     surfaces: SurfaceScene,
-    slice: SlicePlane,
-    show_slice: bool,
+    /// The view's slice and its further slices, the first `shown_slices` drawn.
+    slices: Vec<SlicePlane>,
+    shown_slices: usize,
     tubes: StreamTubes,
     volume: VolumeRenderer,
+    /// The targets' format (for slices made later).
+    format: wgpu::TextureFormat,
 }
 
 /// The usage of the 3D view's depth buffer: drawn into, then read by the volume rendering.
@@ -43,10 +46,11 @@ impl Scene3d {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Scene3d {
         Scene3d {
             surfaces: SurfaceScene::new(device, format),
-            slice: SlicePlane::new(device, format),
-            show_slice: false,
+            slices: Vec::new(),
+            shown_slices: 0,
             tubes: StreamTubes::new(device, format),
             volume: VolumeRenderer::new(device, format),
+            format,
         }
     }
 
@@ -102,12 +106,24 @@ impl Scene3d {
             }
         });
         self.volume.prepare(device, queue, volume.as_ref())?;
-        self.show_slice = view.view3d.slice && !frame.field.is_empty();
-        if self.show_slice {
-            let s = view.slice;
-            let coordinate = s.coordinate(grid.origin[s.axis], grid.extent(s.axis)) as f32;
-            self.slice
-                .prepare(device, queue, frame, s.plane_axes(), s.axis, coordinate);
+        self.shown_slices = 0;
+        if view.view3d.slice && !frame.field.is_empty() {
+            let further = view.view3d.shown_more_slices().iter().zip(&frame.more_slices);
+            for (s, plane) in std::iter::once((&view.slice, frame)).chain(further) {
+                if self.slices.len() == self.shown_slices {
+                    self.slices.push(SlicePlane::new(device, self.format));
+                }
+                let coordinate = s.coordinate(grid.origin[s.axis], grid.extent(s.axis)) as f32;
+                self.slices[self.shown_slices].prepare(
+                    device,
+                    queue,
+                    plane,
+                    s.plane_axes(),
+                    s.axis,
+                    coordinate,
+                );
+                self.shown_slices += 1;
+            }
         }
         Ok(())
     }
@@ -117,7 +133,9 @@ impl Scene3d {
         self.surfaces.set_camera(queue, camera, aspect);
         self.tubes.set_camera(queue, camera, aspect);
         self.volume.set_camera(camera, aspect);
-        self.slice.set_camera(queue, camera.view_projection(aspect));
+        for slice in &self.slices[..self.shown_slices] {
+            slice.set_camera(queue, camera.view_projection(aspect));
+        }
     }
 
     /// Triangles of the prepared isosurfaces.
@@ -144,8 +162,8 @@ impl Scene3d {
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         self.surfaces.paint(pass);
         self.tubes.paint(pass);
-        if self.show_slice {
-            self.slice.paint(pass);
+        for slice in &self.slices[..self.shown_slices] {
+            slice.paint(pass);
         }
     }
 }

@@ -112,7 +112,13 @@ pub struct View3d {
     pub iso_levels: Vec<f64>,
     /// Direct volume rendering of a field ([`crate::render::volume_render`]), when on.
     pub volume: Option<VolumeSettings>,
+    /// Slices beyond the view's own [`ViewSettings::slice`], drawn with it in the 3D view (at
+    /// most [`MAX_SLICES`] in all), each coloured, contoured and with arrows as it is.
+    pub more_slices: Vec<Slice>,
 }
+
+/// Most slices the 3D view draws at once.
+pub const MAX_SLICES: usize = 3;
 
 /// The volume rendering's field and transfer function: the field's colormap
 /// ([`default_colormap`]) and these opacities per unit length of one cell at 0, 1/3, 2/3 and 1
@@ -145,7 +151,29 @@ impl View3d {
             iso_field: iso_field.map(str::to_string),
             iso_levels: Vec::new(),
             volume: None,
+            more_slices: Vec::new(),
         }
+    }
+
+    /// The further slices the 3D view draws ([`View3d::more_slices`]; none when the slice is
+    /// hidden or the 3D view off).
+    pub fn shown_more_slices(&self) -> &[Slice] {
+        if self.enabled && self.slice {
+            &self.more_slices[..self.more_slices.len().min(MAX_SLICES - 1)]
+        } else {
+            &[]
+        }
+    }
+
+    /// A further slice, normal to the first axis no shown slice is normal to (else x), at the
+    /// middle; none when [`MAX_SLICES`] are shown.
+    pub fn add_slice(&mut self, first: &Slice) {
+        if 1 + self.more_slices.len() >= MAX_SLICES {
+            return;
+        }
+        let taken = |a: usize| first.axis == a || self.more_slices.iter().any(|s| s.axis == a);
+        let axis = (0..3).find(|&a| !taken(a)).unwrap_or(0);
+        self.more_slices.push(Slice { axis, position: 0.5 });
     }
 
     /// The volume-rendered field, when the 3D view draws it.
@@ -207,6 +235,13 @@ impl Slice {
     /// ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the two middle
     /// layers, of an odd one the middle layer.
     pub fn cut(&self, field: &mut Vec<f64>, n: [usize; 3]) {
+        let mut out = Vec::new();
+        self.cut_into(field, n, &mut out);
+        *field = out;
+    }
+
+    /// [`Slice::cut`] of `field` into `out`, leaving `field` as it is.
+    pub fn cut_into(&self, field: &[f64], n: [usize; 3], out: &mut Vec<f64>) {
         let a = self.axis;
         let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
         let lo = (s.floor() as usize).min(n[a] - 1);
@@ -214,7 +249,8 @@ impl Slice {
         let t = s - lo as f64;
         let stride = [1, n[0], n[0] * n[1]];
         let [p, q] = self.plane_axes();
-        let mut out = Vec::with_capacity(n[p] * n[q]);
+        out.clear();
+        out.reserve(n[p] * n[q]);
         for j in 0..n[q] {
             for i in 0..n[p] {
                 let base = i * stride[p] + j * stride[q];
@@ -222,7 +258,6 @@ impl Slice {
                 out.push(if t == 0.0 { x0 } else { (1.0 - t) * x0 + t * x1 });
             }
         }
-        *field = out;
     }
 }
 
@@ -241,6 +276,11 @@ impl ViewSettings {
         }
         if self.needs_velocity() {
             names.extend(self.slice.velocity_names());
+        }
+        if self.arrows.is_some() {
+            for s in self.view3d.shown_more_slices() {
+                names.extend(s.velocity_names());
+            }
         }
         if self.traces_in_space() {
             names.extend(["u", "v", "w"]);
@@ -424,6 +464,9 @@ pub struct FrameData {
     /// 3D view renders one) and its colour range.
     pub rendered: Vec<f32>,
     pub rendered_range: [f32; 2],
+    /// The 3D view's further slices ([`View3d::more_slices`], in order): each plane's field,
+    /// contours and arrows, on this frame's colour and contour scales.
+    pub more_slices: Vec<FrameData>,
 }
 
 /// The colour range of `data` under `range` (see [`FrameData::range`]).

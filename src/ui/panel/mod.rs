@@ -42,6 +42,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("wheel", "zoom about the cursor"),
     ("3D: drag (left)", "turn the view about the domain"),
     ("3D: drag (right or middle)", "pan"),
+    (
+        "3D: Shift + drag (left) on a slice",
+        "move the slice along its normal",
+    ),
     ("3D: wheel", "zoom"),
     ("3D: Home / double-click", "reset the view"),
 ];

@@ -1,10 +1,10 @@
-//! The panel's controls of a 3D state's view: the 3D view or the slice alone, the slice's axis
-//! and position, the isosurfaces' field and levels (and saving them), the volume rendering's
+//! The panel's controls of a 3D state's view: the 3D view or the slice alone, the slices' axes
+//! and positions (up to three in the 3D view), the isosurfaces' field and levels (and saving them), the volume rendering's
 //! field and opacity curve, and the camera's standard views.
 
 use crate::export::mesh::save_surfaces;
 use crate::render::surface::MAX_LEVELS;
-use crate::render::view::{View3d, VolumeSettings};
+use crate::render::view::{MAX_SLICES, Slice, View3d, VolumeSettings};
 use crate::ui::state::{AppState, Request};
 use egui::{DragValue, Ui};
 
@@ -16,15 +16,12 @@ pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
         ui.selectable_value(&mut v.view3d.enabled, true, "3D view");
         ui.selectable_value(&mut v.view3d.enabled, false, "slice alone");
     });
-    ui.horizontal(|ui| {
-        ui.label("slice normal to");
-        for (axis, name) in ["x", "y", "z"].into_iter().enumerate() {
-            ui.selectable_value(&mut v.slice.axis, axis, name);
-        }
-    });
-    ui.add(egui::Slider::new(&mut v.slice.position, 0.0..=1.0).text("slice position"));
+    slice_controls(ui, "slice", &mut v.slice);
     if v.view3d.enabled {
         ui.checkbox(&mut v.view3d.slice, "show the slice in the 3D view");
+        if v.view3d.slice {
+            more_slices(ui, &mut v.view3d, &v.slice);
+        }
         iso_controls(ui, &mut v.view3d, names);
         volume_controls(ui, &mut v.view3d, names);
         surfaces_export(ui, state);
@@ -43,6 +40,43 @@ pub fn view3d_section(ui: &mut Ui, state: &mut AppState) {
                 }
             }
         });
+    }
+}
+
+/// A slice's axis and position, labelled `name`.
+fn slice_controls(ui: &mut Ui, name: &str, slice: &mut Slice) {
+    ui.horizontal(|ui| {
+        ui.label(format!("{name} normal to"));
+        for (axis, label) in ["x", "y", "z"].into_iter().enumerate() {
+            ui.selectable_value(&mut slice.axis, axis, label);
+        }
+    });
+    ui.add(egui::Slider::new(&mut slice.position, 0.0..=1.0).text(format!("{name} position")));
+}
+
+/// The 3D view's further slices (up to [`MAX_SLICES`] in all, with the view's own `first`):
+/// each one's axis and position, removing one, adding one.
+fn more_slices(ui: &mut Ui, v: &mut View3d, first: &Slice) {
+    let mut remove = None;
+    for (k, slice) in v.more_slices.iter_mut().enumerate() {
+        let name = format!("slice {}", k + 2);
+        slice_controls(ui, &name, slice);
+        if ui.small_button(format!("remove {name}")).clicked() {
+            remove = Some(k);
+        }
+    }
+    if let Some(k) = remove {
+        v.more_slices.remove(k);
+    }
+    let room = 1 + v.more_slices.len() < MAX_SLICES;
+    if ui
+        .add_enabled(room, egui::Button::new("add a slice"))
+        .on_hover_text(format!(
+            "up to {MAX_SLICES}, each coloured, contoured and with arrows as the first; Shift + drag moves a slice"
+        ))
+        .clicked()
+    {
+        v.add_slice(first);
     }
 }
 
