@@ -12,6 +12,7 @@ pub mod offscreen;
 pub mod pipeline;
 pub mod scene;
 pub mod scene3d;
+pub mod slice;
 pub mod slice_plane;
 pub mod stream_tubes;
 pub mod streamlines;

@@ -2,6 +2,7 @@
 //! per-frame gathering of the shown fields into the f32 arrays the GPU pipelines consume.
 
 use super::colormap::Colormap;
+pub use super::slice::Slice;
 use super::streamlines::{self, Integrator};
 use glam::{Mat4, Vec2, Vec3};
 
@@ -187,77 +188,6 @@ impl View3d {
     /// The isosurfaces' field, when the 3D view draws them.
     pub fn shown_iso_field(&self) -> Option<&str> {
         self.iso_field.as_deref().filter(|_| self.enabled)
-    }
-}
-
-/// An axis-aligned plane through a 3D grid: normal to `axis` (0, 1, 2: x, y, z) at `position`,
-/// a fraction of the domain's extent along it (0 to 1).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Slice {
-    pub axis: usize,
-    pub position: f64,
-}
-
-impl Default for Slice {
-    /// The mid-plane normal to z.
-    fn default() -> Self {
-        Slice {
-            axis: 2,
-            position: 0.5,
-        }
-    }
-}
-
-impl Slice {
-    /// The two in-plane axes, ascending: the slice's horizontal and vertical axes.
-    pub fn plane_axes(&self) -> [usize; 2] {
-        match self.axis {
-            0 => [1, 2],
-            1 => [0, 2],
-            _ => [0, 1],
-        }
-    }
-
-    /// The in-plane velocity components' field names (`u, v` on a z slice).
-    pub fn velocity_names(&self) -> [&'static str; 2] {
-        const NAMES: [&str; 3] = ["u", "v", "w"];
-        self.plane_axes().map(|a| NAMES[a])
-    }
-
-    /// The slice's coordinate along its axis for a domain starting at `origin` of `extent`.
-    pub fn coordinate(&self, origin: f64, extent: f64) -> f64 {
-        origin + self.position.clamp(0.0, 1.0) * extent
-    }
-
-    /// Replaces a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) by its values on this plane,
-    /// linearly interpolated between the two cell layers around it (cell centres at `(i + 1/2)
-    /// h`; beyond the first or last centre the nearest layer), x-fastest over the plane's axes
-    /// ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the two middle
-    /// layers, of an odd one the middle layer.
-    pub fn cut(&self, field: &mut Vec<f64>, n: [usize; 3]) {
-        let mut out = Vec::new();
-        self.cut_into(field, n, &mut out);
-        *field = out;
-    }
-
-    /// [`Slice::cut`] of `field` into `out`, leaving `field` as it is.
-    pub fn cut_into(&self, field: &[f64], n: [usize; 3], out: &mut Vec<f64>) {
-        let a = self.axis;
-        let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
-        let lo = (s.floor() as usize).min(n[a] - 1);
-        let hi = (lo + 1).min(n[a] - 1);
-        let t = s - lo as f64;
-        let stride = [1, n[0], n[0] * n[1]];
-        let [p, q] = self.plane_axes();
-        out.clear();
-        out.reserve(n[p] * n[q]);
-        for j in 0..n[q] {
-            for i in 0..n[p] {
-                let base = i * stride[p] + j * stride[q];
-                let (x0, x1) = (field[base + lo * stride[a]], field[base + hi * stride[a]]);
-                out.push(if t == 0.0 { x0 } else { (1.0 - t) * x0 + t * x1 });
-            }
-        }
     }
 }
 
@@ -582,54 +512,6 @@ pub fn iso_level_of(values: &[f32]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A field linear in the cell centres is cut exactly; the mid-plane of an even grid is the
-    /// mean of the two middle layers, of an odd one the middle layer.
-    #[test]
-    fn slices_interpolate_between_cell_layers() {
-        let n = [4, 5, 6];
-        let centre = |i: usize| i as f64 + 0.5;
-        let field: Vec<f64> = (0..n[2])
-            .flat_map(|k| (0..n[1]).flat_map(move |j| (0..n[0]).map(move |i| (i, j, k))))
-            .map(|(i, j, k)| centre(i) + 10.0 * centre(j) + 100.0 * centre(k))
-            .collect();
-        for (axis, position) in [(0, 0.3), (1, 0.5), (2, 0.5), (2, 0.71)] {
-            let s = Slice { axis, position };
-            let mut f = field.clone();
-            s.cut(&mut f, n);
-            let [p, q] = s.plane_axes();
-            assert_eq!(f.len(), n[p] * n[q]);
-            let at = position * n[axis] as f64;
-            let weight = [1.0, 10.0, 100.0];
-            for j in 0..n[q] {
-                for i in 0..n[p] {
-                    let exact = weight[p] * centre(i) + weight[q] * centre(j) + weight[axis] * at;
-                    let got = f[j * n[p] + i];
-                    assert!(
-                        (got - exact).abs() < 1e-9,
-                        "{s:?} at ({i}, {j}): {got} against {exact}"
-                    );
-                }
-            }
-        }
-        // Beyond the last centre: the last layer.
-        let mut f = field.clone();
-        Slice {
-            axis: 2,
-            position: 1.0,
-        }
-        .cut(&mut f, n);
-        assert_eq!(f[0], field[5 * 20]);
-        assert_eq!(Slice::default().velocity_names(), ["u", "v"]);
-        assert_eq!(
-            Slice {
-                axis: 0,
-                position: 0.5
-            }
-            .velocity_names(),
-            ["v", "w"]
-        );
-    }
 
     #[test]
     fn iso_level_of_a_field_is_its_95th_percentile() {
