@@ -1,30 +1,48 @@
 // The 3D view's surfaces and lines: isosurface triangles (position and normal per vertex, from
-// shaders/isosurface.wgsl) lit by a headlight with two-sided Lambert shading, and the domain's
+// shaders/isosurface.wgsl) lit by a headlight with two-sided Lambert shading, in a colour of
+// their own or coloured by another field sampled at the vertices (shaders/field_lattice.wgsl,
+// which comes first in the module), opaque or premultiplied transparent; and the domain's
 // bounding box as lines, both through one world-to-clip matrix (src/render/camera.rs).
 
 struct Uniforms {
     view_projection: mat4x4<f32>,
     // Towards the light (the camera), world space.
     light: vec4<f32>,
+    // The item's colour; a: the surfaces' opacity.
     colour: vec4<f32>,
+    // The field colouring the surfaces; range.w: 1 when it does.
+    lattice: FieldLattice,
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
+@group(0) @binding(1) var<storage, read> field: array<f32>;
+@group(0) @binding(2) var<storage, read> lut: array<vec4<f32>, 256>;
 
 struct Lit {
     @builtin(position) clip: vec4<f32>,
     @location(0) normal: vec3<f32>,
+    // Position on the colouring field's scale (0 to 1), when it colours.
+    @location(1) t: f32,
 }
 
 @vertex
 fn vs_surface(@location(0) position: vec4<f32>, @location(1) normal: vec4<f32>) -> Lit {
-    return Lit(u.view_projection * vec4<f32>(position.xyz, 1.0), normal.xyz);
+    var t = 0.0;
+    if u.lattice.range.w == 1.0 {
+        t = scale_position(u.lattice, lattice_sample(u.lattice, position.xyz));
+    }
+    return Lit(u.view_projection * vec4<f32>(position.xyz, 1.0), normal.xyz, t);
 }
 
 @fragment
 fn fs_surface(v: Lit) -> @location(0) vec4<f32> {
+    var base = u.colour.rgb;
+    if u.lattice.range.w == 1.0 {
+        base = lut[u32(round(clamp(v.t, 0.0, 1.0) * 255.0))].rgb;
+    }
     let diffuse = abs(dot(normalize(v.normal), u.light.xyz));
-    return vec4<f32>(u.colour.rgb * (0.25 + 0.75 * diffuse), 1.0);
+    let a = u.colour.a;
+    return vec4<f32>(a * base * (0.25 + 0.75 * diffuse), a);
 }
 
 @vertex

@@ -3,21 +3,17 @@
 // sampled trilinearly between cell centres, mapped to a colour by the colormap table and to an
 // opacity by a piecewise-linear curve (4 values at t = 0, 1/3, 2/3, 1 of the colour scale), the
 // opacity corrected for the step length (1 - (1 - a)^(step / cell)), and composited
-// (Levoy 1988; Engel et al., Real-Time Volume Graphics, 2006, ch. 7). The ray stops at the
+// (Levoy 1988; Engel et al., Real-Time Volume Graphics, 2006, ch. 7). Follows
+// shaders/field_lattice.wgsl in one module. The ray stops at the
 // opaque scene's depth; the result is premultiplied and blended over the scene.
 
 struct Uniforms {
     inverse_view_projection: mat4x4<f32>,
     box_min: vec4<f32>,
     box_max: vec4<f32>,
-    // First cell centre (xyz); w: the march step, world units.
-    origin: vec4<f32>,
-    // Cell size (xyz); w: the reference step of the opacity curve (the smallest cell side).
-    spacing: vec4<f32>,
-    // Cells along x, y, z; w: 1 for a logarithmic colour scale.
-    cells: vec4<u32>,
-    // The colour scale's range (x, y); z: 1 for a diverging scale.
-    range: vec4<f32>,
+    // The field (shaders/field_lattice.wgsl); origin.w: the march step, world units;
+    // spacing.w: the reference step of the opacity curve (the smallest cell side).
+    lattice: FieldLattice,
     opacity: vec4<f32>,
     // The drawn rectangle in the target (x, y, width, height, pixels).
     canvas: vec4<f32>,
@@ -34,42 +30,6 @@ fn vs_main(@builtin(vertex_index) index: u32) -> @builtin(position) vec4<f32> {
     let x = f32((index << 1u) & 2u);
     let y = f32(index & 2u);
     return vec4<f32>(2.0 * x - 1.0, 1.0 - 2.0 * y, 0.0, 1.0);
-}
-
-fn value_at(c: vec3<i32>) -> f32 {
-    let n = vec3<i32>(u.cells.xyz);
-    let k = clamp(c, vec3<i32>(0), n - vec3<i32>(1));
-    return field[u32(k.x + n.x * (k.y + n.y * k.z))];
-}
-
-// Trilinear interpolation between cell centres (the nearest centre's value beyond the first or
-// last centre), as the 2D view and the streamlines interpolate.
-fn sample(p: vec3<f32>) -> f32 {
-    let n = vec3<f32>(u.cells.xyz);
-    let x = clamp((p - u.origin.xyz) / u.spacing.xyz, vec3<f32>(0.0), n - vec3<f32>(1.0));
-    let lo = vec3<i32>(floor(x));
-    let t = x - floor(x);
-    var s = 0.0;
-    for (var corner = 0u; corner < 8u; corner++) {
-        let high = vec3<u32>(corner & 1u, (corner >> 1u) & 1u, (corner >> 2u) & 1u);
-        let w = select(1.0 - t, t, vec3<bool>(high));
-        s += w.x * w.y * w.z * value_at(lo + vec3<i32>(high));
-    }
-    return s;
-}
-
-// Position on the colour scale, as `normalise` in colormap.wgsl.
-fn scale_position(v: f32) -> f32 {
-    let lo = u.range.x;
-    let hi = u.range.y;
-    if u.cells.w == 1u {
-        let l = clamp((log(max(abs(v), lo)) - log(lo)) / (log(hi) - log(lo)), 0.0, 1.0);
-        if u.range.z == 1.0 {
-            return 0.5 + 0.5 * sign(v) * l;
-        }
-        return l;
-    }
-    return clamp((v - lo) / (hi - lo), 0.0, 1.0);
 }
 
 fn opacity_at(t: f32) -> f32 {
@@ -104,12 +64,12 @@ fn fs_main(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
     if leave <= enter {
         discard;
     }
-    let step = u.origin.w;
-    let correction = step / u.spacing.w;
+    let step = u.lattice.origin.w;
+    let correction = step / u.lattice.spacing.w;
     var colour = vec3<f32>(0.0);
     var alpha = 0.0;
     for (var s = enter + 0.5 * step; s < leave && alpha < 0.99; s += step) {
-        let t = scale_position(sample(origin + s * direction));
+        let t = scale_position(u.lattice, lattice_sample(u.lattice, origin + s * direction));
         let a = 1.0 - pow(1.0 - clamp(opacity_at(t), 0.0, 0.999), correction);
         let c = lut[u32(round(t * 255.0))].rgb;
         colour += (1.0 - alpha) * a * c;

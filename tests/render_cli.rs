@@ -263,6 +263,15 @@ fn isosurfaces_of_a_3d_case_render_in_a_3d_view() {
             "at most 3 slices",
         ),
         (&["--iso", "nothing=0.1"][..], "it has:"),
+        (
+            &["--camera", "30,20,1", "--iso-colour", "p"][..],
+            "give the isosurfaces",
+        ),
+        (&["--iso", "speed=0.1", "--iso-opacity", "1.5"][..], "from 0 to 1"),
+        (
+            &["--iso", "speed=0.1", "--iso-colour", "nothing"][..],
+            "--iso-colour: the solver has no field",
+        ),
         (&["--iso", "speed"][..], "FIELD=LEVEL"),
     ] {
         let e = render(extra, "bad.png").unwrap_err();

@@ -175,4 +175,15 @@ fn cube_views_match_references() {
         },
     ];
     check("cube_three_slices", &render_3d(&mut h, s.as_ref(), &v));
+
+    // The speed's isosurfaces coloured by the pressure, at 0.45 opacity over the mid-plane.
+    let mut v = speed();
+    v.view3d.iso_field = Some("speed".into());
+    v.view3d.iso_levels = vec![0.02, 0.08];
+    v.view3d.iso_colour = Some("p".into());
+    v.view3d.iso_opacity = Some(0.45);
+    check(
+        "cube_isosurfaces_coloured_transparent",
+        &render_3d(&mut h, s.as_ref(), &v),
+    );
 }

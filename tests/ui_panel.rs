@@ -378,6 +378,20 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_save_the_surfaces_an
         "{message}"
     );
     assert!(std::fs::read(&files[0]).unwrap().starts_with(b"ply\n"));
+    // Coloured by the pressure, transparent at 0.3: the view reads the pressure too.
+    h.get_by_label("surfaces coloured by").click();
+    h.run();
+    h.get_by_label("p").click_accesskit();
+    h.run();
+    h.get_by_label("transparent").click_accesskit();
+    h.run();
+    h.get_by_role_and_label(egui::accesskit::Role::Slider, "surface opacity")
+        .set_value_accesskit(0.3);
+    h.run();
+    let v = &h.state().view;
+    assert_eq!(v.view3d.iso_colour.as_deref(), Some("p"));
+    assert_eq!(v.view3d.iso_opacity, Some(0.3));
+    assert!(v.shown_fields().contains(&"p"));
     // Streamlines from a lattice on the slice run in space: the panel says so and keeps to the
     // 3D limit of seeds, and the view reads all three velocity components.
     h.get_by_label("streamlines").click();

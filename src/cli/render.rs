@@ -114,6 +114,13 @@ pub struct Args {
     /// the opacity curve of `--opacity`).
     #[arg(long, value_name = "FIELD")]
     pub volume: Option<String>,
+    /// 3D cases: colour the isosurfaces by FIELD (through its colormap) rather than a colour
+    /// per level.
+    #[arg(long, value_name = "FIELD")]
+    pub iso_colour: Option<String>,
+    /// 3D cases: draw the isosurfaces transparent with this opacity, from 0 to 1.
+    #[arg(long, value_name = "OPACITY")]
+    pub iso_opacity: Option<f64>,
     /// The volume rendering's opacity per cell length at 0, 1/3, 2/3 and 1 of the field's colour
     /// scale, each from 0 to 1 (default 0,0.03,0.15,0.5).
     #[arg(long, value_name = "A,B,C,D")]
@@ -171,6 +178,8 @@ fn view_3d(a: &Args, v: &mut ViewSettings) -> Result<Option<[f32; 3]>, String> {
         slice: !slices.is_empty() || (a.iso.is_none() && a.volume.is_none()),
         iso_field: None,
         iso_levels: Vec::new(),
+        iso_colour: a.iso_colour.clone(),
+        iso_opacity: a.iso_opacity.map(|o| o as f32),
         volume: a.volume.as_deref().map(VolumeSettings::of),
         more_slices: slices.iter().skip(1).copied().collect(),
     };
@@ -186,6 +195,18 @@ fn view_3d(a: &Args, v: &mut ViewSettings) -> Result<Option<[f32; 3]>, String> {
                 ));
             }
         }
+    }
+    let surface_options = [
+        (a.iso_colour.is_some(), "--iso-colour"),
+        (a.iso_opacity.is_some(), "--iso-opacity"),
+    ];
+    for (given, option) in surface_options {
+        if given && a.iso.is_none() {
+            return Err(format!("{option}: give the isosurfaces with --iso FIELD=LEVEL"));
+        }
+    }
+    if let Some(o) = a.iso_opacity.filter(|o| !(0.0..=1.0).contains(o)) {
+        return Err(format!("--iso-opacity {o}: an opacity from 0 to 1"));
     }
     if let Some(iso) = &a.iso {
         let option = format!("--iso {iso}");
@@ -227,6 +248,7 @@ fn render_3d(
 ) -> Result<image::RgbaImage, String> {
     let asked = [
         ("--iso", view.view3d.iso_field.as_deref()),
+        ("--iso-colour", view.view3d.iso_colour.as_deref()),
         ("--volume", view.view3d.shown_volume_field()),
     ];
     for (option, field) in asked {

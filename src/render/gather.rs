@@ -82,12 +82,26 @@ pub fn gather(
         if let Some(iso) = view.view3d.shown_iso_field() {
             to_f32(&fields[index(iso)], &mut out.volume);
         }
-        out.rendered.clear();
-        if let Some(name) = view.view3d.shown_volume_field() {
-            to_f32(&fields[index(name)], &mut out.rendered);
-            let diverging = default_colormap(name).is_diverging();
-            out.rendered_range = color_range(&out.rendered, default_range(name), false, diverging);
-        }
+        // Fields over the whole grid on their own colour scales: the surfaces' colouring and
+        // the volume rendering.
+        let whole = |name: Option<&str>, values: &mut Vec<f32>, range: &mut [f32; 2]| {
+            values.clear();
+            if let Some(name) = name {
+                to_f32(&fields[index(name)], values);
+                let diverging = default_colormap(name).is_diverging();
+                *range = color_range(values, default_range(name), false, diverging);
+            }
+        };
+        whole(
+            view.view3d.shown_iso_colour(),
+            &mut out.iso_colour,
+            &mut out.iso_colour_range,
+        );
+        whole(
+            view.view3d.shown_volume_field(),
+            &mut out.rendered,
+            &mut out.rendered_range,
+        );
         if in_space {
             velocity_3d.n = g.n;
             velocity_3d.origin = g.origin;

@@ -4,6 +4,7 @@
 
 pub mod camera;
 pub mod colormap;
+pub mod field_lattice;
 pub mod gather;
 pub mod gpu;
 pub mod headless;

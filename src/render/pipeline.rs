@@ -12,10 +12,22 @@ pub struct PipelineSpec<'a> {
     pub fragment: &'a str,
     pub buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
     pub topology: wgpu::PrimitiveTopology,
-    /// Depth-tested with the 3D view ([`super::surface::depth_test`]).
-    pub depth: bool,
+    /// How it meets the 3D view's depth buffer.
+    pub depth: Depth,
     pub blend: Option<wgpu::BlendState>,
     pub format: wgpu::TextureFormat,
+}
+
+/// How a pipeline meets the 3D view's depth buffer ([`super::surface::DEPTH`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Not at all (the 2D view, the volume rendering's full-screen pass).
+    None,
+    /// Nearer fragments win and are written (opaque geometry).
+    TestAndWrite,
+    /// Hidden behind nearer opaque geometry, written to the colour only (transparent
+    /// geometry drawn after the opaque).
+    Test,
 }
 
 /// The pipeline `spec` describes.
@@ -42,7 +54,11 @@ pub fn render_pipeline(device: &wgpu::Device, spec: &PipelineSpec) -> wgpu::Rend
             topology: spec.topology,
             ..Default::default()
         },
-        depth_stencil: spec.depth.then(super::surface::depth_test),
+        depth_stencil: match spec.depth {
+            Depth::None => None,
+            Depth::TestAndWrite => Some(super::surface::depth_test(true)),
+            Depth::Test => Some(super::surface::depth_test(false)),
+        },
         multisample: wgpu::MultisampleState::default(),
         fragment: Some(wgpu::FragmentState {
             module: &module,

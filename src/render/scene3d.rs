@@ -6,6 +6,7 @@
 
 use super::camera::OrbitCamera;
 use super::colormap::{Colormap, scale_position};
+use super::field_lattice::ColouredField;
 use super::slice_plane::SlicePlane;
 use super::stream_tubes::StreamTubes;
 use super::surface::{SurfaceFrame, SurfaceScene};
@@ -73,12 +74,31 @@ impl Scene3d {
         } else {
             view.view3d.iso_levels.iter().map(|l| *l as f32).collect()
         };
+        let coloured = |values, range, name: &str| {
+            let colormap = default_colormap(name);
+            ColouredField {
+                values,
+                n: grid.n.map(|m| m as u32),
+                origin: min + 0.5 * h,
+                spacing: h,
+                range,
+                log_scale: false,
+                diverging: colormap.is_diverging(),
+                colormap,
+            }
+        };
+        let v3 = &view.view3d;
         let surfaces = SurfaceFrame {
             values: &frame.volume,
             n: grid.n.map(|m| m as u32),
             origin: min + 0.5 * h,
             spacing: h,
             levels: &levels,
+            colour_by: v3
+                .shown_iso_colour()
+                .filter(|_| !frame.iso_colour.is_empty())
+                .map(|name| coloured(&frame.iso_colour, frame.iso_colour_range, name)),
+            opacity: v3.iso_opacity.unwrap_or(1.0),
             min,
             max,
         };
@@ -88,22 +108,12 @@ impl Scene3d {
             |v: f32| colormap.color(scale_position(v, frame.range, frame.log_scale, frame.diverging) as f64);
         let radius = TUBE_RADIUS * min.distance(max);
         self.tubes.prepare(device, queue, &frame.paths, radius, colour)?;
-        let rendered = view.view3d.volume.as_ref().filter(|_| !frame.rendered.is_empty());
-        let volume = rendered.map(|v| {
-            let colormap = default_colormap(&v.field);
-            VolumeFrame {
-                values: &frame.rendered,
-                n: grid.n.map(|m| m as u32),
-                origin: min + 0.5 * h,
-                spacing: h,
-                min,
-                max,
-                range: frame.rendered_range,
-                log_scale: false,
-                diverging: colormap.is_diverging(),
-                colormap,
-                opacity: v.opacity,
-            }
+        let rendered = v3.volume.as_ref().filter(|_| !frame.rendered.is_empty());
+        let volume = rendered.map(|v| VolumeFrame {
+            field: coloured(&frame.rendered, frame.rendered_range, &v.field),
+            min,
+            max,
+            opacity: v.opacity,
         });
         self.volume.prepare(device, queue, volume.as_ref())?;
         self.shown_slices = 0;
@@ -165,5 +175,6 @@ impl Scene3d {
         for slice in &self.slices[..self.shown_slices] {
             slice.paint(pass);
         }
+        self.surfaces.paint_transparent(pass);
     }
 }

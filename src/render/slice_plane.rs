@@ -4,7 +4,7 @@
 //! isosurfaces.
 
 use super::offscreen;
-use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
 use super::scene::SceneRenderer;
 use super::view::FrameData;
 use bytemuck::{Pod, Zeroable};
@@ -76,7 +76,7 @@ impl SlicePlane {
                     attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x2],
                 })],
                 topology: wgpu::PrimitiveTopology::TriangleStrip,
-                depth: true,
+                depth: Depth::TestAndWrite,
                 blend: None,
                 format,
             },

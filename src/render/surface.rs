@@ -1,13 +1,15 @@
 //! The 3D view of isosurfaces (`shaders/surface.wgsl`): a scalar field of a 3D case uploaded
 //! once per frame as a storage buffer, each level's surface extracted on the GPU
-//! ([`super::isosurface::gpu`]) into a vertex buffer drawn straight from there, lit by a
-//! headlight and depth-tested, inside the domain's bounding box, seen through an
-//! [`OrbitCamera`].
+//! ([`super::isosurface::gpu`]) into a vertex buffer drawn straight from there, in a colour per
+//! level or coloured by another field (sampled at the vertices), lit by a headlight,
+//! depth-tested, opaque or transparent (drawn after the opaque scene, unsorted, without
+//! writing depth), inside the domain's bounding box, seen through an [`OrbitCamera`].
 
 use super::camera::OrbitCamera;
 use super::colormap::Colormap;
+use super::field_lattice::{self, ColouredField, FieldLattice};
 use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
-use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -26,16 +28,21 @@ struct Uniforms {
     view_projection: [[f32; 4]; 4],
     light: [f32; 4],
     colour: [f32; 4],
+    /// The field colouring the surfaces; `range[3]` 1 when it does.
+    lattice: FieldLattice,
 }
 
 /// What one frame shows: `n` lattice values of a field (x fastest, point `(i, j, k)` at
-/// `origin + spacing * (i, j, k)`), the surfaces at `levels`, the domain `min..max`.
+/// `origin + spacing * (i, j, k)`), the surfaces at `levels` coloured by `colour_by` (else a
+/// colour per level) with `opacity` (1: opaque), the domain `min..max`.
 pub struct SurfaceFrame<'a> {
     pub values: &'a [f32],
     pub n: [u32; 3],
     pub origin: Vec3,
     pub spacing: Vec3,
     pub levels: &'a [f32],
+    pub colour_by: Option<ColouredField<'a>>,
+    pub opacity: f32,
     pub min: Vec3,
     pub max: Vec3,
 }
@@ -50,10 +57,18 @@ struct Item {
 /// The pipelines and the GPU state of the 3D view.
 pub struct SurfaceScene {
     surfaces: wgpu::RenderPipeline,
+    transparent: wgpu::RenderPipeline,
     lines: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
     extractor: Extractor,
     field: Option<wgpu::Buffer>,
+    /// The field colouring the surfaces (a placeholder when none does), its colormap's table
+    /// and its lattice.
+    colour_field: wgpu::Buffer,
+    lut: wgpu::Buffer,
+    colormap: Option<Colormap>,
+    lattice: FieldLattice,
+    opacity: f32,
     /// Per level: its surface and uniforms.
     levels: Vec<(Option<Surface>, Item)>,
     frame: Item,
@@ -62,37 +77,55 @@ pub struct SurfaceScene {
 
 impl SurfaceScene {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> SurfaceScene {
+        let storage = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("surface view"),
-            entries: &[entry(0, UNIFORM)],
+            entries: &[entry(0, UNIFORM), entry(1, storage), entry(2, storage)],
         });
-        let pipeline = |label, vertex, fragment, buffer: wgpu::VertexBufferLayout, topology| {
+        let shader = [field_lattice::SHADER, SHADER].concat();
+        let pipeline = |label, vertex, fragment, buffer: wgpu::VertexBufferLayout, topology, depth, blend| {
             render_pipeline(
                 device,
                 &PipelineSpec {
                     label,
-                    shader: SHADER,
+                    shader: &shader,
                     layout: &layout,
                     vertex,
                     fragment,
                     buffers: &[Some(buffer)],
                     topology,
-                    depth: true,
-                    blend: None,
+                    depth,
+                    blend,
                     format,
                 },
             )
+        };
+        let triangles = wgpu::VertexBufferLayout {
+            array_stride: std::mem::size_of::<Vertex>() as u64,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &wgpu::vertex_attr_array![0 => Float32x4, 1 => Float32x4],
         };
         let surfaces = pipeline(
             "isosurfaces",
             "vs_surface",
             "fs_surface",
-            wgpu::VertexBufferLayout {
-                array_stride: std::mem::size_of::<Vertex>() as u64,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &wgpu::vertex_attr_array![0 => Float32x4, 1 => Float32x4],
-            },
+            triangles.clone(),
             wgpu::PrimitiveTopology::TriangleList,
+            Depth::TestAndWrite,
+            None,
+        );
+        let transparent = pipeline(
+            "transparent isosurfaces",
+            "vs_surface",
+            "fs_surface",
+            triangles,
+            wgpu::PrimitiveTopology::TriangleList,
+            Depth::Test,
+            Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
         );
         let lines = pipeline(
             "bounding box",
@@ -104,8 +137,20 @@ impl SurfaceScene {
                 attributes: &wgpu::vertex_attr_array![0 => Float32x3],
             },
             wgpu::PrimitiveTopology::LineList,
+            Depth::TestAndWrite,
+            None,
         );
-        let frame = item(device, &layout, BOX);
+        let buffer = |label, size| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let colour_field = buffer("surface colouring field", 16);
+        let lut = buffer("surface colouring colormap", field_lattice::LUT_BYTES);
+        let frame = item(device, &layout, [&colour_field, &lut], BOX);
         let box_lines = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("bounding box"),
             size: 24 * 12,
@@ -114,9 +159,15 @@ impl SurfaceScene {
         });
         SurfaceScene {
             surfaces,
+            transparent,
             lines,
             extractor: Extractor::new(device),
             field: None,
+            colour_field,
+            lut,
+            colormap: None,
+            lattice: FieldLattice::default(),
+            opacity: 1.0,
             levels: Vec::new(),
             frame,
             box_lines,
@@ -143,6 +194,8 @@ impl SurfaceScene {
             0,
             bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
         );
+        self.opacity = frame.opacity.clamp(0.0, 1.0);
+        self.colour_by(device, queue, frame.colour_by.as_ref())?;
         let bytes = std::mem::size_of_val(frame.values) as u64;
         if frame.levels.is_empty() {
             for (surface, _) in &mut self.levels {
@@ -177,7 +230,8 @@ impl SurfaceScene {
             spacing: frame.spacing,
         };
         while self.levels.len() < frame.levels.len() {
-            self.levels.push((None, item(device, &self.layout, BOX)));
+            let it = item(device, &self.layout, [&self.colour_field, &self.lut], BOX);
+            self.levels.push((None, it));
         }
         for (k, &level) in frame.levels.iter().enumerate() {
             let (surface, it) = &mut self.levels[k];
@@ -192,11 +246,67 @@ impl SurfaceScene {
         Ok(())
     }
 
+    /// Uploads the field colouring the surfaces (`None`: a colour per level), remaking the
+    /// bind groups when its buffer grows.
+    fn colour_by(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        field: Option<&ColouredField>,
+    ) -> Result<(), String> {
+        let Some(f) = field else {
+            self.lattice = FieldLattice::default();
+            return Ok(());
+        };
+        let bytes = std::mem::size_of_val(f.values) as u64;
+        let limit = super::gpu::storage_buffer_limit(device);
+        if bytes > limit {
+            return Err(format!(
+                "the colouring field is {} MiB, over the GPU's storage buffer limit of {} MiB",
+                bytes >> 20,
+                limit >> 20
+            ));
+        }
+        if self.colour_field.size() < bytes {
+            self.colour_field = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("surface colouring field"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let buffers = [&self.colour_field, &self.lut];
+            for it in std::iter::once(&mut self.frame).chain(self.levels.iter_mut().map(|(_, it)| it)) {
+                it.group = group(device, &self.layout, &it.uniforms, buffers);
+            }
+        }
+        queue.write_buffer(&self.colour_field, 0, bytemuck::cast_slice(f.values));
+        if self.colormap != Some(f.colormap) {
+            queue.write_buffer(
+                &self.lut,
+                0,
+                bytemuck::cast_slice(&field_lattice::lut(f.colormap)),
+            );
+            self.colormap = Some(f.colormap);
+        }
+        self.lattice = f.lattice();
+        self.lattice.range[3] = 1.0;
+        Ok(())
+    }
+
     /// Sees the box and the surfaces through `camera` in a view `aspect` = width / height wide,
     /// lit by a headlight.
     pub fn set_camera(&self, queue: &wgpu::Queue, camera: &OrbitCamera, aspect: f32) {
-        for it in std::iter::once(&self.frame).chain(self.levels.iter().map(|(_, it)| it)) {
-            let u = uniforms(camera, aspect, it.colour);
+        let light = camera.backward();
+        let mut u = Uniforms {
+            view_projection: camera.view_projection(aspect).to_cols_array_2d(),
+            light: [light.x, light.y, light.z, 0.0],
+            colour: BOX,
+            lattice: self.lattice,
+        };
+        queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&u));
+        for (_, it) in &self.levels {
+            u.colour = it.colour;
+            u.colour[3] = self.opacity;
             queue.write_buffer(&it.uniforms, 0, bytemuck::bytes_of(&u));
         }
     }
@@ -209,13 +319,26 @@ impl SurfaceScene {
             .sum()
     }
 
-    /// Draws the prepared frame into `pass` (which has a [`DEPTH`] attachment).
+    /// Draws the box and the opaque surfaces into `pass` (which has a [`DEPTH`] attachment).
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         pass.set_pipeline(&self.lines);
         pass.set_bind_group(0, &self.frame.group, &[]);
         pass.set_vertex_buffer(0, self.box_lines.slice(..));
         pass.draw(0..24, 0..1);
-        pass.set_pipeline(&self.surfaces);
+        if self.opacity >= 1.0 {
+            self.draw_surfaces(pass, &self.surfaces);
+        }
+    }
+
+    /// Draws the transparent surfaces into `pass`, after everything opaque.
+    pub fn paint_transparent(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if self.opacity < 1.0 {
+            self.draw_surfaces(pass, &self.transparent);
+        }
+    }
+
+    fn draw_surfaces(&self, pass: &mut wgpu::RenderPass<'_>, pipeline: &wgpu::RenderPipeline) {
+        pass.set_pipeline(pipeline);
         for (surface, it) in &self.levels {
             let Some(s) = surface.as_ref().filter(|s| s.triangles > 0) else {
                 continue;
@@ -227,11 +350,11 @@ impl SurfaceScene {
     }
 }
 
-/// The 3D view's depth test: nearer fragments win and are written.
-pub fn depth_test() -> wgpu::DepthStencilState {
+/// The 3D view's depth test: nearer fragments win, and are written when `write`.
+pub fn depth_test(write: bool) -> wgpu::DepthStencilState {
     wgpu::DepthStencilState {
         format: DEPTH,
-        depth_write_enabled: Some(true),
+        depth_write_enabled: Some(write),
         depth_compare: Some(wgpu::CompareFunction::Less),
         stencil: Default::default(),
         bias: Default::default(),
@@ -252,37 +375,45 @@ pub fn depth_cleared(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAt
     }
 }
 
-/// The uniforms of an item drawn in `colour` through `camera` (a headlight).
-fn uniforms(camera: &OrbitCamera, aspect: f32, colour: [f32; 4]) -> Uniforms {
-    let light = camera.backward();
-    Uniforms {
-        view_projection: camera.view_projection(aspect).to_cols_array_2d(),
-        light: [light.x, light.y, light.z, 0.0],
-        colour,
-    }
-}
-
-/// A uniform buffer and its bind group, for an item drawn in `colour`.
-fn item(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, colour: [f32; 4]) -> Item {
+/// A uniform buffer and its bind group (with the colouring field and its table, `colouring`),
+/// for an item drawn in `colour`.
+fn item(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    colouring: [&wgpu::Buffer; 2],
+    colour: [f32; 4],
+) -> Item {
     let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("surface view uniforms"),
         size: std::mem::size_of::<Uniforms>() as u64,
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("surface view"),
-        layout,
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniforms.as_entire_binding(),
-        }],
-    });
     Item {
+        group: group(device, layout, &uniforms, colouring),
         uniforms,
-        group,
         colour,
     }
+}
+
+/// An item's bind group: its `uniforms`, the colouring field and its table.
+fn group(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    uniforms: &wgpu::Buffer,
+    [field, lut]: [&wgpu::Buffer; 2],
+) -> wgpu::BindGroup {
+    fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+        wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        }
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("surface view"),
+        layout,
+        entries: &[entry(0, uniforms), entry(1, field), entry(2, lut)],
+    })
 }
 
 /// Level `k` of `count`'s colour: spread over the turbo colour map (one level: its middle).

@@ -111,6 +111,10 @@ pub struct View3d {
     /// [`crate::render::surface::MAX_LEVELS`]; none: one chosen from the data when shown).
     pub iso_field: Option<String>,
     pub iso_levels: Vec<f64>,
+    /// The field colouring the isosurfaces, through its colormap ([`default_colormap`]; none:
+    /// a colour per level), and their opacity when transparent (0 to 1; none: opaque).
+    pub iso_colour: Option<String>,
+    pub iso_opacity: Option<f32>,
     /// Direct volume rendering of a field ([`crate::render::volume_render`]), when on.
     pub volume: Option<VolumeSettings>,
     /// Slices beyond the view's own [`ViewSettings::slice`], drawn with it in the 3D view (at
@@ -151,6 +155,8 @@ impl View3d {
             slice: true,
             iso_field: iso_field.map(str::to_string),
             iso_levels: Vec::new(),
+            iso_colour: None,
+            iso_opacity: None,
             volume: None,
             more_slices: Vec::new(),
         }
@@ -189,6 +195,13 @@ impl View3d {
     pub fn shown_iso_field(&self) -> Option<&str> {
         self.iso_field.as_deref().filter(|_| self.enabled)
     }
+
+    /// The field colouring the isosurfaces, when the 3D view draws them so.
+    pub fn shown_iso_colour(&self) -> Option<&str> {
+        self.iso_colour
+            .as_deref()
+            .filter(|_| self.shown_iso_field().is_some())
+    }
 }
 
 /// Most velocity arrows along either side of the domain.
@@ -216,6 +229,7 @@ impl ViewSettings {
             names.extend(["u", "v", "w"]);
         }
         names.extend(self.view3d.shown_iso_field());
+        names.extend(self.view3d.shown_iso_colour());
         names.extend(self.view3d.shown_volume_field());
         let mut unique = Vec::with_capacity(names.len());
         for n in names {
@@ -390,6 +404,10 @@ pub struct FrameData {
     /// A 3D state's isosurface field over the whole grid (cell centres, x fastest; empty
     /// unless the 3D view draws isosurfaces).
     pub volume: Vec<f32>,
+    /// The field colouring the isosurfaces over the whole grid (as `volume`; empty unless
+    /// [`View3d::iso_colour`] is shown) and its colour range.
+    pub iso_colour: Vec<f32>,
+    pub iso_colour_range: [f32; 2],
     /// A 3D state's volume-rendered field over the whole grid (as `volume`; empty unless the
     /// 3D view renders one) and its colour range.
     pub rendered: Vec<f32>,

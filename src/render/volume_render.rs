@@ -7,7 +7,8 @@
 
 use super::camera::OrbitCamera;
 use super::colormap::Colormap;
-use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::field_lattice::{self, ColouredField, FieldLattice};
+use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -20,28 +21,17 @@ struct Uniforms {
     inverse_view_projection: [[f32; 4]; 4],
     box_min: [f32; 4],
     box_max: [f32; 4],
-    origin: [f32; 4],
-    spacing: [f32; 4],
-    cells: [u32; 4],
-    range: [f32; 4],
+    lattice: FieldLattice,
     opacity: [f32; 4],
     canvas: [f32; 4],
 }
 
-/// What one frame's volume rendering shows: the cell values of a field (`n` cells, x fastest,
-/// cell `(i, j, k)` centred at `origin + spacing * (i, j, k)`) in the box `min..max`, on the
-/// colour scale `range` of `colormap`, with `opacity` at 0, 1/3, 2/3 and 1 of the scale.
+/// What one frame's volume rendering shows: `field` in the box `min..max`, with `opacity` at
+/// 0, 1/3, 2/3 and 1 of its colour scale.
 pub struct VolumeFrame<'a> {
-    pub values: &'a [f32],
-    pub n: [u32; 3],
-    pub origin: Vec3,
-    pub spacing: Vec3,
+    pub field: ColouredField<'a>,
     pub min: Vec3,
     pub max: Vec3,
-    pub range: [f32; 2],
-    pub log_scale: bool,
-    pub diverging: bool,
-    pub colormap: Colormap,
     pub opacity: [f32; 4],
 }
 
@@ -82,13 +72,13 @@ impl VolumeRenderer {
             device,
             &PipelineSpec {
                 label: "volume rendering",
-                shader: SHADER,
+                shader: &[field_lattice::SHADER, SHADER].concat(),
                 layout: &layout,
                 vertex: "vs_main",
                 fragment: "fs_main",
                 buffers: &[],
                 topology: wgpu::PrimitiveTopology::TriangleList,
-                depth: false,
+                depth: Depth::None,
                 blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
                 format,
             },
@@ -109,7 +99,11 @@ impl VolumeRenderer {
                 std::mem::size_of::<Uniforms>() as u64,
                 wgpu::BufferUsages::UNIFORM,
             ),
-            lut: buffer("volume rendering colormap", 256 * 16, wgpu::BufferUsages::STORAGE),
+            lut: buffer(
+                "volume rendering colormap",
+                field_lattice::LUT_BYTES,
+                wgpu::BufferUsages::STORAGE,
+            ),
             field: None,
             colormap: None,
             frame: None,
@@ -128,7 +122,8 @@ impl VolumeRenderer {
         let Some(frame) = frame else {
             return Ok(());
         };
-        let bytes = std::mem::size_of_val(frame.values) as u64;
+        let f = &frame.field;
+        let bytes = std::mem::size_of_val(f.values) as u64;
         let limit = super::gpu::storage_buffer_limit(device);
         if bytes > limit {
             return Err(format!(
@@ -148,28 +143,27 @@ impl VolumeRenderer {
         queue.write_buffer(
             self.field.as_ref().expect("made above"),
             0,
-            bytemuck::cast_slice(frame.values),
+            bytemuck::cast_slice(f.values),
         );
-        if self.colormap != Some(frame.colormap) {
-            let lut: Vec<[f32; 4]> = frame
-                .colormap
-                .lut()
-                .iter()
-                .map(|c| c.map(|v| v as f32 / 255.0))
-                .collect();
-            queue.write_buffer(&self.lut, 0, bytemuck::cast_slice(&lut));
-            self.colormap = Some(frame.colormap);
+        if self.colormap != Some(f.colormap) {
+            queue.write_buffer(
+                &self.lut,
+                0,
+                bytemuck::cast_slice(&field_lattice::lut(f.colormap)),
+            );
+            self.colormap = Some(f.colormap);
         }
-        let cell = frame.spacing.min_element();
-        let p = |v: Vec3, w: f32| [v.x, v.y, v.z, w];
+        // The march step (half a cell) and the opacity curve's reference length (a cell).
+        let cell = f.spacing.min_element();
+        let mut lattice = f.lattice();
+        lattice.origin[3] = 0.5 * cell;
+        lattice.spacing[3] = cell;
+        let p = |v: Vec3| [v.x, v.y, v.z, 0.0];
         self.frame = Some(Uniforms {
             inverse_view_projection: [[0.0; 4]; 4],
-            box_min: p(frame.min, 0.0),
-            box_max: p(frame.max, 0.0),
-            origin: p(frame.origin, 0.5 * cell),
-            spacing: p(frame.spacing, cell),
-            cells: [frame.n[0], frame.n[1], frame.n[2], frame.log_scale as u32],
-            range: [frame.range[0], frame.range[1], frame.diverging as u32 as f32, 0.0],
+            box_min: p(frame.min),
+            box_max: p(frame.max),
+            lattice,
             opacity: frame.opacity,
             canvas: [0.0; 4],
         });

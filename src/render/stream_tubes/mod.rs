@@ -6,7 +6,7 @@
 //! rest of the 3D view.
 
 use super::camera::OrbitCamera;
-use super::pipeline::{PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -152,7 +152,7 @@ impl StreamTubes {
                     attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Unorm8x4],
                 })],
                 topology: wgpu::PrimitiveTopology::TriangleList,
-                depth: true,
+                depth: Depth::TestAndWrite,
                 blend: None,
                 format,
             },

@@ -144,7 +144,7 @@ fn volume_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
     }
 }
 
-/// The isosurfaces' field (or none) and levels.
+/// The isosurfaces' field (or none), levels, colouring and opacity.
 fn iso_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
     let shown = v.iso_field.clone().unwrap_or_else(|| "none".into());
     egui::ComboBox::from_label("isosurfaces of")
@@ -185,6 +185,34 @@ fn iso_controls(ui: &mut Ui, v: &mut View3d, names: &[&str]) {
     if let Some(k) = remove {
         v.iso_levels.remove(k);
     }
+    let colour = v.iso_colour.clone().unwrap_or_else(|| "level colours".into());
+    egui::ComboBox::from_label("surfaces coloured by")
+        .selected_text(colour)
+        .show_ui(ui, |ui| {
+            if ui
+                .selectable_label(v.iso_colour.is_none(), "level colours")
+                .clicked()
+            {
+                v.iso_colour = None;
+            }
+            for n in names {
+                if ui
+                    .selectable_label(v.iso_colour.as_deref() == Some(*n), *n)
+                    .clicked()
+                {
+                    v.iso_colour = Some(n.to_string());
+                }
+            }
+        });
+    ui.horizontal(|ui| {
+        let mut transparent = v.iso_opacity.is_some();
+        if ui.checkbox(&mut transparent, "transparent").changed() {
+            v.iso_opacity = transparent.then_some(0.5);
+        }
+        if let Some(opacity) = &mut v.iso_opacity {
+            ui.add(egui::Slider::new(opacity, 0.05..=1.0).text("surface opacity"));
+        }
+    });
     ui.horizontal(|ui| {
         let room = v.iso_levels.len() < MAX_LEVELS;
         if ui
