@@ -40,6 +40,7 @@
 mod device;
 mod render;
 mod steady;
+mod view_load;
 
 use crate::backend::cuda;
 use crate::case::Case;

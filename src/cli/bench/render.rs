@@ -10,6 +10,7 @@
 //! for (`device.poll`), so it includes one submission's latency.
 
 use super::Args;
+use crate::render::gpu::Gpu;
 use crate::render::headless::Headless;
 use crate::render::offscreen::{self, Target};
 use crate::render::scene3d::{self, Scene3d};
@@ -58,7 +59,7 @@ pub fn render(args: &Args) -> anyhow::Result<()> {
         )?;
         println!("{row}");
     }
-    Ok(())
+    super::view_load::solver_with_view(args, &mut headless, &target, &depth, [width, height])
 }
 
 /// The row of one size.
@@ -91,15 +92,7 @@ fn measure(
     view.view3d.iso_levels = vec![0.5];
     let gpu = &headless.gpu;
     let (device, queue) = (&gpu.device, &gpu.queue);
-    let wait = || {
-        device
-            .poll(wgpu::PollType::Wait {
-                submission_index: None,
-                timeout: None,
-            })
-            .map(|_| ())
-            .map_err(|e| anyhow::anyhow!("waiting for the GPU failed: {e}"))
-    };
+    let wait = || wait(device);
     let median = |f: &mut dyn FnMut() -> anyhow::Result<()>| -> anyhow::Result<f64> {
         f()?;
         let mut t = Vec::with_capacity(reps);
@@ -137,35 +130,7 @@ fn measure(
     let with_upload = median(&mut || prepare(&view, &frame, scene))?;
     let extraction = (with_upload - upload).max(0.0);
     let triangles = scene.triangles();
-    let draw = |scene: &Scene3d, volume: bool| -> anyhow::Result<()> {
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench") });
-        {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("bench"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &target.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(surface::depth_cleared(depth)),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            scene.paint(&mut pass);
-        }
-        if volume {
-            let canvas = [0.0, 0.0, size[0] as f32, size[1] as f32];
-            scene.draw_volume(device, queue, &mut encoder, &target.view, depth, canvas);
-        }
-        queue.submit([encoder.finish()]);
-        wait()
-    };
+    let draw = |scene: &Scene3d, volume: bool| draw(gpu, scene, target, depth, size, volume);
     let surface_drawn = median(&mut || draw(scene, false))?;
     // The volume: prepared with it on (and the surface), the surface pass's time taken off.
     view.view3d.volume = Some(VolumeSettings::of("speed"));
@@ -181,6 +146,56 @@ fn measure(
         bytes as f64 / upload / 1e6,
         1e3 / whole
     ))
+}
+
+/// Waits for the GPU's work so far.
+pub(super) fn wait(device: &wgpu::Device) -> anyhow::Result<()> {
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        })
+        .map(|_| ())
+        .map_err(|e| anyhow::anyhow!("waiting for the GPU failed: {e}"))
+}
+
+/// Draws `scene` (prepared) into `target` (`size` pixels) with its depth buffer `depth`, the
+/// volume rendering too when `volume`, and waits for it.
+pub(super) fn draw(
+    gpu: &Gpu,
+    scene: &Scene3d,
+    target: &Target,
+    depth: &wgpu::TextureView,
+    size: [u32; 2],
+    volume: bool,
+) -> anyhow::Result<()> {
+    let (device, queue) = (&gpu.device, &gpu.queue);
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench") });
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("bench"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &target.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(surface::depth_cleared(depth)),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        scene.paint(&mut pass);
+    }
+    if volume {
+        let canvas = [0.0, 0.0, size[0] as f32, size[1] as f32];
+        scene.draw_volume(device, queue, &mut encoder, &target.view, depth, canvas);
+    }
+    queue.submit([encoder.finish()]);
+    wait(device)
 }
 
 /// The analytic field on the lattice of cell centres of the unit cube, `n^3` values, x fastest.

@@ -1,0 +1,137 @@
+//! The second table of `flowlab bench --family render`: what drawing the 3D view costs the
+//! solver. The 3D cavity (`cases/cavity_3d_re1000.toml` at each `--render-sizes` N^3, on
+//! `--backend` in `--precision`) is stepped alone, then through the window's frame loop
+//! without a window: the solver's worker ([`Stepper`]) runs a frame's steps and announces the
+//! shown fields ([`AppState::prefetch_shown`]); this thread then takes the state, gathers the
+//! newest shown fields ([`Freshness::Latest`]), uploads them, extracts the isosurface, hands the
+//! state back and draws while the worker steps on, as [`crate::app`] does. The view is the one
+//! a 3D case opens with: the mid-plane coloured by speed with contours and the Q-criterion's
+//! isosurface. Steps a frame are fixed per size so that a frame's steps take about
+//! [`FRAME_MS`] alone.
+
+use super::render::{draw, wait};
+use super::{Args, CAVITY_3D};
+use crate::app::stepper::Stepper;
+use crate::case::Case;
+use crate::render::gather::{self, Freshness, Scratch};
+use crate::render::headless::Headless;
+use crate::render::offscreen::Target;
+use crate::render::scene3d;
+use crate::render::surface::camera_from;
+use crate::render::view::{self, FrameData};
+use crate::ui::state::{AppState, StepsPerFrame};
+use std::time::Instant;
+
+/// The frame the steps of a frame fill alone, milliseconds.
+const FRAME_MS: f64 = 16.0;
+/// Frames timed each way.
+const FRAMES: usize = 60;
+
+pub fn solver_with_view(
+    args: &Args,
+    headless: &mut Headless,
+    target: &Target,
+    depth: &wgpu::TextureView,
+    size: [u32; 2],
+) -> anyhow::Result<()> {
+    println!();
+    println!(
+        "The 3D cavity on {} ({}) stepped alone and while the opening 3D view (mid-plane by speed with contours, Q-criterion isosurface) is gathered, uploaded, extracted and drawn every frame as the window does, {FRAMES} frames each:",
+        args.backend, args.precision
+    );
+    println!(
+        "| N^3 | steps a frame | alone (ms/step) | Mcell/s | with the view (ms/step) | Mcell/s | throughput kept | frames/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for &n in &args.render_sizes {
+        let mut case = Case::parse(CAVITY_3D, "bench 3D cavity")?;
+        for (key, value) in [
+            ("grid.nx", n.to_string()),
+            ("grid.ny", n.to_string()),
+            ("grid.nz", n.to_string()),
+            ("solver.backend", args.backend.clone()),
+            ("solver.precision", args.precision.clone()),
+        ] {
+            case.set(key, &value)?;
+        }
+        let mut state = AppState::new(case).map_err(anyhow::Error::msg)?;
+        state.playing = true;
+        // Warm up (kernels compiled, buffers made), then size a frame's steps.
+        state.steps_per_frame = StepsPerFrame::Fixed(4);
+        state.advance_frame();
+        let start = Instant::now();
+        state.advance_frame();
+        let per_step = start.elapsed().as_secs_f64() * 1e3 / 4.0;
+        let k = (FRAME_MS / per_step.max(1e-3)).round().clamp(1.0, 256.0) as u32;
+        state.steps_per_frame = StepsPerFrame::Fixed(k);
+        let cells = state.solver.info().grid.cells() as f64;
+        if let Some(f) = &state.failure {
+            anyhow::bail!("the {n}^3 cavity failed: {f}");
+        }
+        // Alone.
+        let (first, start) = (state.solver.steps(), Instant::now());
+        for _ in 0..FRAMES {
+            state.advance_frame();
+        }
+        let alone = start.elapsed().as_secs_f64() * 1e3 / (state.solver.steps() - first) as f64;
+        // With the view, through the frame loop.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stepper = Stepper::new(state, move || {
+            let _ = tx.send(());
+        });
+        let grid = stepper.state().solver.info().grid;
+        let (min, max) = scene3d::domain(&grid);
+        let camera = camera_from(min, max, 30.0, 20.0, 1.0);
+        let aspect = size[0] as f32 / size[1] as f32;
+        let (mut scratch, mut frame) = (Scratch::default(), FrameData::default());
+        let mut view_frame = |stepper: &Stepper, headless: &mut Headless| -> anyhow::Result<()> {
+            let mut guard = stepper.state();
+            let state = &mut *guard;
+            gather::gather(
+                state.solver.as_ref(),
+                &state.view,
+                Freshness::Latest,
+                &mut scratch,
+                &mut frame,
+            )
+            .ok_or_else(|| anyhow::anyhow!("the view shows no field of the cavity"))?;
+            let levels = &mut state.view.view3d.iso_levels;
+            if levels.is_empty() {
+                levels.extend(view::iso_level_of(&frame.volume));
+            }
+            let gpu = &headless.gpu;
+            headless
+                .view3d
+                .prepare(&gpu.device, &gpu.queue, &frame, &state.view, &grid)
+                .map_err(anyhow::Error::msg)?;
+            drop(guard);
+            stepper.go();
+            headless.view3d.set_camera(&headless.gpu.queue, &camera, aspect);
+            draw(&headless.gpu, &headless.view3d, target, depth, size, false)?;
+            wait(&headless.gpu.device)
+        };
+        stepper.go();
+        rx.recv()?;
+        view_frame(&stepper, headless)?;
+        rx.recv()?;
+        let (first, start) = (stepper.state().solver.steps(), Instant::now());
+        for _ in 0..FRAMES {
+            view_frame(&stepper, headless)?;
+            rx.recv()?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let state = stepper.state();
+        if let Some(f) = &state.failure {
+            anyhow::bail!("the {n}^3 cavity failed while drawn: {f}");
+        }
+        let with_view = seconds * 1e3 / (state.solver.steps() - first) as f64;
+        println!(
+            "| {n}^3 | {k} | {alone:.3} | {:.1} | {with_view:.3} | {:.1} | {:.0} % | {:.1} |",
+            cells / alone / 1e3,
+            cells / with_view / 1e3,
+            100.0 * alone / with_view,
+            FRAMES as f64 / seconds
+        );
+    }
+    Ok(())
+}
