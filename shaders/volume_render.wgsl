@@ -1,11 +1,13 @@
-// Direct volume rendering of a scalar field (src/render/volume_render.rs): one ray per pixel from
-// the camera through the domain's box, marched front to back in steps of half a cell, the field
+// Direct volume rendering of a scalar field (src/render/volume_render.rs): one ray per pixel of
+// the canvas, in a compute shader (`march`, into an image the canvas's size), from the camera
+// through the domain's box, marched front to back in steps of half a cell, the field
 // sampled trilinearly between cell centres, mapped to a colour by the colormap table and to an
 // opacity by a piecewise-linear curve (4 values at t = 0, 1/3, 2/3, 1 of the colour scale), the
 // opacity corrected for the step length (1 - (1 - a)^(step / cell)), and composited
 // (Levoy 1988; Engel et al., Real-Time Volume Graphics, 2006, ch. 7). Follows
 // shaders/field_lattice.wgsl in one module. The ray stops at the
-// opaque scene's depth; the result is premultiplied and blended over the scene.
+// opaque scene's depth; the result is premultiplied and a full-screen pass (`fs_composite`)
+// blends it over the scene.
 
 struct Uniforms {
     inverse_view_projection: mat4x4<f32>,
@@ -23,6 +25,9 @@ struct Uniforms {
 @group(0) @binding(1) var<storage, read> field: array<f32>;
 @group(0) @binding(2) var<storage, read> lut: array<vec4<f32>, 256>;
 @group(0) @binding(3) var scene_depth: texture_depth_2d;
+// The marched image: pixel (i, j) is the target's (floor(canvas.x) + i, floor(canvas.y) + j).
+@group(0) @binding(4) var marched_out: texture_storage_2d<rgba16float, write>;
+@group(0) @binding(5) var marched: texture_2d<f32>;
 
 @vertex
 fn vs_main(@builtin(vertex_index) index: u32) -> @builtin(position) vec4<f32> {
@@ -43,11 +48,16 @@ fn world(ndc: vec2<f32>, depth: f32) -> vec3<f32> {
     return h.xyz / h.w;
 }
 
-@fragment
-fn fs_main(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
+@compute @workgroup_size(8, 8)
+fn march(@builtin(global_invocation_id) id: vec3<u32>) {
+    if any(id.xy >= textureDimensions(marched_out)) {
+        return;
+    }
+    let pixel = vec2<i32>(floor(u.canvas.xy)) + vec2<i32>(id.xy);
+    let centre = vec2<f32>(pixel) + 0.5;
     let ndc = vec2<f32>(
-        2.0 * (frag.x - u.canvas.x) / u.canvas.z - 1.0,
-        1.0 - 2.0 * (frag.y - u.canvas.y) / u.canvas.w,
+        2.0 * (centre.x - u.canvas.x) / u.canvas.z - 1.0,
+        1.0 - 2.0 * (centre.y - u.canvas.y) / u.canvas.w,
     );
     let origin = world(ndc, 0.0);
     let direction = normalize(world(ndc, 1.0) - origin);
@@ -57,12 +67,9 @@ fn fs_main(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
     let b = (u.box_max.xyz - origin) * inverse;
     let enter = max(max(min(a.x, b.x), min(a.y, b.y)), max(min(a.z, b.z), 0.0));
     var leave = min(min(max(a.x, b.x), max(a.y, b.y)), max(a.z, b.z));
-    let depth = textureLoad(scene_depth, vec2<i32>(frag.xy), 0);
+    let depth = textureLoad(scene_depth, pixel, 0);
     if depth < 1.0 {
         leave = min(leave, dot(world(ndc, depth) - origin, direction));
-    }
-    if leave <= enter {
-        discard;
     }
     let step = u.lattice.origin.w;
     let correction = step / u.lattice.spacing.w;
@@ -75,5 +82,10 @@ fn fs_main(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
         colour += (1.0 - alpha) * a * c;
         alpha += (1.0 - alpha) * a;
     }
-    return vec4<f32>(colour, alpha);
+    textureStore(marched_out, id.xy, vec4<f32>(colour, alpha));
+}
+
+@fragment
+fn fs_composite(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
+    return textureLoad(marched, vec2<i32>(floor(frag.xy)) - vec2<i32>(floor(u.canvas.xy)), 0);
 }

@@ -45,12 +45,15 @@ pub fn solver_with_view(
     println!("|---|---|---|---|---|---|---|---|");
     for &n in &args.render_sizes {
         let mut case = Case::parse(CAVITY_3D, "bench 3D cavity")?;
+        let f32 = args.precision == "f32";
+        let tolerance = args.tolerance.unwrap_or(if f32 { 1e-4 } else { 1e-6 });
         for (key, value) in [
+            ("solver.tolerance", tolerance.to_string()),
+            ("solver.precision", args.precision.clone()),
             ("grid.nx", n.to_string()),
             ("grid.ny", n.to_string()),
             ("grid.nz", n.to_string()),
             ("solver.backend", args.backend.clone()),
-            ("solver.precision", args.precision.clone()),
         ] {
             case.set(key, &value)?;
         }
