@@ -47,8 +47,71 @@ impl ColouredField<'_> {
     }
 }
 
+/// A [`ColouredField`] on the GPU, as the shaders bind it: its values in a storage buffer
+/// (`field`), grown as needed, and its colormap's table (`lut`), rewritten when the colormap
+/// changes.
+pub struct FieldBuffers {
+    pub values: wgpu::Buffer,
+    pub lut: wgpu::Buffer,
+    colormap: Option<Colormap>,
+    /// What the field is, for buffer labels and errors.
+    what: &'static str,
+}
+
+impl FieldBuffers {
+    /// Empty buffers for the field `what` (a placeholder until the first upload).
+    pub fn new(device: &wgpu::Device, what: &'static str) -> FieldBuffers {
+        FieldBuffers {
+            values: storage(device, what, 16),
+            lut: storage(device, what, LUT_BYTES),
+            colormap: None,
+            what,
+        }
+    }
+
+    /// Uploads `field`; returns whether the values' buffer was remade (bind groups that hold it
+    /// are stale). An error, naming the field, if it exceeds the GPU's storage buffer limit.
+    pub fn upload(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        field: &ColouredField,
+    ) -> Result<bool, String> {
+        let bytes = std::mem::size_of_val(field.values) as u64;
+        let limit = super::gpu::storage_buffer_limit(device);
+        if bytes > limit {
+            return Err(format!(
+                "the {} is {} MiB, over the GPU's storage buffer limit of {} MiB",
+                self.what,
+                bytes >> 20,
+                limit >> 20
+            ));
+        }
+        let remade = self.values.size() < bytes;
+        if remade {
+            self.values = storage(device, self.what, bytes);
+        }
+        queue.write_buffer(&self.values, 0, bytemuck::cast_slice(field.values));
+        if self.colormap != Some(field.colormap) {
+            queue.write_buffer(&self.lut, 0, bytemuck::cast_slice(&lut(field.colormap)));
+            self.colormap = Some(field.colormap);
+        }
+        Ok(remade)
+    }
+}
+
+/// A storage buffer of `bytes`, written from the host.
+fn storage(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// The colormap's table as the shaders read it (`array<vec4<f32>, 256>`, RGBA from 0 to 1).
-pub fn lut(colormap: Colormap) -> Vec<[f32; 4]> {
+fn lut(colormap: Colormap) -> Vec<[f32; 4]> {
     colormap
         .lut()
         .iter()
@@ -57,4 +120,4 @@ pub fn lut(colormap: Colormap) -> Vec<[f32; 4]> {
 }
 
 /// The bytes of [`lut`].
-pub const LUT_BYTES: u64 = 256 * 16;
+const LUT_BYTES: u64 = 256 * 16;

@@ -91,3 +91,10 @@ pub const UNIFORM: wgpu::BindingType = wgpu::BindingType::Buffer {
     has_dynamic_offset: false,
     min_binding_size: None,
 };
+
+/// A read-only storage buffer binding.
+pub const STORAGE: wgpu::BindingType = wgpu::BindingType::Buffer {
+    ty: wgpu::BufferBindingType::Storage { read_only: true },
+    has_dynamic_offset: false,
+    min_binding_size: None,
+};

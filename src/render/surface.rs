@@ -7,9 +7,9 @@
 
 use super::camera::OrbitCamera;
 use super::colormap::Colormap;
-use super::field_lattice::{self, ColouredField, FieldLattice};
+use super::field_lattice::{self, ColouredField, FieldBuffers, FieldLattice};
 use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
-use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::pipeline::{Depth, PipelineSpec, STORAGE, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -62,11 +62,8 @@ pub struct SurfaceScene {
     layout: wgpu::BindGroupLayout,
     extractor: Extractor,
     field: Option<wgpu::Buffer>,
-    /// The field colouring the surfaces (a placeholder when none does), its colormap's table
-    /// and its lattice.
-    colour_field: wgpu::Buffer,
-    lut: wgpu::Buffer,
-    colormap: Option<Colormap>,
+    /// The field colouring the surfaces (a placeholder when none does) and its lattice.
+    colouring: FieldBuffers,
     lattice: FieldLattice,
     opacity: f32,
     /// Per level: its surface and uniforms.
@@ -77,14 +74,9 @@ pub struct SurfaceScene {
 
 impl SurfaceScene {
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> SurfaceScene {
-        let storage = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        };
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("surface view"),
-            entries: &[entry(0, UNIFORM), entry(1, storage), entry(2, storage)],
+            entries: &[entry(0, UNIFORM), entry(1, STORAGE), entry(2, STORAGE)],
         });
         let shader = [field_lattice::SHADER, SHADER].concat();
         let pipeline = |label, vertex, fragment, buffer: wgpu::VertexBufferLayout, topology, depth, blend| {
@@ -140,17 +132,8 @@ impl SurfaceScene {
             Depth::TestAndWrite,
             None,
         );
-        let buffer = |label, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let colour_field = buffer("surface colouring field", 16);
-        let lut = buffer("surface colouring colormap", field_lattice::LUT_BYTES);
-        let frame = item(device, &layout, [&colour_field, &lut], BOX);
+        let colouring = FieldBuffers::new(device, "field colouring the surfaces");
+        let frame = item(device, &layout, &colouring, BOX);
         let box_lines = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("bounding box"),
             size: 24 * 12,
@@ -163,9 +146,7 @@ impl SurfaceScene {
             lines,
             extractor: Extractor::new(device),
             field: None,
-            colour_field,
-            lut,
-            colormap: None,
+            colouring,
             lattice: FieldLattice::default(),
             opacity: 1.0,
             levels: Vec::new(),
@@ -230,7 +211,7 @@ impl SurfaceScene {
             spacing: frame.spacing,
         };
         while self.levels.len() < frame.levels.len() {
-            let it = item(device, &self.layout, [&self.colour_field, &self.lut], BOX);
+            let it = item(device, &self.layout, &self.colouring, BOX);
             self.levels.push((None, it));
         }
         for (k, &level) in frame.levels.iter().enumerate() {
@@ -258,35 +239,10 @@ impl SurfaceScene {
             self.lattice = FieldLattice::default();
             return Ok(());
         };
-        let bytes = std::mem::size_of_val(f.values) as u64;
-        let limit = super::gpu::storage_buffer_limit(device);
-        if bytes > limit {
-            return Err(format!(
-                "the colouring field is {} MiB, over the GPU's storage buffer limit of {} MiB",
-                bytes >> 20,
-                limit >> 20
-            ));
-        }
-        if self.colour_field.size() < bytes {
-            self.colour_field = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("surface colouring field"),
-                size: bytes,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let buffers = [&self.colour_field, &self.lut];
+        if self.colouring.upload(device, queue, f)? {
             for it in std::iter::once(&mut self.frame).chain(self.levels.iter_mut().map(|(_, it)| it)) {
-                it.group = group(device, &self.layout, &it.uniforms, buffers);
+                it.group = group(device, &self.layout, &it.uniforms, &self.colouring);
             }
-        }
-        queue.write_buffer(&self.colour_field, 0, bytemuck::cast_slice(f.values));
-        if self.colormap != Some(f.colormap) {
-            queue.write_buffer(
-                &self.lut,
-                0,
-                bytemuck::cast_slice(&field_lattice::lut(f.colormap)),
-            );
-            self.colormap = Some(f.colormap);
         }
         self.lattice = f.lattice();
         self.lattice.range[3] = 1.0;
@@ -375,12 +331,12 @@ pub fn depth_cleared(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAt
     }
 }
 
-/// A uniform buffer and its bind group (with the colouring field and its table, `colouring`),
-/// for an item drawn in `colour`.
+/// A uniform buffer and its bind group (with the field `colouring` the surfaces), for an item
+/// drawn in `colour`.
 fn item(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
-    colouring: [&wgpu::Buffer; 2],
+    colouring: &FieldBuffers,
     colour: [f32; 4],
 ) -> Item {
     let uniforms = device.create_buffer(&wgpu::BufferDescriptor {
@@ -396,12 +352,12 @@ fn item(
     }
 }
 
-/// An item's bind group: its `uniforms`, the colouring field and its table.
+/// An item's bind group: its `uniforms`, and the field `colouring` the surfaces.
 fn group(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
     uniforms: &wgpu::Buffer,
-    [field, lut]: [&wgpu::Buffer; 2],
+    colouring: &FieldBuffers,
 ) -> wgpu::BindGroup {
     fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
         wgpu::BindGroupEntry {
@@ -412,7 +368,11 @@ fn group(
     device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("surface view"),
         layout,
-        entries: &[entry(0, uniforms), entry(1, field), entry(2, lut)],
+        entries: &[
+            entry(0, uniforms),
+            entry(1, &colouring.values),
+            entry(2, &colouring.lut),
+        ],
     })
 }
 

@@ -8,9 +8,8 @@
 //! full-screen pass after the opaque one blends that image over the scene.
 
 use super::camera::OrbitCamera;
-use super::colormap::Colormap;
-use super::field_lattice::{self, ColouredField, FieldLattice};
-use super::pipeline::{Depth, PipelineSpec, UNIFORM, entry, render_pipeline};
+use super::field_lattice::{self, ColouredField, FieldBuffers, FieldLattice};
+use super::pipeline::{Depth, PipelineSpec, STORAGE, UNIFORM, entry, render_pipeline};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -55,9 +54,7 @@ pub struct VolumeRenderer {
     /// The marched image, remade when the canvas's size changes (while drawing).
     image: std::cell::RefCell<Option<Image>>,
     uniforms: wgpu::Buffer,
-    lut: wgpu::Buffer,
-    field: Option<wgpu::Buffer>,
-    colormap: Option<Colormap>,
+    field: FieldBuffers,
     /// The last frame's uniforms, less the canvas (set when drawn).
     frame: Option<Uniforms>,
 }
@@ -70,17 +67,12 @@ impl VolumeRenderer {
             ty,
             count: None,
         };
-        let storage = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        };
         let march_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("volume march"),
             entries: &[
                 compute(0, UNIFORM),
-                compute(1, storage),
-                compute(2, storage),
+                compute(1, STORAGE),
+                compute(2, STORAGE),
                 compute(
                     3,
                     wgpu::BindingType::Texture {
@@ -145,32 +137,19 @@ impl VolumeRenderer {
                 format,
             },
         );
-        let buffer = |label, size, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: usage | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
         VolumeRenderer {
             march,
             march_layout,
             pipeline,
             layout,
             image: std::cell::RefCell::new(None),
-            uniforms: buffer(
-                "volume rendering uniforms",
-                std::mem::size_of::<Uniforms>() as u64,
-                wgpu::BufferUsages::UNIFORM,
-            ),
-            lut: buffer(
-                "volume rendering colormap",
-                field_lattice::LUT_BYTES,
-                wgpu::BufferUsages::STORAGE,
-            ),
-            field: None,
-            colormap: None,
+            uniforms: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("volume rendering uniforms"),
+                size: std::mem::size_of::<Uniforms>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            field: FieldBuffers::new(device, "volume-rendered field"),
             frame: None,
         }
     }
@@ -188,36 +167,7 @@ impl VolumeRenderer {
             return Ok(());
         };
         let f = &frame.field;
-        let bytes = std::mem::size_of_val(f.values) as u64;
-        let limit = super::gpu::storage_buffer_limit(device);
-        if bytes > limit {
-            return Err(format!(
-                "the volume-rendered field is {} MiB, over the GPU's storage buffer limit of {} MiB",
-                bytes >> 20,
-                limit >> 20
-            ));
-        }
-        if self.field.as_ref().is_none_or(|f| f.size() != bytes) {
-            self.field = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("volume-rendered field"),
-                size: bytes,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
-        }
-        queue.write_buffer(
-            self.field.as_ref().expect("made above"),
-            0,
-            bytemuck::cast_slice(f.values),
-        );
-        if self.colormap != Some(f.colormap) {
-            queue.write_buffer(
-                &self.lut,
-                0,
-                bytemuck::cast_slice(&field_lattice::lut(f.colormap)),
-            );
-            self.colormap = Some(f.colormap);
-        }
+        self.field.upload(device, queue, f)?;
         // The march step (half a cell) and the opacity curve's reference length (a cell).
         let cell = f.spacing.min_element();
         let mut lattice = f.lattice();
@@ -255,7 +205,7 @@ impl VolumeRenderer {
         depth: &wgpu::TextureView,
         canvas: [f32; 4],
     ) {
-        let (Some(mut u), Some(field)) = (self.frame, &self.field) else {
+        let Some(mut u) = self.frame else {
             return;
         };
         u.canvas = canvas;
@@ -293,8 +243,8 @@ impl VolumeRenderer {
             layout: &self.march_layout,
             entries: &[
                 bind(0, self.uniforms.as_entire_binding()),
-                bind(1, field.as_entire_binding()),
-                bind(2, self.lut.as_entire_binding()),
+                bind(1, self.field.values.as_entire_binding()),
+                bind(2, self.field.lut.as_entire_binding()),
                 bind(3, wgpu::BindingResource::TextureView(depth)),
                 bind(4, wgpu::BindingResource::TextureView(image)),
             ],
