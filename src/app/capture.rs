@@ -37,7 +37,8 @@ pub(super) fn capture(
     let viewport = Vec2::new(canvas[2], canvas[3]);
     let solid = has_frame && view3d::active(state);
     if solid {
-        w.view3d.prepare(&w.gpu, state, &w.frame, true)?;
+        let grid = state.solver.info().grid;
+        w.view3d.prepare(&w.gpu, &grid, &mut state.view, &w.frame, true)?;
         w.view3d.set_camera(&w.gpu, viewport, true);
     } else if has_frame {
         let view = w.camera.world_to_clip(viewport, w.frame.extent);

@@ -18,6 +18,7 @@ use crate::render::headless::BACKGROUND;
 use crate::render::offscreen;
 use crate::render::scene::SceneRenderer;
 use crate::render::view::{self, Camera, FrameData, Seeding};
+use crate::solver::grid::Grid;
 use crate::ui::panel;
 use crate::ui::state::{AppState, Request};
 use capture::{capture, toggle_video};
@@ -160,6 +161,16 @@ struct WindowState {
     last_draw: Duration,
     /// What the window's scene holds: gathered and uploaded again only when this changes.
     shown: Option<Shown>,
+    /// What the last frame made after it handed the state back, for the state's next frame.
+    composed: Option<Composed>,
+}
+
+/// What a frame made without the state reports to the state at the next frame.
+struct Composed {
+    /// The colour range of the frame ([`AppState::shown_range`]).
+    range: [f32; 2],
+    /// Why the 3D view could not take the frame.
+    error: Option<String>,
 }
 
 /// The state and view a prepared frame shows.
@@ -250,6 +261,7 @@ impl WindowState {
             last_domain: ([f64::NAN; 2], [f64::NAN; 2]),
             last_draw: Duration::ZERO,
             shown: None,
+            composed: None,
         })
     }
 
@@ -258,6 +270,22 @@ impl WindowState {
             self.config.width = w;
             self.config.height = h;
             self.surface.configure(&self.gpu.device, &self.config);
+        }
+    }
+
+    /// Uploads the gathered frame (of `view` on `grid`) to the 3D view (`solid`) or the 2D
+    /// scene.
+    fn prepare_scene(
+        &mut self,
+        solid: bool,
+        grid: &Grid,
+        view: &mut view::ViewSettings,
+    ) -> Result<(), String> {
+        if solid {
+            self.view3d.prepare(&self.gpu, grid, view, &self.frame, false)
+        } else {
+            self.scene.prepare(&self.gpu.device, &self.gpu.queue, &self.frame);
+            Ok(())
         }
     }
 
@@ -391,6 +419,12 @@ impl App {
         let started = Instant::now();
         let state = &mut *guard;
         let w = window.as_mut().expect("redraw needs the window");
+        if let Some(c) = w.composed.take() {
+            state.shown_range = c.range;
+            if let Some(e) = c.error {
+                state.message = Some(format!("3D view: {e}"));
+            }
+        }
         state.draw_time = w.last_draw;
         // egui pass: panels, then the canvas area is what is left.
         let input = w.egui.take_egui_input(&w.window);
@@ -443,25 +477,31 @@ impl App {
         ];
         // Field data for this frame (only the shown fields): from a GPU solver, the newest
         // state whose copy has landed, so that the copy of the last batch overlaps the next.
-        // Gathered and uploaded only when the state or the view changed; the camera moves
-        // every frame.
+        // Read again only when the state or the view changed; the camera moves every frame.
+        // Only the read holds the solver's state: the frame is made from it and uploaded
+        // once the worker steps on, unless a capture needs it now or the 3D view must first
+        // choose its isosurface level.
         let solid = view3d::active(state);
+        let grid = state.solver.info().grid;
         let key = Shown {
             revision: state.revision,
             step: state.solver.steps(),
             solid,
             view: state.view.clone(),
         };
+        let now = !state.requests.is_empty()
+            || w.video.is_some()
+            || grid.dim < 2
+            || (solid && state.view.view3d.iso_levels.is_empty());
+        let mut later = None;
         let shown = if w.shown.as_ref() == Some(&key) {
             Some(key.step)
-        } else {
+        } else if now {
             let shown = gather(state, w, Freshness::Latest);
-            if shown.is_some() && solid {
-                if let Err(e) = w.view3d.prepare(&w.gpu, state, &w.frame, false) {
-                    state.message = Some(format!("3D view: {e}"));
-                }
-            } else if shown.is_some() {
-                w.scene.prepare(&w.gpu.device, &w.gpu.queue, &w.frame);
+            if shown.is_some()
+                && let Err(e) = w.prepare_scene(solid, &grid, &mut state.view)
+            {
+                state.message = Some(format!("3D view: {e}"));
             }
             // Kept only once the current state is shown (not one frame behind it); the view
             // as it is now, with the isosurface level the 3D view may have chosen.
@@ -470,22 +510,18 @@ impl App {
                 ..key
             });
             shown
+        } else {
+            let read = gather::read(
+                state.solver.as_ref(),
+                &state.view,
+                Freshness::Latest,
+                &mut w.scratch,
+            );
+            w.shown = read.filter(|r| r.step == key.step).map(|_| key);
+            later = read.map(|r| (r, state.view.clone()));
+            read.map(|r| r.step)
         };
         let has_frame = shown.is_some();
-        if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
-            w.camera = Camera::fit(w.frame.origin, w.frame.extent);
-            w.last_domain = (w.frame.origin, w.frame.extent);
-        }
-        if refit && solid {
-            w.view3d.reset();
-        }
-        let viewport = w.viewport();
-        if has_frame && solid {
-            w.view3d.set_camera(&w.gpu, viewport, false);
-        } else if has_frame {
-            let view = w.camera.world_to_clip(viewport, w.frame.extent);
-            w.scene.set_view(&w.gpu.queue, view, viewport);
-        }
         let jobs = ctx.tessellate(output.shapes, ppp);
         let screen = egui_wgpu::ScreenDescriptor {
             size_in_pixels: [w.config.width, w.config.height],
@@ -540,6 +576,28 @@ impl App {
         }
         if stepping {
             stepper.go();
+        }
+        if let Some((read, mut view)) = later {
+            gather::compose(&read, &view, &mut w.scratch, &mut w.frame);
+            let error = w.prepare_scene(solid, &read.grid, &mut view).err();
+            w.composed = Some(Composed {
+                range: w.frame.range,
+                error,
+            });
+        }
+        if refit || w.last_domain != (w.frame.origin, w.frame.extent) {
+            w.camera = Camera::fit(w.frame.origin, w.frame.extent);
+            w.last_domain = (w.frame.origin, w.frame.extent);
+        }
+        if refit && solid {
+            w.view3d.reset();
+        }
+        let viewport = w.viewport();
+        if has_frame && solid {
+            w.view3d.set_camera(&w.gpu, viewport, false);
+        } else if has_frame {
+            let view = w.camera.world_to_clip(viewport, w.frame.extent);
+            w.scene.set_view(&w.gpu.queue, view, viewport);
         }
         let jobs = std::mem::take(&mut w.last_jobs);
         present_frame(w, &jobs, &screen, has_frame, solid);

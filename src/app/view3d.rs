@@ -73,23 +73,23 @@ impl Window3d {
         }
     }
 
-    /// Uploads `frame` (gathered for `state`'s view); the isosurface level is chosen from the
+    /// Uploads `frame` (gathered for `view` on `grid`); the isosurface level is chosen from the
     /// field where the view has none. Only a new frame needs this.
     pub fn prepare(
         &mut self,
         gpu: &crate::render::gpu::Gpu,
-        state: &mut AppState,
+        grid: &Grid,
+        view: &mut ViewSettings,
         frame: &FrameData,
         capture: bool,
     ) -> Result<(), String> {
-        let grid = state.solver.info().grid;
-        self.follow(&grid);
-        let levels = &mut state.view.view3d.iso_levels;
+        self.follow(grid);
+        let levels = &mut view.view3d.iso_levels;
         if levels.is_empty() {
             levels.extend(view::iso_level_of(&frame.volume));
         }
         self.scene(gpu, capture)
-            .prepare(&gpu.device, &gpu.queue, frame, &state.view, &grid)
+            .prepare(&gpu.device, &gpu.queue, frame, view, grid)
     }
 
     /// Sees the prepared scene through the camera in a canvas of `viewport` pixels.

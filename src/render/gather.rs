@@ -6,6 +6,7 @@ use super::streamlines::{self, GridVelocity, Limits, spatial};
 use super::view::{
     FrameData, MAX_ARROWS, Range, Seeding, Slice, ViewSettings, color_range, default_colormap, default_range,
 };
+use crate::solver::grid::Grid;
 use crate::solver::{self, Solver};
 
 /// A streamline closes when it returns through its seed's section within this many cells of the
@@ -36,12 +37,18 @@ pub enum Freshness {
     Latest,
 }
 
-/// Reads the fields the view needs from `solver` (only those, all of one state), maps ranges,
-/// and traces the streamlines. A 3D state is shown on the view's [`Slice`] (its in-plane
-/// velocity drives arrows and streamlines in the plane); in the 3D view its streamlines start
-/// on the slice and run through the whole velocity ([`streamlines::spatial`]).
-/// Returns the step count of the state drawn, or `None` if the solver does not know a shown
-/// field or is 1D.
+/// The shown fields of one state, read by [`read`] into a [`Scratch`]; [`compose`] makes the
+/// frame from them without the solver.
+#[derive(Clone, Copy, Debug)]
+pub struct Read {
+    /// The step count of the state read.
+    pub step: u64,
+    pub grid: Grid,
+}
+
+/// Reads the fields the view needs from `solver` and makes the frame: [`read`] then
+/// [`compose`]. Returns the step count of the state drawn, or `None` if the solver does not
+/// know a shown field or is 1D.
 pub fn gather(
     solver: &dyn Solver,
     view: &ViewSettings,
@@ -49,10 +56,40 @@ pub fn gather(
     scratch: &mut Scratch,
     out: &mut FrameData,
 ) -> Option<u64> {
-    let g = solver.info().grid;
-    if g.dim < 2 {
+    let read = read(solver, view, freshness, scratch)?;
+    compose(&read, view, scratch, out);
+    Some(read.step)
+}
+
+/// Reads the fields `view` shows (only those, all of one state) from `solver` into `scratch`,
+/// the only part of a frame that needs the solver: the window holds the solver's state for
+/// this alone. `None` if the solver does not know a shown field or is 1D.
+pub fn read(
+    solver: &dyn Solver,
+    view: &ViewSettings,
+    freshness: Freshness,
+    scratch: &mut Scratch,
+) -> Option<Read> {
+    let grid = solver.info().grid;
+    if grid.dim < 2 {
         return None;
     }
+    let names = view.shown_fields();
+    scratch.fields.resize_with(names.len(), Vec::new);
+    let step = match freshness {
+        Freshness::Current => solver::read_fields(solver, &names, &mut scratch.fields)?,
+        Freshness::Latest => solver.display_fields(&names, &mut scratch.fields)?,
+    };
+    Some(Read { step, grid })
+}
+
+/// Makes the frame of `view` from the fields [`read`] left in `scratch` (for the same view):
+/// maps ranges and, for a 3D state, cuts the view's [`Slice`]s (the in-plane velocity drives
+/// arrows and streamlines in the plane) and copies the fields shown over the whole grid; in
+/// the 3D view streamlines start on the slice and run through the whole velocity
+/// ([`streamlines::spatial`]). The fields in `scratch` are consumed.
+pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mut FrameData) {
+    let g = read.grid;
     let [p, q] = if g.dim == 3 {
         view.slice.plane_axes()
     } else {
@@ -69,11 +106,6 @@ pub fn gather(
         colour_3d,
         planes,
     } = scratch;
-    fields.resize_with(names.len(), Vec::new);
-    let step = match freshness {
-        Freshness::Current => solver::read_fields(solver, &names, fields)?,
-        Freshness::Latest => solver.display_fields(&names, fields)?,
-    };
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     out.volume.clear();
     out.paths.clear();
@@ -191,7 +223,6 @@ pub fn gather(
         out.paths = spatial::paths(velocity_3d, colour_3d, &seeds, s.integrator, &limits);
     }
     one_scale(view, out);
-    Some(step)
 }
 
 /// The names of the shown fields a further slice needs: its colour, its contours and, with

@@ -14,7 +14,8 @@ impl fmt::Display for GpuError {
 
 impl std::error::Error for GpuError {}
 
-/// A device and its queue (plus the adapter it came from).
+/// A device and its queue (plus the adapter it came from); clones share them.
+#[derive(Clone)]
 pub struct Gpu {
     pub instance: wgpu::Instance,
     pub adapter: wgpu::Adapter,
@@ -62,9 +63,19 @@ pub fn acquire(instance: wgpu::Instance, surface: Option<&wgpu::Surface<'_>>) ->
     })
 }
 
-/// A device for offscreen rendering.
+/// The device for offscreen rendering, one per process: made at the first call and shared by
+/// every later one. Vulkan instances and devices are heavy to make, and NVIDIA's driver stopped
+/// finding its adapter after about 20 of them made and dropped in one process (the H100's
+/// driver 580; see BENCHMARKS.md).
 pub fn headless() -> Result<Gpu, GpuError> {
-    acquire(instance(), None)
+    static SHARED: std::sync::Mutex<Option<Gpu>> = std::sync::Mutex::new(None);
+    let mut shared = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(gpu) = &*shared {
+        return Ok(gpu.clone());
+    }
+    let gpu = acquire(instance(), None)?;
+    *shared = Some(gpu.clone());
+    Ok(gpu)
 }
 
 /// Maps `slice` of a `MAP_READ` buffer whose copy has been submitted, waiting for the GPU, and

@@ -2,9 +2,10 @@
 //! solver. The 3D cavity (`cases/cavity_3d_re1000.toml` at each `--render-sizes` N^3, on
 //! `--backend` in `--precision`) is stepped alone, then through the window's frame loop
 //! without a window: the solver's worker ([`Stepper`]) runs a frame's steps and announces the
-//! shown fields ([`AppState::prefetch_shown`]); this thread then takes the state, gathers the
-//! newest shown fields ([`Freshness::Latest`]), uploads them, extracts the isosurface, hands the
-//! state back and draws while the worker steps on, as [`crate::app`] does. The view is the one
+//! shown fields ([`AppState::prefetch_shown`]); this thread then takes the state, reads the
+//! newest shown fields ([`Freshness::Latest`], [`gather::read`]) and hands the state back; while
+//! the worker steps on, it makes the frame ([`gather::compose`]), uploads it, extracts the
+//! isosurface and draws, as [`crate::app`] does. The view is the one
 //! a 3D case opens with: the mid-plane coloured by speed with contours and the Q-criterion's
 //! isosurface. Steps a frame are fixed per size so that a frame's steps take about
 //! [`FRAME_MS`] alone.
@@ -90,25 +91,34 @@ pub fn solver_with_view(
         let mut view_frame = |stepper: &Stepper, headless: &mut Headless| -> anyhow::Result<()> {
             let mut guard = stepper.state();
             let state = &mut *guard;
-            gather::gather(
+            let read = gather::read(
                 state.solver.as_ref(),
                 &state.view,
                 Freshness::Latest,
                 &mut scratch,
-                &mut frame,
             )
             .ok_or_else(|| anyhow::anyhow!("the view shows no field of the cavity"))?;
-            let levels = &mut state.view.view3d.iso_levels;
-            if levels.is_empty() {
-                levels.extend(view::iso_level_of(&frame.volume));
+            // The first frame chooses the isosurface level from the field, in the state's view.
+            let choose = state.view.view3d.iso_levels.is_empty();
+            if choose {
+                gather::compose(&read, &state.view, &mut scratch, &mut frame);
+                state
+                    .view
+                    .view3d
+                    .iso_levels
+                    .extend(view::iso_level_of(&frame.volume));
+            }
+            let shown = state.view.clone();
+            drop(guard);
+            stepper.go();
+            if !choose {
+                gather::compose(&read, &shown, &mut scratch, &mut frame);
             }
             let gpu = &headless.gpu;
             headless
                 .view3d
-                .prepare(&gpu.device, &gpu.queue, &frame, &state.view, &grid)
+                .prepare(&gpu.device, &gpu.queue, &frame, &shown, &grid)
                 .map_err(anyhow::Error::msg)?;
-            drop(guard);
-            stepper.go();
             headless.view3d.set_camera(&headless.gpu.queue, &camera, aspect);
             draw(&headless.gpu, &headless.view3d, target, depth, size, false)?;
             wait(&headless.gpu.device)
