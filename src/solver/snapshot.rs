@@ -332,6 +332,10 @@ pub struct Ring {
     snapshots: std::collections::VecDeque<Snapshot>,
     bytes: usize,
     budget: usize,
+    /// The size of a state that was larger than the budget: no state of this run is taken
+    /// again while the budget stays below it (a 256^3 state is half a gigabyte read from the
+    /// device; taking and dropping one every frame cost the 3D cavity 99 % of its throughput).
+    refused: Option<usize>,
 }
 
 impl Ring {
@@ -343,15 +347,21 @@ impl Ring {
     }
 
     /// Takes `solver`'s state in; returns false (and keeps nothing) when one state alone is
-    /// larger than the budget or the solver cannot provide it.
+    /// larger than the budget or the solver cannot provide it. Once a state was too large, no
+    /// state is taken until the budget grows past it or the ring is cleared ([`Ring::refused`]).
     pub fn push(&mut self, solver: &dyn Solver) -> bool {
+        if self.refused.is_some_and(|r| r > self.budget) {
+            return false;
+        }
         let Ok(s) = solver.snapshot() else {
             return false;
         };
         let b = s.bytes();
         if b > self.budget {
+            self.refused = Some(b);
             return false;
         }
+        self.refused = None;
         while self.bytes + b > self.budget {
             let old = self
                 .snapshots
@@ -389,9 +399,17 @@ impl Ring {
         }
     }
 
+    /// Forgets every state, and any state found too large (a new run, grid or method).
     pub fn clear(&mut self) {
         self.snapshots.clear();
         self.bytes = 0;
+        self.refused = None;
+    }
+
+    /// The size of a state of this run found larger than the budget, while the budget stays
+    /// below it.
+    pub fn refused(&self) -> Option<usize> {
+        self.refused.filter(|r| *r > self.budget)
     }
 
     pub fn get(&self, k: usize) -> Option<&Snapshot> {

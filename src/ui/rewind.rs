@@ -120,7 +120,14 @@ impl Rewind {
                 mb(self.ring.bytes()),
                 mb(self.ring.budget())
             ),
-            None => format!("no states kept; budget {:.0} MB", mb(self.ring.budget())),
+            None => match self.ring.refused() {
+                Some(b) => format!(
+                    "no states kept: one state takes {:.0} MB, more than the budget of {:.0} MB",
+                    mb(b),
+                    mb(self.ring.budget())
+                ),
+                None => format!("no states kept; budget {:.0} MB", mb(self.ring.budget())),
+            },
         }
     }
 }
@@ -186,5 +193,26 @@ mod tests {
             .count();
         assert!((2..=4).contains(&kept), "a state every 3.5 first steps: {kept}");
         assert!(spaced.describe(false).contains("states, t "));
+    }
+
+    #[test]
+    fn a_state_larger_than_the_budget_is_refused_and_not_taken_again_until_it_fits() {
+        let mut s = cavity();
+        let one = s.snapshot().unwrap().bytes();
+        let mut r = Rewind::new(0.0, 1);
+        r.ring.set_budget(one / 2);
+        s.step().unwrap();
+        assert!(!r.after_steps(s.as_ref(), false));
+        assert_eq!(r.ring.refused(), Some(one), "the size of the state refused");
+        let told = r.describe(false);
+        assert!(told.contains("more than the budget"), "{told}");
+        s.step().unwrap();
+        assert!(!r.after_steps(s.as_ref(), false));
+        r.ring.set_budget(2 * one);
+        assert_eq!(r.ring.refused(), None, "the budget now holds a state");
+        assert!(r.after_steps(s.as_ref(), false));
+        r.ring.set_budget(one / 2);
+        r.clear();
+        assert_eq!(r.ring.refused(), None, "a new run tries again");
     }
 }

@@ -8,7 +8,9 @@
 //! isosurface and draws, as [`crate::app`] does. The view is the one
 //! a 3D case opens with: the mid-plane coloured by speed with contours and the Q-criterion's
 //! isosurface. Steps a frame are fixed per size so that a frame's steps take about
-//! [`FRAME_MS`] alone.
+//! [`FRAME_MS`] alone. The view's parts are added one at a time ([`Part`]): the read alone,
+//! then the frame made from it, then the whole view, so the table shows what each costs the
+//! solver.
 
 use super::render::{draw, wait};
 use super::{Args, CAVITY_3D};
@@ -28,6 +30,17 @@ const FRAME_MS: f64 = 16.0;
 /// Frames timed each way.
 const FRAMES: usize = 60;
 
+/// How much of the view a timed frame does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Only the read of the shown fields, the part that holds the solver's state.
+    Read,
+    /// The read, then the frame made from it on this thread ([`gather::compose`]).
+    Compose,
+    /// Everything the window does: also the upload, the extraction and the drawing.
+    Whole,
+}
+
 pub fn solver_with_view(
     args: &Args,
     headless: &mut Headless,
@@ -41,7 +54,7 @@ pub fn solver_with_view(
         args.backend, args.precision
     );
     println!(
-        "| N^3 | steps a frame | alone (ms/step) | Mcell/s | with the view (ms/step) | Mcell/s | throughput kept | frames/s |"
+        "| N^3 | steps a frame | alone (ms/step) | with the read (ms/step, kept) | with the read and the frame made | with the whole view | Mcell/s | frames/s |"
     );
     println!("|---|---|---|---|---|---|---|---|");
     for &n in &args.render_sizes {
@@ -78,7 +91,7 @@ pub fn solver_with_view(
             state.advance_frame();
         }
         let alone = start.elapsed().as_secs_f64() * 1e3 / (state.solver.steps() - first) as f64;
-        // With the view, through the frame loop.
+        // With the view, through the frame loop: its parts added one by one.
         let (tx, rx) = std::sync::mpsc::channel();
         let stepper = Stepper::new(state, move || {
             let _ = tx.send(());
@@ -88,7 +101,7 @@ pub fn solver_with_view(
         let camera = camera_from(min, max, 30.0, 20.0, 1.0);
         let aspect = size[0] as f32 / size[1] as f32;
         let (mut scratch, mut frame) = (Scratch::default(), FrameData::default());
-        let mut view_frame = |stepper: &Stepper, headless: &mut Headless| -> anyhow::Result<()> {
+        let mut view_frame = |stepper: &Stepper, headless: &mut Headless, part: Part| -> anyhow::Result<()> {
             let mut guard = stepper.state();
             let state = &mut *guard;
             let read = gather::read(
@@ -111,8 +124,14 @@ pub fn solver_with_view(
             let shown = state.view.clone();
             drop(guard);
             stepper.go();
+            if part == Part::Read {
+                return Ok(());
+            }
             if !choose {
                 gather::compose(&read, &shown, &mut scratch, &mut frame);
+            }
+            if part == Part::Compose {
+                return Ok(());
             }
             let gpu = &headless.gpu;
             headless
@@ -125,26 +144,27 @@ pub fn solver_with_view(
         };
         stepper.go();
         rx.recv()?;
-        view_frame(&stepper, headless)?;
+        view_frame(&stepper, headless, Part::Whole)?;
         rx.recv()?;
-        let (first, start) = (stepper.state().solver.steps(), Instant::now());
-        for _ in 0..FRAMES {
-            view_frame(&stepper, headless)?;
-            rx.recv()?;
+        let mut row = format!("| {n}^3 | {k} | {alone:.3} |");
+        for part in [Part::Read, Part::Compose, Part::Whole] {
+            let (first, start) = (stepper.state().solver.steps(), Instant::now());
+            for _ in 0..FRAMES {
+                view_frame(&stepper, headless, part)?;
+                rx.recv()?;
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            let state = stepper.state();
+            if let Some(f) = &state.failure {
+                anyhow::bail!("the {n}^3 cavity failed while drawn: {f}");
+            }
+            let with = seconds * 1e3 / (state.solver.steps() - first) as f64;
+            row += &format!(" {with:.3} ({:.0} %) |", 100.0 * alone / with);
+            if part == Part::Whole {
+                row += &format!(" {:.1} | {:.1} |", cells / with / 1e3, FRAMES as f64 / seconds);
+            }
         }
-        let seconds = start.elapsed().as_secs_f64();
-        let state = stepper.state();
-        if let Some(f) = &state.failure {
-            anyhow::bail!("the {n}^3 cavity failed while drawn: {f}");
-        }
-        let with_view = seconds * 1e3 / (state.solver.steps() - first) as f64;
-        println!(
-            "| {n}^3 | {k} | {alone:.3} | {:.1} | {with_view:.3} | {:.1} | {:.0} % | {:.1} |",
-            cells / alone / 1e3,
-            cells / with_view / 1e3,
-            100.0 * alone / with_view,
-            FRAMES as f64 / seconds
-        );
+        println!("{row}");
     }
     Ok(())
 }
