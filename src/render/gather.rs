@@ -8,6 +8,7 @@ use super::view::{
 };
 use crate::solver::grid::Grid;
 use crate::solver::{self, Solver};
+use rayon::prelude::*;
 
 /// A streamline closes when it returns through its seed's section within this many cells of the
 /// seed ([`Limits::closure`]): the orbits of a computed vortex spiral by a fraction of a cell
@@ -23,6 +24,9 @@ pub struct Scratch {
     /// A 3D state's velocity and shown field over the whole grid, for streamlines in space.
     velocity_3d: GridVelocity<3>,
     colour_3d: Vec<f64>,
+    /// The shown fields on the 3D view's own slice, as `fields` (which keep their whole-grid
+    /// size: cutting them in place cost each next read a new allocation of the whole grid).
+    on_slice: Vec<Vec<f64>>,
     /// The shown fields on a further slice of the 3D view, as `fields`.
     planes: Vec<Vec<f64>>,
 }
@@ -104,6 +108,7 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
         velocity: vel,
         velocity_3d,
         colour_3d,
+        on_slice,
         planes,
     } = scratch;
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
@@ -161,21 +166,26 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
             frame.extent = [g.extent(p), g.extent(q)];
             plane_frame(view, &names, planes, slice.velocity_names(), frame);
         }
-        fields.iter_mut().for_each(|f| view.slice.cut(f, g.n));
+        on_slice.resize_with(names.len(), Vec::new);
+        for (f, plane) in fields.iter().zip(on_slice.iter_mut()) {
+            view.slice.cut_into(f, g.n, plane);
+        }
     } else {
         out.more_slices.clear();
     }
-    plane_frame(view, &names, fields, view.slice.velocity_names(), out);
+    // The fields on the view's plane: its slice of a 3D state, a 2D state's own.
+    let plane = if g.dim == 3 { on_slice } else { fields };
+    plane_frame(view, &names, plane, view.slice.velocity_names(), out);
     out.segments.clear();
     let s = &view.streamlines;
     if s.seeding != Seeding::Off && !in_space {
         vel.n = out.n;
         vel.origin = out.origin;
         vel.spacing = [g.spacing[p], g.spacing[q]];
-        // The velocity moves out of the field buffers (they are refilled next frame).
+        // The velocity moves out of the plane's buffers (they are refilled next frame).
         let [along, up] = view.slice.velocity_names();
-        std::mem::swap(&mut vel.components[0], &mut fields[index(along)]);
-        std::mem::swap(&mut vel.components[1], &mut fields[index(up)]);
+        std::mem::swap(&mut vel.components[0], &mut plane[index(along)]);
+        std::mem::swap(&mut vel.components[1], &mut plane[index(up)]);
         let seeds = s.seeding.seeds(out.origin, out.extent);
         let h = g.spacing[p].min(g.spacing[q]);
         let max_speed = vel.components[0]
@@ -324,7 +334,8 @@ fn one_scale(view: &ViewSettings, out: &mut FrameData) {
     }
 }
 
+/// `src` narrowed into `dst`, in parallel: a 256^3 field is 16.7 million values.
 fn to_f32(src: &[f64], dst: &mut Vec<f32>) {
     dst.clear();
-    dst.extend(src.iter().map(|&v| v as f32));
+    dst.par_extend(src.par_iter().with_min_len(1 << 15).map(|&v| v as f32));
 }

@@ -40,18 +40,11 @@ impl Slice {
         origin + self.position.clamp(0.0, 1.0) * extent
     }
 
-    /// Replaces a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) by its values on this plane,
-    /// linearly interpolated between the two cell layers around it (cell centres at `(i + 1/2)
-    /// h`; beyond the first or last centre the nearest layer), x-fastest over the plane's axes
-    /// ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the two middle
-    /// layers, of an odd one the middle layer.
-    pub fn cut(&self, field: &mut Vec<f64>, n: [usize; 3]) {
-        let mut out = Vec::new();
-        self.cut_into(field, n, &mut out);
-        *field = out;
-    }
-
-    /// [`Slice::cut`] of `field` into `out`, leaving `field` as it is.
+    /// The values of a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) on this plane, into
+    /// `out`: linearly interpolated between the two cell layers around it (cell centres at
+    /// `(i + 1/2) h`; beyond the first or last centre the nearest layer), x-fastest over the
+    /// plane's axes ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the
+    /// two middle layers, of an odd one the middle layer.
     pub fn cut_into(&self, field: &[f64], n: [usize; 3], out: &mut Vec<f64>) {
         let a = self.axis;
         let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
@@ -88,8 +81,8 @@ mod tests {
             .collect();
         for (axis, position) in [(0, 0.3), (1, 0.5), (2, 0.5), (2, 0.71)] {
             let s = Slice { axis, position };
-            let mut f = field.clone();
-            s.cut(&mut f, n);
+            let mut f = Vec::new();
+            s.cut_into(&field, n, &mut f);
             let [p, q] = s.plane_axes();
             assert_eq!(f.len(), n[p] * n[q]);
             let at = position * n[axis] as f64;
@@ -106,12 +99,12 @@ mod tests {
             }
         }
         // Beyond the last centre: the last layer.
-        let mut f = field.clone();
+        let mut f = Vec::new();
         Slice {
             axis: 2,
             position: 1.0,
         }
-        .cut(&mut f, n);
+        .cut_into(&field, n, &mut f);
         assert_eq!(f[0], field[5 * 20]);
         assert_eq!(Slice::default().velocity_names(), ["u", "v"]);
         assert_eq!(
