@@ -10,6 +10,7 @@ pub mod linear;
 pub mod memory;
 pub mod parts;
 pub mod real;
+pub mod rotor;
 pub mod snapshot;
 pub mod stopping;
 
