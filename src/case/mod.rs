@@ -6,6 +6,7 @@
 //! case and leaves it unchanged on error.
 
 mod error;
+mod rotor;
 mod schema;
 pub mod validate;
 

@@ -1,11 +1,12 @@
 //! The case-file schema: one naming scheme for every solver family.
 //!
 //! Sections: `[case]`, `[grid]`, `[physics]`, `[fluid]`, `[boundary.<side>]`, `[initial]`, `[solver]`,
-//! `[stop]`.
+//! `[stop]`, `[rotor]` ([`super::rotor`]).
 //! Unknown keys are rejected. Settings a family does not use are `Option`s here and are
 //! rejected by that family's validation (`crate::case::validate`), so a typo'd or misplaced
 //! setting never passes silently.
 
+pub use super::rotor::RotorSpec;
 use crate::solver::limiter::Limiter;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,9 @@ pub struct CaseSpec {
     pub solver: SolverSettings,
     #[serde(default)]
     pub stop: Stop,
+    /// A rotor as momentum sources (incompressible 3D, the projection method).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotor: Option<RotorSpec>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

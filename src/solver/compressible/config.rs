@@ -91,6 +91,7 @@ impl Config {
         let ph = &spec.physics;
         let inc = "applies to incompressible cases only";
         not_here("physics.re", ph.re.is_some(), inc)?;
+        not_here("rotor", spec.rotor.is_some(), inc)?;
         not_here(
             "physics.viscosity",
             ph.viscosity.is_some(),

@@ -2,6 +2,7 @@
 
 use super::analytic::Analytic;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, spectral};
+use super::rotor_source::RotorSetup;
 use crate::case::{
     Boundary, CaseSpec, Convection, Initial, Invalid, Method, Precision, PressureSolverKind, Side,
     TimeIntegrator, validate::positive,
@@ -37,6 +38,8 @@ pub struct Config {
     pub convection: Convection,
     pub limiter: Limiter,
     pub poisson: PoissonSettings,
+    /// The rotor whose loads enter the momentum equations (`[rotor]`).
+    pub rotor: Option<RotorSetup>,
 }
 
 /// The settings every incompressible method reads the same way: grid, viscosity, density,
@@ -331,6 +334,7 @@ impl Config {
                 ));
             }
         }
+        let rotor = RotorSetup::from_spec(spec, &grid, density)?;
         if kind == PressureSolverKind::Fft {
             for (a, sides) in bc.iter().enumerate() {
                 spectral::check_axis(sides.each_ref().map(pressure_bc), a)
@@ -355,6 +359,7 @@ impl Config {
                 max_iterations: s.max_iterations.unwrap_or(20_000),
                 sor_omega: s.sor_omega,
             },
+            rotor,
         })
     }
 

@@ -11,6 +11,7 @@ mod device_fields;
 mod momentum;
 pub mod pressure_poisson;
 mod projection;
+mod rotor_source;
 pub mod simple;
 pub(crate) mod staggered;
 
@@ -74,6 +75,12 @@ pub fn build_part(
         ));
     }
     let cfg = Config::from_spec(spec)?;
+    if cfg.rotor.is_some() {
+        return Err(Invalid::new(
+            "rotor",
+            format!("a rotor runs on one process for now, not on {}", comm.size()),
+        ));
+    }
     if let Some(device) = device {
         return Ok(match (cfg.precision, cfg.grid.dim) {
             (Precision::F64, 2) => Box::new(GpuPart::<f64, 2>::new(cfg, comm, device)?),

@@ -15,6 +15,7 @@ use super::config::Config;
 use super::derived::{View, fields};
 use super::momentum::{Momentum, Node};
 use super::pressure_poisson::PoissonSolver;
+use super::rotor_source::RotorSource;
 use super::staggered::{ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position};
 use crate::backend::cpu::DisjointWriter;
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
@@ -58,6 +59,8 @@ pub struct Projection<T: Real, const D: usize> {
     residuals: Vec<(&'static str, f64)>,
     /// The last step's pressure solve, when it stopped at its iteration cap.
     capped: Option<CappedSolve>,
+    /// The rotor's momentum sources (`[rotor]`).
+    rotor: Option<RotorSource<T>>,
 }
 
 impl<T: Real, const D: usize> Projection<T, D> {
@@ -123,7 +126,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
             has_history: false,
             residuals: Vec::with_capacity(8),
             capped: None,
+            rotor: None,
         };
+        s.rotor = s.cfg.rotor.map(|r| RotorSource::new(r, &s.cfg.grid, &l));
         if let Some(field) = s.cfg.analytic {
             let g = s.cfg.grid;
             for (c, q) in s.vel.iter_mut().enumerate() {
@@ -296,6 +301,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
             self.has_history = false;
         }
         self.poisson.set_settings(cfg.poisson);
+        if cfg.rotor != self.cfg.rotor {
+            self.rotor = cfg.rotor.map(|r| RotorSource::new(r, &cfg.grid, &self.l));
+        }
         self.cfg = cfg;
         self.whole = whole.map(Box::new);
     }
@@ -337,8 +345,12 @@ impl<T: Real, const D: usize> Projection<T, D> {
         let half = T::of(0.5);
         let vel = &self.vel;
         let st = l.stride;
+        if let Some(r) = &mut self.rotor {
+            r.update(vel, &c.grid, &l);
+        }
         for (comp, (pred, hist)) in self.pred.iter_mut().zip(self.hist.iter_mut()).enumerate() {
             let q = &vel[comp];
+            let source = self.rotor.as_ref().map(|r| &r.accel[comp][..]);
             let unknowns = l.unknowns(comp);
             let i_range = if comp == 0 { unknowns.clone() } else { 1..=l.n[0] };
             pred.par_chunks_mut(st[1])
@@ -383,7 +395,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
                             at[a] += m;
                             l.component_at(q, comp, at)
                         };
-                        let rhs = m.rhs(&node, far);
+                        let rhs = m.rhs(&node, far) + source.map_or(T::zero(), |f| f[k]);
                         if ab2 {
                             frow[i] = node.c + dt * (w_new * rhs + w_old * hrow[i]);
                             hrow[i] = rhs;
@@ -602,6 +614,13 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
             ("predicted_divergence", dt * stats.rhs_norm / cells.sqrt()),
             ("max_velocity", max_velocity),
         ]);
+        if let Some(r) = &self.rotor {
+            self.residuals.extend_from_slice(&[
+                ("rotor_thrust", r.loads.thrust),
+                ("rotor_power", r.loads.power),
+                ("inflow_at_disk", r.loads.inflow),
+            ]);
+        }
         self.whole_config().check_health(&speeds, self.steps, self.time)
     }
 
@@ -685,6 +704,9 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         let mut m = self.view().summary();
         m.insert("viscosity".into(), self.cfg.nu.into());
         m.insert("reynolds".into(), (1.0 / self.cfg.nu).into());
+        if let Some(r) = &self.rotor {
+            m.insert("rotor".into(), r.summary());
+        }
         m
     }
 }

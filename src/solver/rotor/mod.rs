@@ -55,7 +55,8 @@ pub struct DiskLoads {
     pub thrust: f64,
     /// About the axis, against the rotation [force x length]; 0 for a uniform disk.
     pub torque: f64,
-    /// `omega Q` (blades) or the ideal induced power `T v_i` of momentum theory (uniform disk).
+    /// The power the rotor gives the fluid: the shaft power `omega Q` of blades; the work of
+    /// a uniform disk's force on the flow through it, `sum f . v dA` (momentum theory's `T v_i`).
     pub power: f64,
     /// The mean inflow through the disk, `-v . n` averaged over its area.
     pub inflow: f64,
@@ -142,7 +143,7 @@ impl Rotor {
             samples: Vec::with_capacity(radial * azimuthal),
             ..DiskLoads::default()
         };
-        let mut inflow = 0.0;
+        let (mut inflow, mut work) = (0.0, 0.0);
         for (position, _, e_psi, r, area) in self.lattice(radial, azimuthal) {
             let v = velocity(position);
             let u_p = -dot(v, n);
@@ -159,16 +160,13 @@ impl Rotor {
             };
             out.thrust += thrust * area;
             out.torque += in_plane * r * area;
-            out.samples.push(Sample {
-                position,
-                force: std::array::from_fn(|a| area * (-thrust * n[a] + in_plane * e_psi[a])),
-            });
+            let force = std::array::from_fn(|a| area * (-thrust * n[a] + in_plane * e_psi[a]));
+            work += dot(force, v);
+            out.samples.push(Sample { position, force });
         }
         out.inflow = inflow / self.area();
         out.power = match self.loading {
-            Loading::Uniform { thrust } => {
-                thrust * blade_element::induced_velocity(thrust.max(0.0), self.rho, self.area())
-            }
+            Loading::Uniform { .. } => work,
             Loading::Blades(b) => b.omega * out.torque,
         };
         out

@@ -147,8 +147,9 @@ fn the_sources_sum_to_the_disk_force() {
     }
 }
 
-/// A uniform disk pushes the fluid down its axis with the thrust it carries, and its power is
-/// the ideal induced power `T v_i`; its coefficients give a figure of merit of one.
+/// A uniform disk pushes the fluid down its axis with the thrust it carries; in momentum
+/// theory's inflow `v_i` its power is the ideal induced power `T v_i`, and its coefficients give
+/// a figure of merit of one.
 #[test]
 fn a_uniform_disk_carries_its_thrust_and_the_ideal_power() {
     let r = Rotor {
@@ -156,10 +157,12 @@ fn a_uniform_disk_carries_its_thrust_and_the_ideal_power() {
         loading: Loading::Uniform { thrust: 0.02 },
         ..rotor(0.0, 0.0)
     };
-    let loads = r.loads(16, 32, |_| [0.0; 3]);
+    let vi = blade_element::induced_velocity(0.02, 1.0, PI);
+    assert!((vi - (0.02 / (2.0 * PI)).sqrt()).abs() < 1e-15);
+    let loads = r.loads(16, 32, |_| [0.0, -vi, 0.0]);
     let total: [f64; 3] = std::array::from_fn(|a| loads.samples.iter().map(|s| s.force[a]).sum());
     assert!((total[1] + 0.02).abs() < 1e-15 && total[0].abs() < 1e-15 && total[2].abs() < 1e-15);
-    let vi = (0.02 / (2.0 * PI)).sqrt();
+    assert!((loads.inflow - vi).abs() < 1e-15);
     assert!((loads.power - 0.02 * vi).abs() < 1e-15);
     let c = r.coefficients(&loads, 1.0);
     assert!((c.figure_of_merit - 1.0).abs() < 1e-12, "{c:?}");

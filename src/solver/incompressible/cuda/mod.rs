@@ -232,6 +232,12 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
             "analytic initial states and exact sides run on the CPU for now (backend = \"cpu\")",
         ));
     }
+    if cfg.rotor.is_some() {
+        return Some(Invalid::new(
+            "rotor",
+            "the rotor's sources run on the CPU for now (backend = \"cpu\"; \"auto\" falls back to it)",
+        ));
+    }
     let dim = cfg.grid.dim;
     if cfg.grid.n[..dim].iter().any(|n| *n < 2) {
         return Some(Invalid::new(

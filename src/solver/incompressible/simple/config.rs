@@ -130,6 +130,12 @@ impl SimpleConfig {
                 ),
             ));
         };
+        if spec.rotor.is_some() {
+            return Err(Invalid::new(
+                "rotor",
+                "the rotor's sources are in the projection method so far (solver.method = \"projection\")",
+            ));
+        }
         let steady = "SIMPLE, SIMPLEC and SIMPLER are steady (outer iterations, no time step)";
         let not_used = [
             ("solver.cfl", s.cfl.is_some()),
