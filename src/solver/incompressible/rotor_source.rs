@@ -11,7 +11,8 @@ use crate::solver::real::Real;
 use crate::solver::rotor::spread::{Points, spread};
 use crate::solver::rotor::{Coefficients, DiskLoads, Loading, Rotor};
 
-/// A case's rotor and the width its sources are spread over (case length units).
+/// A case's rotor and the width its sources are spread over (case length units): the
+/// smoothing in cells times the coarsest spacing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RotorSetup {
     pub rotor: Rotor,
@@ -26,10 +27,17 @@ impl RotorSetup {
             return Ok(None);
         };
         let rotor = r.rotor(grid.dim, density)?;
-        let h = grid.spacing[..grid.dim]
-            .iter()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
+        // The coarsest spacing: every sample then has grid points within its reach.
+        let h = grid.spacing[..grid.dim].iter().copied().fold(0.0, f64::max);
+        if rotor.radius < 2.0 * h {
+            return Err(Invalid::new(
+                "rotor.radius",
+                format!(
+                    "the disk (radius {}) must span at least 2 cells of the grid's coarsest spacing ({h:.4})",
+                    rotor.radius
+                ),
+            ));
+        }
         let width = r.smoothing_cells()? * h;
         // The disk's extent along each axis: R sqrt(1 - n_a^2) in its plane, plus the reach.
         for a in 0..3 {
