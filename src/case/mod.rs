@@ -7,6 +7,7 @@
 
 mod error;
 mod rotor;
+pub use rotor::Chord;
 mod schema;
 pub mod validate;
 

@@ -35,7 +35,7 @@ pub struct RotorSpec {
     /// Number of blades.
     pub blades: Option<u32>,
     /// Chord: one value, or `[root, tip]` for a linear taper.
-    pub chord: Option<Vec<f64>>,
+    pub chord: Option<Chord>,
     /// Linear twist from axis to tip [deg] (negative: wash-out; default 0).
     pub twist: Option<f64>,
     /// Collective pitch at 3/4 radius [deg].
@@ -50,6 +50,14 @@ pub struct RotorSpec {
     pub drag: Option<Vec<f64>>,
     /// Smoothing width of the sources, in cells (default 1.5; Sørensen & Shen's 1 to 2).
     pub smoothing: Option<f64>,
+}
+
+/// `rotor.chord`: constant, or `[root, tip]`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Chord {
+    Constant(f64),
+    Taper(Vec<f64>),
 }
 
 impl RotorSpec {
@@ -136,10 +144,10 @@ impl RotorSpec {
         if count == 0 {
             return Err(Invalid::new("rotor.blades", "must be at least 1"));
         }
-        let chord = match self.chord.as_deref().ok_or_else(|| missing("chord"))? {
-            [c] => [*c, *c],
-            [root, tip] => [*root, *tip],
-            other => {
+        let chord = match self.chord.as_ref().ok_or_else(|| missing("chord"))? {
+            Chord::Constant(c) => [*c, *c],
+            Chord::Taper(t) if t.len() == 2 => [t[0], t[1]],
+            Chord::Taper(other) => {
                 return Err(Invalid::new(
                     "rotor.chord",
                     format!("must be one chord or [root, tip], got {other:?}"),
