@@ -6,7 +6,9 @@
 //! Pan/zoom, probe, rake and click seeding act on the field view; a 3D state's 3D view
 //! ([`view3d`]) turns, pans and zooms with its orbit camera.
 
+mod canvas2d;
 mod capture;
+mod present;
 pub mod stepper;
 mod view3d;
 
@@ -14,15 +16,16 @@ use crate::case::Case;
 use crate::export::{png, video};
 use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::gpu::{self, Gpu};
-use crate::render::headless::BACKGROUND;
 use crate::render::offscreen;
 use crate::render::scene::SceneRenderer;
-use crate::render::view::{self, Camera, FrameData, Seeding};
+use crate::render::view::{self, Camera, FrameData};
 use crate::solver::grid::Grid;
 use crate::ui::panel;
 use crate::ui::state::{AppState, Request};
+use canvas2d::interact;
 use capture::{capture, toggle_video};
 use glam::Vec2;
+use present::{clamp_canvas, present_frame, ui_pass};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -612,167 +615,6 @@ impl App {
     }
 }
 
-/// Draws the field view and the UI into the window's next surface texture and presents it
-/// (skipped when the surface is outdated, lost or occluded; it is reconfigured as needed).
-fn present_frame(
-    w: &mut WindowState,
-    jobs: &[egui::ClippedPrimitive],
-    screen: &egui_wgpu::ScreenDescriptor,
-    has_frame: bool,
-    solid: bool,
-) {
-    let texture = match w.surface.get_current_texture() {
-        wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
-        wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
-            let (cw, ch) = (w.config.width, w.config.height);
-            w.resize(cw, ch);
-            return;
-        }
-        _ => return,
-    };
-    let target = texture
-        .texture
-        .create_view(&wgpu::TextureViewDescriptor::default());
-    let mut encoder = w
-        .gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
-    let extra = w
-        .egui_renderer
-        .update_buffers(&w.gpu.device, &w.gpu.queue, &mut encoder, jobs, screen);
-    let canvas = clamp_canvas(w.canvas, w.config.width, w.config.height);
-    let size = [w.config.width, w.config.height];
-    let solid = has_frame && solid;
-    if solid {
-        w.view3d.draw(
-            &w.gpu.device,
-            &w.gpu.queue,
-            &mut encoder,
-            &target,
-            size,
-            canvas,
-            BACKGROUND,
-            false,
-        );
-    }
-    {
-        let mut pass = ui_pass(&mut encoder, &target, "frame", solid);
-        if has_frame && !solid {
-            let c = canvas;
-            pass.set_viewport(c[0], c[1], c[2], c[3], 0.0, 1.0);
-            pass.set_scissor_rect(c[0] as u32, c[1] as u32, c[2] as u32, c[3] as u32);
-            w.scene.paint(&mut pass);
-            pass.set_viewport(0.0, 0.0, w.config.width as f32, w.config.height as f32, 0.0, 1.0);
-            pass.set_scissor_rect(0, 0, w.config.width, w.config.height);
-        }
-        w.egui_renderer.render(&mut pass, jobs, screen);
-    }
-    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
-    w.window.pre_present_notify();
-    w.gpu.queue.present(texture);
-}
-
-/// The pass that draws the 2D field view (when not `solid`) and the UI over `target`: cleared
-/// to the background, or loaded over the 3D view's pass when `solid`.
-fn ui_pass(
-    encoder: &mut wgpu::CommandEncoder,
-    target: &wgpu::TextureView,
-    label: &str,
-    solid: bool,
-) -> wgpu::RenderPass<'static> {
-    encoder
-        .begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some(label),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: if solid {
-                        wgpu::LoadOp::Load
-                    } else {
-                        wgpu::LoadOp::Clear(BACKGROUND)
-                    },
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        })
-        .forget_lifetime()
-}
-
-/// Pointer handling over the field view: pan, zoom, probe, rake drawing, click seeds.
-fn interact(ui: &egui::Ui, response: &egui::Response, state: &mut AppState, w: &mut WindowState) {
-    let ppp = ui.ctx().pixels_per_point();
-    let viewport = w.viewport();
-    let extent = w.frame.extent;
-    let to_world = |w: &WindowState, pos: egui::Pos2| {
-        let p = w
-            .camera
-            .screen_to_world(w.canvas_pixel(pos, ppp), viewport, extent);
-        [p.x as f64, p.y as f64]
-    };
-    state.hover = response
-        .hover_pos()
-        .map(|p| to_world(w, p))
-        .filter(|p| state.in_domain(*p));
-    if response.hovered() {
-        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-        if scroll != 0.0 {
-            if let Some(p) = response.hover_pos() {
-                let px = w.canvas_pixel(p, ppp);
-                w.camera.zoom_at(px, (scroll * 0.005).exp(), viewport, extent);
-            }
-        }
-    }
-    let rake_mode = matches!(state.view.streamlines.seeding, Seeding::Rake { .. });
-    if response.drag_started() {
-        w.drag_start = response.interact_pointer_pos().map(|p| w.canvas_pixel(p, ppp));
-    }
-    if response.dragged() {
-        if rake_mode && response.dragged_by(egui::PointerButton::Primary) {
-            if let (Some(start), Some(now)) = (w.drag_start, response.interact_pointer_pos()) {
-                let a = w.camera.screen_to_world(start, viewport, extent);
-                let b = w
-                    .camera
-                    .screen_to_world(w.canvas_pixel(now, ppp), viewport, extent);
-                if let Seeding::Rake { a: ra, b: rb, count } = &mut state.view.streamlines.seeding {
-                    *ra = [a.x as f64, a.y as f64];
-                    *rb = [b.x as f64, b.y as f64];
-                    if *count == 0 {
-                        *count = 16;
-                    }
-                }
-            }
-        } else {
-            let d = response.drag_delta() * ppp;
-            w.camera.pan(Vec2::new(d.x, d.y), viewport, extent);
-        }
-    }
-    if response.clicked() {
-        if let Some(p) = response.interact_pointer_pos().map(|p| to_world(w, p)) {
-            if let Seeding::Points(points) = &mut state.view.streamlines.seeding {
-                points.push(p);
-            } else {
-                state.probe = state.in_domain(p).then_some(p);
-            }
-        }
-    }
-    if let Some(p) = state.hover {
-        let values = state.probe_values(p);
-        let text = values
-            .iter()
-            .map(|(k, v)| format!("{k} = {v:.4}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let at = state.point_label(p);
-        response.clone().on_hover_text_at_pointer(format!("{at}\n{text}"));
-    }
-}
-
 /// Gathers the frame data for the current view; returns the step count of the state drawn, or
 /// `None` if there is nothing to draw.
 fn gather(state: &mut AppState, w: &mut WindowState, freshness: Freshness) -> Option<u64> {
@@ -808,15 +650,4 @@ fn gather(state: &mut AppState, w: &mut WindowState, freshness: Freshness) -> Op
         state.shown_range = w.frame.range;
     }
     shown
-}
-
-fn clamp_canvas(c: [f32; 4], width: u32, height: u32) -> [f32; 4] {
-    let x = c[0].min(width as f32 - 1.0).floor();
-    let y = c[1].min(height as f32 - 1.0).floor();
-    [
-        x,
-        y,
-        c[2].min(width as f32 - x).floor().max(1.0),
-        c[3].min(height as f32 - y).floor().max(1.0),
-    ]
 }

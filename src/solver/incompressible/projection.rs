@@ -395,7 +395,10 @@ impl<T: Real, const D: usize> Projection<T, D> {
                             at[a] += m;
                             l.component_at(q, comp, at)
                         };
-                        let rhs = m.rhs(&node, far) + source.map_or(T::zero(), |f| f[k]);
+                        let rhs = match source {
+                            Some(f) => m.rhs(&node, far) + f[k],
+                            None => m.rhs(&node, far),
+                        };
                         if ab2 {
                             frow[i] = node.c + dt * (w_new * rhs + w_old * hrow[i]);
                             hrow[i] = rhs;
