@@ -96,12 +96,14 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
 // / h_a, the face values q_f of `face_value`, the advecting velocities a_a averaged to the
 // control volume's faces (q itself along a = c, component a along the others); then
 // F = q + dt (w_new H + w_old H_old) with `ab2` (H stored as the next step's H_old), else
-// F = q + dt H (forward Euler, no history traffic). One instance per convection scheme, so that
+// F = q + dt H (forward Euler, no history traffic). A momentum source s (a rotor's accelerations,
+// kernels/rotor_source.cu; null without one) is part of H: H = nu lap - conv + s. One instance per convection scheme, so that
 // central and upwind differencing neither read the second neighbours nor evaluate their periodic
 // wrap (the predictor is issue-bound, not bandwidth-bound).
 template <int SCHEME, int C>
 __device__ __forceinline__ void predict_face(const Stag& g, const int idx[DIM], int f, const real* const vel[3],
-                                             real* __restrict__ fc, real* __restrict__ hc, int lim, const real h[3],
+                                             real* __restrict__ fc, real* __restrict__ hc,
+                                             const real* __restrict__ src, int lim, const real h[3],
                                              const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
     constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
     const real half = (real)0.5;
@@ -137,7 +139,8 @@ __device__ __forceinline__ void predict_face(const Stag& g, const int idx[DIM], 
         conv = a == 0 ? flux : conv + flux;
         lap = a == 0 ? visc : lap + visc;
     }
-    const real hh = nu * lap - conv;
+    real hh = nu * lap - conv;
+    if (src != 0) hh = hh + src[f];
     if (ab2) {
         fc[f] = qc + dt * (w_new * hh + w_old * hc[f]);
         hc[f] = hh;
@@ -157,28 +160,29 @@ __device__ __forceinline__ bool advanced(const Stag& g, int c, const int idx[DIM
 
 template <int SCHEME>
 __device__ __forceinline__ void predict_all(const Stag& g, const real* const vel[3], real* const pred[3],
-                                            real* const hist[3], const int hi[3], int lim, const real h[3],
+                                            real* const hist[3], const real* const src[3], const int hi[3], int lim,
+                                            const real h[3],
                                             const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
         int idx[DIM];
         const int f = tile_face(g, q, idx);
         if (advanced(g, 0, idx, hi))
-            predict_face<SCHEME, 0>(g, idx, f, vel, pred[0], hist[0], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+            predict_face<SCHEME, 0>(g, idx, f, vel, pred[0], hist[0], src[0], lim, h, ih2, nu, ab2, dt, w_new, w_old);
         if (advanced(g, 1, idx, hi))
-            predict_face<SCHEME, 1>(g, idx, f, vel, pred[1], hist[1], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+            predict_face<SCHEME, 1>(g, idx, f, vel, pred[1], hist[1], src[1], lim, h, ih2, nu, ab2, dt, w_new, w_old);
 #if DIM == 3
         if (advanced(g, 2, idx, hi))
-            predict_face<SCHEME, 2>(g, idx, f, vel, pred[2], hist[2], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+            predict_face<SCHEME, 2>(g, idx, f, vel, pred[2], hist[2], src[2], lim, h, ih2, nu, ab2, dt, w_new, w_old);
 #endif
     }
 }
 
 // The predictor of every component on its advanced faces (upper index hi_c along axis c), dt and
-// the AB2 weights from the clock. Threads as in the Poisson stencil kernels (common.cuh TBX x TBY,
+// the AB2 weights from the clock, with the momentum sources s (null pointers: none). Threads as in the Poisson stencil kernels (common.cuh TBX x TBY,
 // TROWS rows each, TBY apart): more independent loads in flight per thread.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    predict(CVEC(u), VEC(f), VEC(hq), STAG_PARAMS, int hi0, int hi1, int hi2, int scheme, int lim, real dx, real dy,
+    predict(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int scheme, int lim, real dx, real dy,
             real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock,
             const int* __restrict__ ctrl) {
     HALTED(ctrl)
@@ -187,9 +191,10 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     const real* const vel[3] = {u0, u1, u2};
     real* const pred[3] = {f0, f1, f2};
     real* const hist[3] = {hq0, hq1, hq2};
+    const real* const src[3] = {s0, s1, s2};
     const int hi[3] = {hi0, hi1, hi2};
     const real h[3] = {dx, dy, dz}, ih2[3] = {idx2, idy2, idz2};
-#define PREDICT(S) predict_all<S>(g, vel, pred, hist, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old)
+#define PREDICT(S) predict_all<S>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old)
     switch (scheme) {
         case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
         case CONV_UPWIND: PREDICT(CONV_UPWIND); break;

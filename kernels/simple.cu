@@ -221,12 +221,15 @@ __device__ __forceinline__ void tangential_side(int imposed, real wall, real& ap
 // variable viscosity), d = A_c / a_P' (consistent = 1, SIMPLEC: A_c / (a_P' - sum a_nb)) into the
 // ghosted `d`, and partial[block] = block sum of |a_P q_P| with the unrelaxed a_P. The faces'
 // sums run along c first, then the other axes ascending (`along_first`). lim: the
-// deferred-correction limiter, -1 for the power law; mu_e0..2 the edge viscosities (xy, xz, yz).
+// deferred-correction limiter, -1 for the power law; mu_e0..2 the edge viscosities (xy, xz, yz);
+// src: a momentum source per unit mass on component c's nodes (a rotor's accelerations; null
+// without one), added as rho src vol with vol the control volume.
 extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c, const real* __restrict__ mu_e0,
                                              const real* __restrict__ mu_e1, const real* __restrict__ mu_e2,
                                              real* __restrict__ sys, real* __restrict__ d, real* __restrict__ partial,
                                              int c, STAG, real hx, real hy, real hz, int lim, SIDES, real rho,
-                                             real alpha, int consistent, int transpose, real ap0, real b0) {
+                                             real alpha, int consistent, int transpose, real ap0, real b0,
+                                             const real* __restrict__ src, real vol) {
     const Stag g = make_stag(nx, ny, nz, px, py, pz);
     const real h3[3] = {hx, hy, hz};
     const real* v3[3] = {u0, u1, u2};
@@ -281,6 +284,7 @@ extern "C" __global__ void momentum_assemble(VEL, const real* __restrict__ mu_c,
             if (transpose) ts += area * (mu[kk] * (o[kk + sc] - o[kk]) - mu[kk - sa] * (o[kk - sa + sc] - o[kk - sa]));
         }
         real b = b0;
+        if (src != 0) b = b + rho * src[kk] * vol;
         if (lim >= 0) {
             real tc = 0;
             for (int r = 0; r < DIM; ++r) {

@@ -480,3 +480,35 @@ fn the_3d_controls_move_the_slice_seed_streamlines_in_space_save_the_surfaces_an
     let more = &h.state().view.view3d.more_slices;
     assert_eq!((more.len(), more[0].axis), (1, 2));
 }
+
+/// A rotor case shows its section: the collective pitch applies live (the solver's rotor takes
+/// it, the flow is kept), and the loads stand beside blade-element momentum theory.
+#[test]
+fn the_rotor_collective_applies_live_beside_momentum_theory() {
+    let case = common::case(
+        "rotor_hover",
+        &["grid.nx=16", "grid.ny=24", "grid.nz=16", "solver.backend=\"cpu\""],
+    );
+    let mut state = AppState::new(case).unwrap();
+    state.playing = false;
+    assert!(state.single_step());
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("momentum theory");
+    h.get_by_label("C_T");
+    h.get_by_label("collective pitch (deg, at 3/4 R)")
+        .set_value_accesskit(10.0);
+    h.run();
+    let state = h.state_mut();
+    assert_eq!(
+        state.case.spec.rotor.as_ref().and_then(|r| r.collective),
+        Some(10.0)
+    );
+    let collective = match state.solver.rotor().expect("a rotor").loading {
+        flowlab::solver::rotor::Loading::Blades(b) => b.collective,
+        flowlab::solver::rotor::Loading::Uniform { .. } => unreachable!("blades"),
+    };
+    assert!((collective - 10f64.to_radians()).abs() < 1e-15, "{collective}");
+    assert_eq!(state.solver.steps(), 1, "live: the flow is kept");
+    assert!(state.single_step(), "{:?}", state.message);
+}

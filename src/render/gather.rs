@@ -7,6 +7,7 @@ use super::view::{
     FrameData, MAX_ARROWS, Range, Seeding, Slice, ViewSettings, color_range, default_colormap, default_range,
 };
 use crate::solver::grid::Grid;
+use crate::solver::rotor::Rotor;
 use crate::solver::{self, Solver};
 use rayon::prelude::*;
 
@@ -48,6 +49,8 @@ pub struct Read {
     /// The step count of the state read.
     pub step: u64,
     pub grid: Grid,
+    /// The solver's rotor and time ([`FrameData::rotor`]).
+    pub rotor: Option<(Rotor, f64)>,
 }
 
 /// Reads the fields the view needs from `solver` and makes the frame: [`read`] then
@@ -84,7 +87,8 @@ pub fn read(
         Freshness::Current => solver::read_fields(solver, &names, &mut scratch.fields)?,
         Freshness::Latest => solver.display_fields(&names, &mut scratch.fields)?,
     };
-    Some(Read { step, grid })
+    let rotor = solver.rotor().map(|r| (r, solver.time()));
+    Some(Read { step, grid, rotor })
 }
 
 /// Makes the frame of `view` from the fields [`read`] left in `scratch` (for the same view):
@@ -114,6 +118,7 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     out.volume.clear();
     out.paths.clear();
+    out.rotor = read.rotor.filter(|_| g.dim == 3);
     let in_space = g.dim == 3 && view.traces_in_space();
     if g.dim == 3 {
         if let Some(iso) = view.view3d.shown_iso_field() {

@@ -1,5 +1,5 @@
 //! The 3D view of a 3D state, for the window, its screenshots and videos, and `flowlab render`
-//! alike: the domain's bounding box, the view's [`Slice`](super::view::Slice) and its further
+//! alike: the domain's bounding box and a rotor's disk, the view's [`Slice`](super::view::Slice) and its further
 //! slices drawn in place ([`super::slice_plane`]), the isosurfaces of the view's field ([`super::surface`]) and the
 //! streamlines as tubes coloured like the slice ([`super::stream_tubes`]), seen through an
 //! [`OrbitCamera`] and depth-tested together.
@@ -9,7 +9,7 @@ use super::colormap::{Colormap, scale_position};
 use super::field_lattice::ColouredField;
 use super::slice_plane::SlicePlane;
 use super::stream_tubes::StreamTubes;
-use super::surface::{SurfaceFrame, SurfaceScene};
+use super::surface::{SurfaceFrame, SurfaceScene, disk_lines};
 use super::view::default_colormap;
 use super::view::{FrameData, ViewSettings};
 use super::volume_render::{VolumeFrame, VolumeRenderer};
@@ -88,6 +88,11 @@ impl Scene3d {
             }
         };
         let v3 = &view.view3d;
+        let rotor_lines = frame
+            .rotor
+            .as_ref()
+            .map(|(r, t)| disk_lines(r, *t))
+            .unwrap_or_default();
         let surfaces = SurfaceFrame {
             values: &frame.volume,
             n: grid.n.map(|m| m as u32),
@@ -101,6 +106,7 @@ impl Scene3d {
             opacity: v3.iso_opacity.unwrap_or(1.0),
             min,
             max,
+            rotor_lines: &rotor_lines,
         };
         self.surfaces.prepare(device, queue, &surfaces)?;
         let colormap = frame.colormap.unwrap_or(Colormap::Viridis);

@@ -10,6 +10,7 @@ use super::colormap::Colormap;
 use super::field_lattice::{self, ColouredField, FieldBuffers, FieldLattice};
 use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
 use super::pipeline::{Depth, PipelineSpec, STORAGE, UNIFORM, entry, render_pipeline};
+use crate::solver::rotor::Rotor;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -20,6 +21,8 @@ pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 pub const MAX_LEVELS: usize = 8;
 /// The bounding box's colour.
 const BOX: [f32; 4] = [0.75, 0.75, 0.78, 1.0];
+/// The rotor disk's colour.
+const ROTOR: [f32; 4] = [1.0, 0.55, 0.1, 1.0];
 
 /// `Uniforms` in the shader.
 #[repr(C)]
@@ -45,6 +48,8 @@ pub struct SurfaceFrame<'a> {
     pub opacity: f32,
     pub min: Vec3,
     pub max: Vec3,
+    /// Line-list vertices of a rotor's disk ([`disk_lines`]), drawn with the box.
+    pub rotor_lines: &'a [[f32; 3]],
 }
 
 /// One drawn item's uniforms and its colour.
@@ -69,7 +74,10 @@ pub struct SurfaceScene {
     /// Per level: its surface and uniforms.
     levels: Vec<(Option<Surface>, Item)>,
     frame: Item,
+    /// The box's 24 vertices, then the rotor's `rotor_vertices`.
     box_lines: wgpu::Buffer,
+    rotor: Item,
+    rotor_vertices: u32,
 }
 
 impl SurfaceScene {
@@ -134,12 +142,8 @@ impl SurfaceScene {
         );
         let colouring = FieldBuffers::new(device, "field colouring the surfaces");
         let frame = item(device, &layout, &colouring, BOX);
-        let box_lines = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bounding box"),
-            size: 24 * 12,
-            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let rotor = item(device, &layout, &colouring, ROTOR);
+        let box_lines = line_buffer(device, 24);
         SurfaceScene {
             surfaces,
             transparent,
@@ -152,6 +156,8 @@ impl SurfaceScene {
             levels: Vec::new(),
             frame,
             box_lines,
+            rotor,
+            rotor_vertices: 0,
             layout,
         }
     }
@@ -170,11 +176,17 @@ impl SurfaceScene {
                 frame.levels.len()
             ));
         }
+        let vertices = 24 + frame.rotor_lines.len() as u64;
+        if self.box_lines.size() < 12 * vertices {
+            self.box_lines = line_buffer(device, vertices);
+        }
         queue.write_buffer(
             &self.box_lines,
             0,
             bytemuck::cast_slice(&box_edges(frame.min, frame.max)),
         );
+        queue.write_buffer(&self.box_lines, 24 * 12, bytemuck::cast_slice(frame.rotor_lines));
+        self.rotor_vertices = frame.rotor_lines.len() as u32;
         self.opacity = frame.opacity.clamp(0.0, 1.0);
         self.colour_by(device, queue, frame.colour_by.as_ref())?;
         let bytes = std::mem::size_of_val(frame.values) as u64;
@@ -240,7 +252,8 @@ impl SurfaceScene {
             return Ok(());
         };
         if self.colouring.upload(device, queue, f)? {
-            for it in std::iter::once(&mut self.frame).chain(self.levels.iter_mut().map(|(_, it)| it)) {
+            let fixed = [&mut self.frame, &mut self.rotor];
+            for it in fixed.into_iter().chain(self.levels.iter_mut().map(|(_, it)| it)) {
                 it.group = group(device, &self.layout, &it.uniforms, &self.colouring);
             }
         }
@@ -260,6 +273,8 @@ impl SurfaceScene {
             lattice: self.lattice,
         };
         queue.write_buffer(&self.frame.uniforms, 0, bytemuck::bytes_of(&u));
+        u.colour = ROTOR;
+        queue.write_buffer(&self.rotor.uniforms, 0, bytemuck::bytes_of(&u));
         for (_, it) in &self.levels {
             u.colour = it.colour;
             u.colour[3] = self.opacity;
@@ -281,6 +296,10 @@ impl SurfaceScene {
         pass.set_bind_group(0, &self.frame.group, &[]);
         pass.set_vertex_buffer(0, self.box_lines.slice(..));
         pass.draw(0..24, 0..1);
+        if self.rotor_vertices > 0 {
+            pass.set_bind_group(0, &self.rotor.group, &[]);
+            pass.draw(24..24 + self.rotor_vertices, 0..1);
+        }
         if self.opacity >= 1.0 {
             self.draw_surfaces(pass, &self.surfaces);
         }
@@ -384,6 +403,40 @@ fn level_colour(k: usize, count: usize) -> [f32; 4] {
         0.15 + 0.7 * k as f64 / (count - 1) as f64
     };
     Colormap::Turbo.color(t).map(|c| f32::from(c) / 255.0)
+}
+
+/// A vertex buffer of `vertices` line points (3 floats each).
+fn line_buffer(device: &wgpu::Device, vertices: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bounding box and rotor"),
+        size: 12 * vertices,
+        usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// Segments of a drawn circle.
+const CIRCLE_SEGMENTS: usize = 96;
+
+/// The disk of `rotor` at time `time` as line-list vertices: its tip circle, its root
+/// cut-out's circle (when it has one) and each blade from root to tip where it stands
+/// ([`Rotor::blade_azimuths`]; a uniform disk has none).
+pub fn disk_lines(rotor: &Rotor, time: f64) -> Vec<[f32; 3]> {
+    let point = |r: f64, psi: f64| rotor.at(r, psi).map(|x| x as f32);
+    let mut out = Vec::new();
+    let radii = [rotor.radius, rotor.root];
+    for r in radii.into_iter().filter(|r| *r > 0.0) {
+        for k in 0..CIRCLE_SEGMENTS {
+            let psi = |k: usize| std::f64::consts::TAU * k as f64 / CIRCLE_SEGMENTS as f64;
+            out.push(point(r, psi(k)));
+            out.push(point(r, psi(k + 1)));
+        }
+    }
+    for psi in rotor.blade_azimuths(time) {
+        out.push(point(rotor.root, psi));
+        out.push(point(rotor.radius, psi));
+    }
+    out
 }
 
 /// The 12 edges of the box `min..max` as 24 line-list vertices.

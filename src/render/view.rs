@@ -4,6 +4,7 @@
 use super::colormap::Colormap;
 pub use super::slice::Slice;
 use super::streamlines::{self, Integrator};
+use crate::solver::rotor::Rotor;
 use glam::{Mat4, Vec2, Vec3};
 
 /// Colour range of the field view.
@@ -415,6 +416,8 @@ pub struct FrameData {
     /// The 3D view's further slices ([`View3d::more_slices`], in order): each plane's field,
     /// contours and arrows, on this frame's colour and contour scales.
     pub more_slices: Vec<FrameData>,
+    /// A 3D state's rotor and the state's time (where its blades stand), drawn as its disk.
+    pub rotor: Option<(Rotor, f64)>,
 }
 
 /// The colour range of `data` under `range` (see [`FrameData::range`]).

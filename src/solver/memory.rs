@@ -17,6 +17,9 @@
 //!   state (4), four face states (16), x and y fluxes (4 each, y in 2D only) and the next state
 //!   (4); CE/SE's two gradients (8) and three corner states (12); one byte of solid flag.
 //!
+//! A rotor ([`crate::case::RotorSpec`]) adds its source tables: the spreading's entries, the
+//! sampling's corners and one acceleration array per component.
+//!
 //! The host also holds three f64 fields at a time while fields are derived and written (the
 //! stream function, a field being written, the display copy). A CUDA solver keeps a CPU mirror
 //! of its state on the host (the same count) and the solver's arrays plus four display fields
@@ -123,9 +126,28 @@ pub fn need(spec: &CaseSpec) -> Result<Need, Invalid> {
     let bytes = |values: u64| cells.checked_mul(values)?.checked_mul(real);
     let solver = bytes(arrays).ok_or_else(too_big)?;
     let output = cells.checked_mul(3 * 8 + 1).ok_or_else(too_big)?;
-    let host = solver.checked_add(output).ok_or_else(too_big)?;
-    let device = bytes(arrays + 4).ok_or_else(too_big)?;
+    let rotor = rotor_tables(spec, cells, real)?;
+    let host = solver
+        .checked_add(output)
+        .and_then(|b| b.checked_add(rotor))
+        .ok_or_else(too_big)?;
+    let device = bytes(arrays + 4)
+        .and_then(|b| b.checked_add(rotor))
+        .ok_or_else(too_big)?;
     Ok(Need { host, device, cells })
+}
+
+/// The bytes of a rotor's source tables (`RotorSetup::table_bytes`), held on the host and, for a
+/// CUDA solver, on the device too; 0 without a rotor.
+fn rotor_tables(spec: &CaseSpec, cells: u64, real: u64) -> Result<u64, Invalid> {
+    if spec.rotor.is_none()
+        || !matches!(spec.case.kind, Kind::Incompressible)
+        || crate::solver::incompressible::steady(spec)
+    {
+        return Ok(0);
+    }
+    let c = Config::from_spec(spec)?;
+    Ok(c.rotor.map_or(0, |r| r.table_bytes(&c.grid, cells, real)))
 }
 
 /// Bytes of memory the host can give a new solver: `MemAvailable` of `/proc/meminfo`, or where

@@ -93,6 +93,10 @@ pub trait Solver: Send {
     fn capped_pressure_solve(&self) -> Option<CappedSolve> {
         None
     }
+    /// The rotor whose loads enter the momentum equations (`[rotor]`), for the view to draw.
+    fn rotor(&self) -> Option<rotor::Rotor> {
+        None
+    }
     /// Family-specific results for `summary.json` (e.g. the primary vortex of a cavity).
     fn summary(&self) -> serde_json::Map<String, serde_json::Value>;
     /// The exact solution of field `name` at cell centres at the current time, where one exists

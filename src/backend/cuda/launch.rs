@@ -118,6 +118,11 @@ impl Args {
         self.arg(Arg::I64(v))
     }
 
+    /// A `double`, whatever the solver's precision.
+    pub fn d(self, v: f64) -> Self {
+        self.arg(Arg::F64(v))
+    }
+
     /// A `real` (the value's own precision).
     pub fn r<T: Real>(self, v: T) -> Self {
         self.arg(Arg::real(v))

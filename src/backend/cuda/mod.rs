@@ -83,10 +83,12 @@ pub enum KernelSet {
     Stencil,
     /// `kernels/simple.cu` (with `staggered.cuh`): SIMPLE and SIMPLER assembly and corrections.
     Simple,
+    /// `kernels/rotor_source.cu`: a rotor's loads and momentum sources.
+    RotorSource,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 8] = [
+    pub const ALL: [KernelSet; 9] = [
         KernelSet::Projection,
         KernelSet::Poisson,
         KernelSet::Bench,
@@ -95,6 +97,7 @@ impl KernelSet {
         KernelSet::Display,
         KernelSet::Stencil,
         KernelSet::Simple,
+        KernelSet::RotorSource,
     ];
 
     /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
@@ -134,6 +137,7 @@ impl KernelSet {
             KernelSet::Display => "display.cu",
             KernelSet::Stencil => "stencil.cu",
             KernelSet::Simple => "simple.cu",
+            KernelSet::RotorSource => "rotor_source.cu",
         }
     }
 
@@ -147,6 +151,7 @@ impl KernelSet {
             KernelSet::Display => include_str!("../../../kernels/display.cu"),
             KernelSet::Stencil => include_str!("../../../kernels/stencil.cu"),
             KernelSet::Simple => include_str!("../../../kernels/simple.cu"),
+            KernelSet::RotorSource => include_str!("../../../kernels/rotor_source.cu"),
         }
     }
 

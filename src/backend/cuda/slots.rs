@@ -43,6 +43,8 @@ shared! {
     SC_OMEGA: usize = 13;
     /// Reals in the scalar block.
     SC_LEN: usize = 18;
+    /// Threads of the rotor's totals (`disk_totals`, one block; a power of two).
+    ROTOR_THREADS: usize = 256;
 
     // The control block `ctrl` of the device-side stopping test (`CTRL_LEN` ints).
     /// Set when the solve is done: the guarded kernels return at once.

@@ -21,6 +21,7 @@ use crate::backend::cpu::DisjointWriter;
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::parallel::{RowSums, SlabLink};
 use crate::solver::real::Real;
+use crate::solver::rotor::Rotor;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
@@ -302,7 +303,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
         }
         self.poisson.set_settings(cfg.poisson);
         if cfg.rotor != self.cfg.rotor {
-            self.rotor = cfg.rotor.map(|r| RotorSource::new(r, &cfg.grid, &self.l));
+            self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, &cfg.grid, &self.l);
         }
         self.cfg = cfg;
         self.whole = whole.map(Box::new);
@@ -346,7 +347,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
         let vel = &self.vel;
         let st = l.stride;
         if let Some(r) = &mut self.rotor {
-            r.update(vel, &c.grid, &l);
+            r.update(vel);
         }
         for (comp, (pred, hist)) in self.pred.iter_mut().zip(self.hist.iter_mut()).enumerate() {
             let q = &vel[comp];
@@ -618,11 +619,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
             ("max_velocity", max_velocity),
         ]);
         if let Some(r) = &self.rotor {
-            self.residuals.extend_from_slice(&[
-                ("rotor_thrust", r.loads.thrust),
-                ("rotor_power", r.loads.power),
-                ("inflow_at_disk", r.loads.inflow),
-            ]);
+            self.residuals.extend_from_slice(&r.residuals());
         }
         self.whole_config().check_health(&speeds, self.steps, self.time)
     }
@@ -701,6 +698,10 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
 
     fn capped_pressure_solve(&self) -> Option<CappedSolve> {
         self.capped
+    }
+
+    fn rotor(&self) -> Option<Rotor> {
+        self.rotor.as_ref().map(|r| r.setup.rotor)
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {

@@ -1,22 +1,29 @@
 //! The rotor's momentum sources in the projection method ([`crate::solver::rotor`]): the
 //! disk's forces spread onto each velocity component's faces of the staggered grid, divided by
-//! the density into accelerations that the predictor adds to `H(u)`. A uniform disk's sources
-//! are made once; blade elements are evaluated each step in the velocity of the step's start,
-//! interpolated trilinearly from the faces at the disk's sample points.
+//! the density into accelerations that the predictor adds to `H(u)`. The loads are evaluated
+//! each step in the velocity of the step's start, interpolated trilinearly from the faces at
+//! the disk's points.
+//!
+//! The disk's points are fixed, so the interpolation ([`Sampling`]) and the spreading
+//! ([`Spreading`]) are tables built once; the CPU applies them here and the CUDA solver
+//! applies the same tables on the device (`kernels/rotor_source.cu`).
 
-use super::staggered::{Layout, multilinear};
+use super::staggered::{Layout, multilinear_corners};
 use crate::case::{CaseSpec, Invalid};
 use crate::solver::Grid;
 use crate::solver::real::Real;
-use crate::solver::rotor::spread::{Points, spread};
-use crate::solver::rotor::{Coefficients, DiskLoads, Loading, Rotor};
+use crate::solver::rotor::spread::{Points, Spreading, reach_bound};
+use crate::solver::rotor::{Coefficients, DiskLoads, DiskPoint, Loading, Rotor};
 
-/// A case's rotor and the width its sources are spread over (case length units): the
-/// smoothing in cells times the coarsest spacing.
+/// A case's rotor, the width its sources are spread over (case length units: the smoothing
+/// in cells times the coarsest spacing) and its points: `radial` rings of `azimuthal`, about
+/// two a cell of the finest spacing along the radius and around the tip's circumference.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RotorSetup {
     pub rotor: Rotor,
     pub width: f64,
+    pub radial: usize,
+    pub azimuthal: usize,
 }
 
 impl RotorSetup {
@@ -56,90 +63,207 @@ impl RotorSetup {
                 ));
             }
         }
-        Ok(Some(RotorSetup { rotor, width }))
+        let fine = grid.spacing[..grid.dim]
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let radial = ((2.0 * (rotor.radius - rotor.root) / fine).ceil() as usize).clamp(8, 4096);
+        let azimuthal =
+            ((2.0 * std::f64::consts::TAU * rotor.radius / fine).ceil() as usize).clamp(16, 16384);
+        let setup = RotorSetup {
+            rotor,
+            width,
+            radial,
+            azimuthal,
+        };
+        // The tables index the ghosted arrays and their entries with 32 bits.
+        let entries = setup.table_entries(grid);
+        let ghosted: u64 = grid.n[..grid.dim].iter().map(|&n| n as u64 + 3).product();
+        if entries.max(ghosted) > u32::MAX as u64 {
+            return Err(Invalid::new(
+                "rotor.smoothing",
+                format!(
+                    "the rotor's source tables would hold up to {entries} entries on a grid of {ghosted} faces, past 32-bit indices: use a smaller smoothing or a coarser grid"
+                ),
+            ));
+        }
+        Ok(Some(setup))
+    }
+
+    /// The disk's points.
+    pub fn points(&self) -> Vec<DiskPoint> {
+        self.rotor.points(self.radial, self.azimuthal)
+    }
+
+    /// The upper bound of the spreading's entries over the three components (each disk point
+    /// reaches the grid points of one index box per component).
+    pub fn table_entries(&self, grid: &Grid) -> u64 {
+        let spacing = std::array::from_fn(|a| {
+            if a < grid.dim {
+                grid.spacing[a]
+            } else {
+                f64::INFINITY
+            }
+        });
+        (self.radial * self.azimuthal) as u64 * reach_bound(spacing, self.width) * grid.dim as u64
+    }
+
+    /// The bytes of the tables ([`RotorSource`]) at most, with sources of `real` bytes: the
+    /// spreading's entries (a point index and a weight each), the sampling's `2^D` corners per
+    /// disk point and component and one acceleration array per component of `ghosted` values.
+    pub fn table_bytes(&self, grid: &Grid, ghosted: u64, real: u64) -> u64 {
+        let points = (self.radial * self.azimuthal) as u64;
+        let corners = points * (1 << grid.dim) * grid.dim as u64;
+        self.table_entries(grid) * (4 + 8) + corners * (4 + 8) + ghosted * grid.dim as u64 * real
+    }
+
+    /// Whether `other` differs from this setup in its loading only (the tables stay).
+    pub fn same_geometry(&self, other: &RotorSetup) -> bool {
+        let strip = |s: &RotorSetup| RotorSetup {
+            rotor: Rotor {
+                loading: Loading::Uniform { thrust: 0.0 },
+                ..s.rotor
+            },
+            ..*s
+        };
+        strip(self) == strip(other)
     }
 }
 
-/// The sources of one solver: the accelerations on each component's faces (ghosted, as the
-/// velocity) and the last evaluation's loads.
+/// Where one velocity component is read at each disk point: `2^D` corners per point (point
+/// major), their indices into the component's ghosted array and their multilinear weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampling {
+    pub index: Vec<u32>,
+    pub weight: Vec<f64>,
+}
+
+/// The sources of one solver: the disk's points, the tables of each component, the
+/// accelerations on each component's faces (ghosted, as the velocity) and the last
+/// evaluation's loads.
 pub struct RotorSource<T> {
     pub setup: RotorSetup,
-    radial: usize,
-    azimuthal: usize,
-    /// Per component, in the layout of that component's ghosted array.
+    pub points: Vec<DiskPoint>,
+    pub sampling: Vec<Sampling>,
+    /// Scaled by `1 / rho`: accelerations.
+    pub spreading: Vec<Spreading>,
     pub accel: Vec<Vec<T>>,
     pub loads: DiskLoads,
-    evaluated: bool,
+    forces: Vec<[f64; 3]>,
+}
+
+/// The lattice of component `c`'s ghosted array: faces normal to axis `c` at the cell edges,
+/// cell centres along the others.
+fn lattice<const D: usize>(grid: &Grid, l: &Layout<D>, c: usize) -> Points {
+    let mut p = Points {
+        origin: [0.0; 3],
+        spacing: [1.0; 3],
+        n: [1; 3],
+    };
+    for a in 0..D {
+        let shift = if a == c { 0.0 } else { 0.5 };
+        p.origin[a] = grid.origin[a] - shift * grid.spacing[a];
+        p.spacing[a] = grid.spacing[a];
+        p.n[a] = l.n[a] + 2;
+    }
+    p
 }
 
 impl<T: Real> RotorSource<T> {
-    /// Sources of `setup` on `grid`: the disk sampled at about two points a cell along the
-    /// radius and around the tip's circumference.
+    /// The sources of `setup` on `grid` (checked by [`RotorSetup::from_spec`]: the disk lies
+    /// inside the grid, the tables fit 32-bit indices).
     pub fn new<const D: usize>(setup: RotorSetup, grid: &Grid, l: &Layout<D>) -> Self {
-        let h = grid.spacing[..D].iter().copied().fold(f64::INFINITY, f64::min);
-        let r = &setup.rotor;
-        let radial = ((2.0 * (r.radius - r.root) / h).ceil() as usize).clamp(8, 4096);
-        let azimuthal = ((2.0 * std::f64::consts::TAU * r.radius / h).ceil() as usize).clamp(16, 16384);
+        let points = setup.points();
+        let positions: Vec<[f64; 3]> = points.iter().map(|p| p.position).collect();
+        let narrow = |k: usize| u32::try_from(k).expect("RotorSetup::from_spec checks the indices");
+        let sampling = (0..D)
+            .map(|c| {
+                let p = lattice(grid, l, c);
+                let mut s = Sampling {
+                    index: Vec::with_capacity(points.len() << D),
+                    weight: Vec::with_capacity(points.len() << D),
+                };
+                for x in &positions {
+                    multilinear_corners::<D>(
+                        std::array::from_fn(|a| p.n[a]),
+                        std::array::from_fn(|a| p.origin[a]),
+                        std::array::from_fn(|a| p.spacing[a]),
+                        std::array::from_fn(|a| x[a]),
+                        |idx, w| {
+                            s.index.push(narrow(l.at(idx)));
+                            s.weight.push(w);
+                        },
+                    );
+                }
+                s
+            })
+            .collect();
+        let spreading = (0..D)
+            .map(|c| {
+                let index = |p: [usize; 3]| l.at(std::array::from_fn(|a| p[a]));
+                Spreading::new(
+                    &positions,
+                    &lattice(grid, l, c),
+                    setup.width,
+                    1.0 / setup.rotor.rho,
+                    index,
+                )
+                .expect("RotorSetup::from_spec keeps the disk inside the domain")
+            })
+            .collect();
         RotorSource {
             setup,
-            radial,
-            azimuthal,
+            forces: vec![[0.0; 3]; points.len()],
+            points,
+            sampling,
+            spreading,
             accel: (0..D).map(|_| vec![T::zero(); l.len()]).collect(),
             loads: DiskLoads::default(),
-            evaluated: false,
+        }
+    }
+
+    /// The sources of `setup` after `current`: a new loading (collective, speed, thrust) keeps
+    /// the tables; a new geometry builds them again; no setup, no sources.
+    pub fn follow<const D: usize>(
+        current: Option<Self>,
+        setup: Option<RotorSetup>,
+        grid: &Grid,
+        l: &Layout<D>,
+    ) -> Option<Self> {
+        let setup = setup?;
+        match current {
+            Some(mut r) if r.setup.same_geometry(&setup) => {
+                r.setup = setup;
+                Some(r)
+            }
+            _ => Some(Self::new(setup, grid, l)),
         }
     }
 
     /// Evaluates the loads in the velocity `vel` and spreads them into
-    /// [`RotorSource::accel`] (a uniform disk's once: its loads do not depend on the flow, only
-    /// its inflow is measured again).
-    pub fn update<const D: usize>(&mut self, vel: &[Vec<T>; D], grid: &Grid, l: &Layout<D>) {
-        let uniform = matches!(self.setup.rotor.loading, Loading::Uniform { .. });
-        let lattice = |c: usize| -> Points {
-            let mut p = Points {
-                origin: [0.0; 3],
-                spacing: [1.0; 3],
-                n: [1; 3],
-            };
-            for a in 0..D {
-                let shift = if a == c { 0.0 } else { 0.5 };
-                p.origin[a] = grid.origin[a] - shift * grid.spacing[a];
-                p.spacing[a] = grid.spacing[a];
-                p.n[a] = l.n[a] + 2;
-            }
-            p
-        };
-        let velocity = |x: [f64; 3]| -> [f64; 3] {
-            std::array::from_fn(|c| {
-                if c >= D {
+    /// [`RotorSource::accel`].
+    pub fn update<const D: usize>(&mut self, vel: &[Vec<T>; D]) {
+        let corners = 1 << D;
+        let mut sums = [0.0; 4];
+        for (k, p) in self.points.iter().enumerate() {
+            let v: [f64; 3] = std::array::from_fn(|c| {
+                let Some(s) = self.sampling.get(c) else {
                     return 0.0;
-                }
-                let p = lattice(c);
-                multilinear::<D>(
-                    std::array::from_fn(|a| p.n[a]),
-                    std::array::from_fn(|a| p.origin[a]),
-                    std::array::from_fn(|a| p.spacing[a]),
-                    |idx| vel[c][l.at(idx)].f64(),
-                    std::array::from_fn(|a| x[a]),
-                )
-            })
-        };
-        self.loads = self.setup.rotor.loads(self.radial, self.azimuthal, velocity);
-        if uniform && self.evaluated {
-            return;
-        }
-        let rho = self.setup.rotor.rho;
-        let mut force = Vec::new();
-        for (c, accel) in self.accel.iter_mut().enumerate() {
-            force.clear();
-            force.resize(accel.len(), 0.0);
-            spread(&self.loads.samples, &lattice(c), c, self.setup.width, &mut force)
-                .expect("the case check keeps the disk inside the domain");
-            for (a, f) in accel.iter_mut().zip(&force) {
-                *a = T::of(f / rho);
+                };
+                (k * corners..(k + 1) * corners).fold(0.0, |acc, e| {
+                    acc + s.weight[e] * vel[c][s.index[e] as usize].f64()
+                })
+            });
+            let load = self.setup.rotor.point_load(p, v);
+            self.forces[k] = load.force;
+            for (s, x) in sums.iter_mut().zip(load.shares) {
+                *s += x;
             }
         }
-        self.evaluated = true;
+        self.loads = self.setup.rotor.totals(sums);
+        for (c, (accel, spreading)) in self.accel.iter_mut().zip(&self.spreading).enumerate() {
+            spreading.apply(|k| self.forces[k][c], |at, a| accel[at] = T::of(a));
+        }
     }
 
     /// The rotor's coefficients (a uniform disk's at unit tip speed).
@@ -149,6 +273,17 @@ impl<T: Real> RotorSource<T> {
             Loading::Uniform { .. } => 1.0 / self.setup.rotor.radius,
         };
         self.setup.rotor.coefficients(&self.loads, omega)
+    }
+
+    /// The residual-type numbers of the last evaluation: thrust, power, mean inflow and figure
+    /// of merit.
+    pub fn residuals(&self) -> [(&'static str, f64); 4] {
+        [
+            ("rotor_thrust", self.loads.thrust),
+            ("rotor_power", self.loads.power),
+            ("inflow_at_disk", self.loads.inflow),
+            ("figure_of_merit", self.coefficients().figure_of_merit),
+        ]
     }
 
     /// Thrust, torque, power, coefficients and the mean inflow, for the summary.

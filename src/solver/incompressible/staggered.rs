@@ -289,6 +289,24 @@ pub fn multilinear<const D: usize>(
     value: impl Fn([usize; D]) -> f64,
     x: [f64; D],
 ) -> f64 {
+    let mut sum = 0.0;
+    multilinear_corners(n, x0, h, x, |idx, w| {
+        if w != 0.0 {
+            sum += w * value(idx);
+        }
+    });
+    sum
+}
+
+/// The `2^D` corners of [`multilinear`]'s cell around `x` and their weights, corner `m` (bit
+/// `a` set: the upper point along axis `a`) visited in order `m = 0, 1, ...`.
+pub fn multilinear_corners<const D: usize>(
+    n: [usize; D],
+    x0: [f64; D],
+    h: [f64; D],
+    x: [f64; D],
+    mut visit: impl FnMut([usize; D], f64),
+) {
     let mut base = [0; D];
     let mut t = [0.0; D];
     for a in 0..D {
@@ -296,7 +314,6 @@ pub fn multilinear<const D: usize>(
         base[a] = (f as usize).min(n[a].saturating_sub(2));
         t[a] = f - base[a] as f64;
     }
-    let mut sum = 0.0;
     for corner in 0..1usize << D {
         let mut w = 1.0;
         let mut idx = base;
@@ -308,9 +325,6 @@ pub fn multilinear<const D: usize>(
                 w *= 1.0 - t[a];
             }
         }
-        if w != 0.0 {
-            sum += w * value(idx);
-        }
+        visit(idx, w);
     }
-    sum
 }

@@ -2,7 +2,7 @@
 //! conservation of its sources. Tolerances are stated per test.
 
 use super::blade_element::{Airfoil, Blades, hover_thrust_coefficient};
-use super::spread::{Points, spread};
+use super::spread::{Points, Spreading};
 use super::*;
 
 /// A four-bladed rotor of unit radius and unit tip speed (`omega = 1`) in air of unit density,
@@ -136,7 +136,11 @@ fn the_sources_sum_to_the_disk_force() {
             n: count,
         };
         let mut out = vec![0.0; count.iter().product()];
-        spread(&loads.samples, &points, c, 1.5 * h, &mut out).unwrap();
+        let positions: Vec<[f64; 3]> = loads.samples.iter().map(|s| s.position).collect();
+        let index = |p: [usize; 3]| p[0] + count[0] * (p[1] + count[1] * p[2]);
+        Spreading::new(&positions, &points, 1.5 * h, 1.0, index)
+            .unwrap()
+            .apply(|s| loads.samples[s].force[c], |k, f| out[k] = f);
         let sum: f64 = out.iter().sum::<f64>() * h * h * h;
         let scale = total.iter().map(|f| f.abs()).fold(0.0, f64::max);
         assert!(
@@ -181,8 +185,7 @@ fn a_disk_off_the_grid_is_refused() {
         spacing: [0.1; 3],
         n: [10; 3],
     };
-    let mut out = vec![0.0; 1000];
-    let e = spread(&loads.samples, &points, 2, 0.15, &mut out).unwrap_err();
+    let positions: Vec<[f64; 3]> = loads.samples.iter().map(|s| s.position).collect();
+    let e = Spreading::new(&positions, &points, 0.15, 1.0, |p| p[0]).unwrap_err();
     assert!(e.contains("must lie inside the domain"), "{e}");
-    assert!(out.iter().all(|v| *v == 0.0));
 }

@@ -1,9 +1,10 @@
-//! The egui side panel (case, run control, live settings, view, export, saved states,
-//! statistics), the plots (cavity centrelines with Ghia's data, residual history, 1D profiles)
+//! The egui side panel (case, run control, live settings, a rotor's settings and loads, view,
+//! export, saved states, statistics), the plots (cavity centrelines with Ghia's data, residual history, 1D profiles)
 //! and the help window; `settings`, `files` and `plots` hold the larger sections.
 
 mod files;
 mod plots;
+mod rotor;
 mod settings;
 mod view3d;
 
@@ -285,6 +286,11 @@ pub fn controls(ui: &mut Ui, state: &mut AppState) {
         egui::CollapsingHeader::new("Solver settings")
             .default_open(true)
             .show(ui, |ui| settings_section(ui, state));
+        if let Some(r) = state.solver.rotor() {
+            egui::CollapsingHeader::new("Rotor")
+                .default_open(true)
+                .show(ui, |ui| rotor::rotor_section(ui, state, r));
+        }
         egui::CollapsingHeader::new("View")
             .default_open(true)
             .show(ui, |ui| view_section(ui, state));

@@ -36,6 +36,7 @@
 
 mod multigrid;
 mod pressure;
+pub(super) mod rotor;
 mod slab;
 mod solver;
 mod spectral;
@@ -43,6 +44,7 @@ mod step;
 mod timing;
 
 use self::multigrid::{MgCoarse, MgLevel};
+use self::rotor::DeviceRotor;
 use self::slab::GpuSlab;
 use self::spectral::SpectralWork;
 use super::Projection;
@@ -232,12 +234,6 @@ pub fn unsupported(cfg: &Config) -> Option<Invalid> {
             "analytic initial states and exact sides run on the CPU for now (backend = \"cpu\")",
         ));
     }
-    if cfg.rotor.is_some() {
-        return Some(Invalid::new(
-            "rotor",
-            "the rotor's sources run on the CPU for now (backend = \"cpu\"; \"auto\" falls back to it)",
-        ));
-    }
     let dim = cfg.grid.dim;
     if cfg.grid.n[..dim].iter().any(|n| *n < 2) {
         return Some(Invalid::new(
@@ -335,6 +331,8 @@ pub struct CudaProjection<T: Real, const D: usize> {
     capped: Option<CappedSolve>,
     /// On a part of a grid cut over several GPUs, its link to the others.
     slab: Option<GpuSlab<T>>,
+    /// The rotor's sources (`[rotor]`).
+    rotor: Option<DeviceRotor<T>>,
 }
 
 fn pack_pbc<T, const D: usize>(op: &Laplacian<T, D>) -> i64 {
@@ -434,7 +432,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             residuals: Vec::with_capacity(8),
             capped: None,
             slab,
+            rotor: None,
         };
+        if let Some(r) = s.cfg.rotor {
+            s.rotor = Some(DeviceRotor::new(&s.gpu, r, &s.cfg.grid, &s.l, &s.vel)?);
+        }
         if s.slab.is_some() {
             s.velocity_ghosts()?;
         }
@@ -485,10 +487,16 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
         self.gpu
             .download_async(&mut self.clock_host, &self.clock, CK_LEN)?;
+        if let Some(r) = &mut self.rotor {
+            r.download(&self.gpu)?;
+        }
         self.gpu.sync()?;
         self.settle_timing()?;
         let sc = self.sc_host.as_slice();
         self.speeds = std::array::from_fn(|c| sc[SC_SPEED[c]].f64());
+        if let Some(r) = &mut self.rotor {
+            r.take_totals();
+        }
         let c = self.clock_host.as_slice();
         self.dt = c[CK_DT];
         self.time = c[CK_TIME];
@@ -603,6 +611,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 self.speeds[1..].iter().fold(self.speeds[0], |m, s| m.max(*s)),
             ),
         ]);
+        if let Some(r) = &self.rotor {
+            self.residuals.extend_from_slice(&r.source.residuals());
+        }
         debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
         self.cfg.check_health(&self.speeds, self.steps, self.time)
     }

@@ -2,7 +2,7 @@
 //! the CPU mirror, the device-derived fields, and adopting a CPU state (load, restore).
 
 use super::slab::part_unsupported;
-use super::{CTRL_LEN, CudaProjection, Mirror, Work, unsupported};
+use super::{CTRL_LEN, CudaProjection, DeviceRotor, Mirror, Work, unsupported};
 use crate::backend::cuda::{CudaError, DevBuf};
 use crate::case::{CaseSpec, Invalid, Kind};
 use crate::solver::incompressible::Projection;
@@ -134,6 +134,17 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         if cfg.integrator != self.cfg.integrator {
             self.has_history = false;
             self.clock_stale = true;
+        }
+        if cfg.rotor != self.cfg.rotor {
+            DeviceRotor::follow(
+                &mut self.rotor,
+                cfg.rotor,
+                &self.gpu,
+                &cfg.grid,
+                &self.l,
+                &self.vel,
+            )
+            .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
         }
         // Its kernel arguments are the old settings'.
         self.step_graphs = [None, None];
@@ -269,7 +280,16 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
         self.capped
     }
 
+    fn rotor(&self) -> Option<crate::solver::rotor::Rotor> {
+        self.rotor.as_ref().map(|r| r.source.setup.rotor)
+    }
+
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
-        self.with_mirror(|m| m.summary()).unwrap_or_default()
+        let mut m = self.with_mirror(|m| m.summary()).unwrap_or_default();
+        // The mirror does not step: the rotor's loads are the device's.
+        if let Some(r) = &self.rotor {
+            m.insert("rotor".into(), r.source.summary());
+        }
+        m
     }
 }

@@ -97,17 +97,26 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    /// Predictor and its boundary faces (dt and the AB2 weights from the clock).
+    /// Predictor (with the rotor's sources, evaluated first in the velocity of the step's
+    /// start) and its boundary faces (dt and the AB2 weights from the clock).
     pub(super) fn predict_only(&self) -> Result<(), CudaError> {
         let c = &self.cfg;
         let l = self.l;
         let h: [T; D] = std::array::from_fn(|a| T::of(c.grid.spacing[a]));
         let ih2 = h.map(|h| T::one() / (h * h));
         let hi: [i64; D] = std::array::from_fn(|a| *l.unknowns(a).end() as i64);
+        let source: Vec<u64> = match &self.rotor {
+            Some(r) => {
+                r.enqueue(&self.gpu)?;
+                r.accel_ptrs().collect()
+            }
+            None => Vec::new(),
+        };
         let a = Args::new()
             .axes(self.vel_ptrs())
             .axes(self.pred.iter().map(|b| b.ptr))
-            .axes(self.hist.iter().map(|b| b.ptr));
+            .axes(self.hist.iter().map(|b| b.ptr))
+            .axes(source);
         let args = self
             .layout_args(a)
             .is(&pad3(hi, 0))

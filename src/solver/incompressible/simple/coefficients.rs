@@ -55,6 +55,9 @@ pub struct Constants<'a, const D: usize> {
     pub pseudo_dt: f64,
     /// Mean pressure gradient component along the velocity component [Pa/m].
     pub gradient: f64,
+    /// A momentum source per unit mass along the component (a rotor's accelerations [m/s^2],
+    /// ghosted as the velocity), added as `rho s V` to `b`.
+    pub source: Option<&'a [f64]>,
 }
 
 /// The box of component `c`'s unknown nodes, lowest and highest ghosted index per axis: its
@@ -184,6 +187,9 @@ pub fn assemble<const D: usize>(
             ap += minus[a];
         }
         let mut b = -k.gradient * h[c] * area_c;
+        if let Some(s) = k.source {
+            b += k.density * s[kk] * (h[c] * area_c);
+        }
         if let Scheme::Deferred(lim) = k.scheme {
             let corr = |f: f64, qm2, qm1, qp1, qp2| {
                 if f == 0.0 {

@@ -2,8 +2,9 @@
 //! errors naming the key and its valid choices.
 
 use super::viscosity::Viscosity;
-use crate::case::{Boundary, CaseSpec, Convection, Invalid, LinearSolverKind, Method, Precision};
+use crate::case::{Boundary, CaseSpec, Convection, Invalid, LinearSolverKind, Method, Precision, Side};
 use crate::solver::incompressible::config::Flow;
+use crate::solver::incompressible::rotor_source::RotorSetup;
 use crate::solver::limiter::Limiter;
 
 /// How the convection term enters the momentum coefficients.
@@ -116,6 +117,9 @@ pub struct SimpleConfig {
     /// ([`crate::solver::linear::Schwarz`]).
     pub subdomains: usize,
     pub overlap: usize,
+    /// The rotor whose loads enter the momentum equations (`[rotor]`), evaluated each outer
+    /// iteration.
+    pub rotor: Option<RotorSetup>,
 }
 
 impl SimpleConfig {
@@ -130,12 +134,6 @@ impl SimpleConfig {
                 ),
             ));
         };
-        if spec.rotor.is_some() {
-            return Err(Invalid::new(
-                "rotor",
-                "the rotor's sources are in the projection method so far (solver.method = \"projection\")",
-            ));
-        }
         let steady = "SIMPLE, SIMPLEC and SIMPLER are steady (outer iterations, no time step)";
         let not_used = [
             ("solver.cfl", s.cfl.is_some()),
@@ -165,6 +163,16 @@ impl SimpleConfig {
             ));
         }
         let flow = Flow::from_spec(spec)?;
+        let sides = || (0..2 * flow.grid.dim).map(|s| (Side::ALL[s], flow.side(s)));
+        let outflow = sides().find(|(_, b)| matches!(b, Boundary::Outflow {}));
+        if let Some((side, _)) = outflow
+            && !sides().any(|(_, b)| matches!(b, Boundary::Inflow { .. }))
+        {
+            return Err(Invalid::new(
+                format!("boundary.{}", side.name()),
+                "SIMPLE, SIMPLEC and SIMPLER scale the outflow sides to the inflow through the other sides (Patankar's mass-flow correction): with no inflow side they would close the box. Give a side type = \"inflow\", or use the projection method, whose outflow sides hold p = 0 and let the fluid in as well as out (a hovering rotor's entrainment)",
+            ));
+        }
         if flow.analytic.is_some() {
             return Err(Invalid::new(
                 "initial.type",
@@ -288,6 +296,7 @@ impl SimpleConfig {
             ));
         }
         let (subdomains, overlap) = decomposition(&flow, ls.subdomains, ls.overlap)?;
+        let rotor = RotorSetup::from_spec(spec, &flow.grid, flow.density)?;
         Ok(SimpleConfig {
             flow,
             algorithm,
@@ -305,6 +314,7 @@ impl SimpleConfig {
             pressure_iterations: s.max_iterations.unwrap_or(2000),
             subdomains,
             overlap,
+            rotor,
         })
     }
 

@@ -45,6 +45,7 @@ pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
 use super::derived::{View, staggered_fields_2d, staggered_fields_3d};
+use super::rotor_source::RotorSource;
 use super::staggered::{Layout, for_each_index, node_position};
 use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
@@ -105,6 +106,8 @@ pub struct Simple<const D: usize> {
     residuals: Vec<(&'static str, f64)>,
     /// The last outer iteration's first pressure(-correction) solve that stopped at its cap.
     capped: Option<CappedSolve>,
+    /// The rotor's momentum sources (`[rotor]`).
+    rotor: Option<RotorSource<f64>>,
 }
 
 /// Calls `f(m, k)` for every unknown of component `c`: `m` its place in the system's vector,
@@ -143,10 +146,11 @@ impl<const D: usize> Simple<D> {
             solvers: std::array::from_fn(|c| linear_solver(&cfg, cfg.momentum_solver, shape(c), periodic)),
             solver_p: linear_solver(&cfg, cfg.pressure_solver, n, periodic),
             partial: vec![0.0; (0..D).map(|c| rows(shape(c))).fold(rows(n), usize::max)],
+            rotor: cfg.rotor.map(|r| RotorSource::new(r, &cfg.flow.grid, &l)),
             l,
             cfg,
             steps: 0,
-            residuals: Vec::with_capacity(9),
+            residuals: Vec::with_capacity(13),
             capped: None,
         };
         s.boundaries();
@@ -269,14 +273,19 @@ impl<const D: usize> Simple<D> {
         }
     }
 
-    /// One outer iteration.
+    /// One outer iteration: the rotor's loads in the current velocity (Lohry's coupling, once
+    /// an outer iteration), the momentum systems, the pressure (correction) and the corrections.
     fn iterate(&mut self) -> Result<(), SolverError> {
         self.update_viscosity();
+        if let Some(r) = &mut self.rotor {
+            r.update(&self.vel);
+        }
         let h = self.spacing;
         let rho = self.cfg.flow.density;
         let mut norms = [0.0; D];
         for c in 0..D {
-            let k = constants(&self.cfg, self.l, h, c);
+            let source = self.rotor.as_ref().map(|r| &r.accel[c][..]);
+            let k = constants(&self.cfg, self.l, h, c, source);
             let vel = std::array::from_fn(|c| &self.vel[c][..]);
             norms[c] = coefficients::assemble(
                 &k,
@@ -381,11 +390,17 @@ impl<const D: usize> Simple<D> {
             ("pressure_residual", pressure_residual),
             ("max_velocity", max_velocity),
         ]);
-        self.check_health(max_velocity)
+        if let Some(r) = &self.rotor {
+            self.residuals.extend_from_slice(&r.residuals());
+        }
+        self.check_health(max_velocity, norm)
     }
 
-    fn check_health(&self, max_velocity: f64) -> Result<(), SolverError> {
-        let finite = max_velocity.is_finite() && self.p.iter().all(|p| p.is_finite());
+    /// Fails when the largest velocity passes [`BLOW_UP_FACTOR`] times the problem's scale, or
+    /// when it, the momentum norm `norm` (`sum |a_P q_P|`, NaN when any velocity is: the
+    /// largest velocity skips NaNs) or a pressure is not finite.
+    fn check_health(&self, max_velocity: f64, norm: f64) -> Result<(), SolverError> {
+        let finite = max_velocity.is_finite() && norm.is_finite() && self.p.iter().all(|p| p.is_finite());
         if finite && max_velocity <= BLOW_UP_FACTOR * self.cfg.velocity_scale() {
             return Ok(());
         }
@@ -431,12 +446,13 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
 }
 
 /// The assembly constants of component `c`.
-fn constants<const D: usize>(
-    cfg: &SimpleConfig,
+fn constants<'a, const D: usize>(
+    cfg: &'a SimpleConfig,
     l: Layout<D>,
     spacing: [f64; D],
     c: usize,
-) -> Constants<'_, D> {
+    source: Option<&'a [f64]>,
+) -> Constants<'a, D> {
     Constants {
         l,
         flow: &cfg.flow,
@@ -448,6 +464,7 @@ fn constants<const D: usize>(
         transpose: !cfg.viscosity.is_newtonian(),
         pseudo_dt: cfg.pseudo_dt,
         gradient: cfg.pressure_gradient[c],
+        source,
     }
 }
 
@@ -598,6 +615,9 @@ impl<const D: usize> Solver for Simple<D> {
             self.solver_p = linear_solver(&cfg, cfg.pressure_solver, sys.n, sys.periodic);
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
+        if cfg.rotor != self.cfg.rotor {
+            self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, &cfg.flow.grid, &self.l);
+        }
         self.cfg = cfg;
         if newtonian_change {
             let mu = self.cfg.viscosity.mu(0.0);
@@ -612,13 +632,43 @@ impl<const D: usize> Solver for Simple<D> {
         self.capped
     }
 
+    fn rotor(&self) -> Option<crate::solver::rotor::Rotor> {
+        self.rotor.as_ref().map(|r| r.setup.rotor)
+    }
+
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.view().summary();
+        if let Some(r) = &self.rotor {
+            m.insert("rotor".into(), r.summary());
+        }
         if let Viscosity::Newtonian { mu } = self.cfg.viscosity {
             m.insert("viscosity".into(), (mu / self.cfg.flow.density).into());
             m.insert("reynolds".into(), (self.cfg.flow.density / mu).into());
         }
         m.insert("outer_iterations".into(), self.steps.into());
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A velocity that is no longer a number stops the run: the largest velocity skips NaNs,
+    /// the momentum norm does not.
+    #[test]
+    fn a_nan_velocity_is_a_divergence() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/cases/lid_driven_cavity_re100_simple.toml"
+        );
+        let text = std::fs::read_to_string(path).expect("the case file");
+        let spec = crate::case::Case::parse(&text, path).expect("the case").spec;
+        let mut s = Simple::<2>::new(SimpleConfig::from_spec(&spec).expect("config"));
+        s.step().expect("a sound step");
+        let k = s.l.at([8, 8]);
+        s.state_mut()[0][k] = f64::NAN;
+        let e = s.step().expect_err("NaN is a divergence").to_string();
+        assert!(e.contains("no longer finite"), "{e}");
     }
 }

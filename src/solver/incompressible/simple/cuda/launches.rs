@@ -2,6 +2,7 @@
 //! once ([`Launches`], rebuilt when the configuration changes).
 
 use super::*;
+use crate::solver::incompressible::cuda::rotor::DeviceRotor;
 
 /// The device buffers of a [`CudaSimple`] (one per velocity component where in a `Vec`).
 pub(super) struct Buffers {
@@ -22,6 +23,8 @@ pub(super) struct Buffers {
     /// Block partial sums, and the scalar block (`S_*` of [`slots`]).
     pub(super) partial: DevBuf<f64>,
     pub(super) sc: Scalars<f64>,
+    /// The rotor's sources on the device (`[rotor]`).
+    pub(super) rotor: Option<DeviceRotor<f64>>,
 }
 
 /// `a` followed by three device arrays (the third, or the last two, null where absent).
@@ -150,6 +153,11 @@ impl Launches {
                 .i(!cfg.viscosity.is_newtonian() as i64)
                 .r(ap0)
                 .r(b0);
+            let a = match &b.rotor {
+                Some(r) => a.p(&r.accel[c]),
+                None => a.null(),
+            };
+            let a = a.r(h[c] * coefficients::face_area(h, c));
             Ok([
                 ks("momentum_assemble", lin(sys.len()), a)?,
                 sum_into(grid1(sys.len()).0 as usize, S_NORM[c])?,

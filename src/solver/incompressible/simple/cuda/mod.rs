@@ -27,6 +27,7 @@ use crate::backend::cuda::{
 };
 use crate::case::{Boundary, CaseSpec, Invalid, Side};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
+use crate::solver::incompressible::cuda::rotor::DeviceRotor;
 use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::{Layout, side, side_velocity};
@@ -122,7 +123,7 @@ impl<const D: usize> CudaSimple<D> {
         let unknowns = |c: usize| shapes[c].iter().product::<usize>();
         let (bck, bcv) = boundary_codes::<f64>(&gpu, &cfg.flow.bc)?;
         let parts = 3 * grid1(n).0 as usize + 16;
-        let b = Buffers {
+        let mut b = Buffers {
             vel,
             p,
             mu_c,
@@ -140,7 +141,11 @@ impl<const D: usize> CudaSimple<D> {
             sys_p: DeviceSystem::new(&gpu, l.n, l.periodic)?,
             partial: gpu.alloc_zeros(parts)?,
             sc: Scalars::new(&gpu, SC_LEN)?,
+            rotor: None,
         };
+        if let Some(r) = cfg.rotor {
+            b.rotor = Some(DeviceRotor::new(&gpu, r, &cfg.flow.grid, &l, &b.vel)?);
+        }
         let (ms, mq) = (
             gpu.module_dim(KernelSet::Simple, "f64", D)?,
             gpu.module_dim(KernelSet::Poisson, "f64", D)?,
@@ -234,6 +239,9 @@ impl<const D: usize> CudaSimple<D> {
         let gpu = &self.gpu;
         let k = &self.k;
         k.viscosity.iter().try_for_each(|v| v.run(gpu))?;
+        if let Some(r) = &self.b.rotor {
+            r.enqueue(gpu)?;
+        }
         let cfg = &self.cfg;
         let simpler = cfg.algorithm.pseudo_velocities();
         let (p_tol, p_max) = (cfg.pressure_tolerance, cfg.pressure_iterations);
@@ -286,6 +294,9 @@ impl<const D: usize> CudaSimple<D> {
         }
         self.boundaries()?;
         self.k.max_abs.iter().try_for_each(|k| k.run(&self.gpu))?;
+        if let Some(r) = &mut self.b.rotor {
+            r.download(&self.gpu)?;
+        }
         let sc = self.b.sc.read()?;
         let norm = (0..D).fold(0.0, |s, c| s + sc[S_NORM[c]]);
         let momentum: [f64; D] = std::array::from_fn(|c| {
@@ -312,7 +323,12 @@ impl<const D: usize> CudaSimple<D> {
             ("pressure_residual", pressure_residual),
             ("max_velocity", sc[S_VMAX]),
         ]);
-        Ok(sc[S_VMAX])
+        let max_velocity = sc[S_VMAX];
+        if let Some(r) = &mut self.b.rotor {
+            r.take_totals();
+            self.residuals.extend_from_slice(&r.source.residuals());
+        }
+        Ok(max_velocity)
     }
 
     /// Refreshes the CPU mirror from the device when stale.
@@ -374,9 +390,11 @@ impl<const D: usize> CudaSimple<D> {
             .derive(&self.gpu, &self.cfg.flow.grid, fields::<D>(), &state, name, dst)
     }
 
-    fn check_health(&self, max_velocity: f64, p_sum: f64) -> Result<(), SolverError> {
+    /// [`Simple`]'s health check: the largest velocity, the momentum norm `norm` (NaN when a
+    /// velocity is) and the pressure sum `p_sum` finite, the velocity within bounds.
+    fn check_health(&self, max_velocity: f64, norm: f64, p_sum: f64) -> Result<(), SolverError> {
         let scale = self.cfg.velocity_scale();
-        let finite = max_velocity.is_finite() && p_sum.is_finite();
+        let finite = max_velocity.is_finite() && norm.is_finite() && p_sum.is_finite();
         if finite && max_velocity <= BLOW_UP_FACTOR * scale {
             return Ok(());
         }
@@ -406,8 +424,9 @@ impl<const D: usize> Solver for CudaSimple<D> {
         self.mirror.get_mut().expect("mirror lock").invalidate();
         let max_velocity = self.iterate().map_err(err(self.steps, 0.0))?;
         self.steps += 1;
-        let p_sum = self.b.sc.host()[S_PSUM];
-        self.check_health(max_velocity, p_sum)
+        let sc = self.b.sc.host();
+        let norm = (0..D).fold(0.0, |s, c| s + sc[S_NORM[c]]);
+        self.check_health(max_velocity, norm, sc[S_PSUM])
     }
 
     fn dt(&self) -> f64 {
@@ -473,6 +492,11 @@ impl<const D: usize> Solver for CudaSimple<D> {
             self.solver_p = rebuild(cfg.pressure_solver, &self.b.sys_p).map_err(device)?;
         }
         let viscosity_change = cfg.viscosity != self.cfg.viscosity;
+        if cfg.rotor != self.cfg.rotor {
+            let (gpu, grid, l) = (&self.gpu, &cfg.flow.grid, &self.l);
+            DeviceRotor::follow(&mut self.b.rotor, cfg.rotor, gpu, grid, l, &self.b.vel)
+                .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
+        }
         // The kernels' arguments carry the settings.
         self.k = Launches::new(&self.ms, &self.mq, &cfg, &self.l, &self.b).map_err(device)?;
         self.cfg = cfg;
@@ -492,8 +516,17 @@ impl<const D: usize> Solver for CudaSimple<D> {
         self.capped
     }
 
+    fn rotor(&self) -> Option<crate::solver::rotor::Rotor> {
+        self.b.rotor.as_ref().map(|r| r.source.setup.rotor)
+    }
+
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
-        self.with_mirror(|m| m.summary()).unwrap_or_default()
+        let mut m = self.with_mirror(|m| m.summary()).unwrap_or_default();
+        // The mirror does not iterate: the rotor's loads are the device's.
+        if let Some(r) = &self.b.rotor {
+            m.insert("rotor".into(), r.source.summary());
+        }
+        m
     }
 
     /// Takes over another solver's flow, as [`Simple::load_state`] (sampled on this grid by the

@@ -1,0 +1,215 @@
+//! The rotor's momentum sources on the device (`kernels/rotor_source.cu`): the CPU's tables
+//! ([`RotorSource`]) uploaded once, the kernels bound to them and to the solver's velocity
+//! once, and each step's loads, accelerations and totals made on the device with no host
+//! copy; only the four totals reach the host, read with the step's scalars.
+
+use super::super::rotor_source::{RotorSetup, RotorSource};
+use super::super::staggered::Layout;
+use super::grid1;
+use crate::backend::cuda::slots::ROTOR_THREADS;
+use crate::backend::cuda::{Arg, Args, CudaError, DevBuf, Gpu, KernelSet, Launch, Module, Pinned};
+use crate::solver::Grid;
+use crate::solver::real::Real;
+use crate::solver::rotor::Loading;
+use std::sync::Arc;
+
+/// Threads a block of the per-point and per-row kernels.
+const BLOCK: u32 = 256;
+
+/// A rotor on the device.
+pub(crate) struct DeviceRotor<T> {
+    /// The tables and the setup; its loads are the device's totals of the last step read.
+    pub(crate) source: RotorSource<T>,
+    /// Per component, the accelerations (ghosted, as the velocity; zero off the disk).
+    pub(crate) accel: Vec<DevBuf<T>>,
+    /// The module, the tables, the forces and the shares, kept alive for the bound launches.
+    _module: Module,
+    _tables: Vec<DevBuf<u32>>,
+    _reals: Vec<DevBuf<f64>>,
+    /// The totals (thrust, torque, inflow times area, work) and their host copy.
+    totals_d: DevBuf<f64>,
+    totals_h: Pinned<f64>,
+    loads: Launch,
+    spread: Vec<Launch>,
+    totals: Launch,
+}
+
+fn upload<X: Copy>(gpu: &Arc<Gpu>, v: &[X]) -> Result<DevBuf<X>, CudaError> {
+    let b = gpu.alloc(v.len())?;
+    if !v.is_empty() {
+        gpu.upload(&b, v)?;
+    }
+    Ok(b)
+}
+
+impl<T: Real> DeviceRotor<T> {
+    /// The rotor of `setup` on `grid` reading the velocity `vel`.
+    pub(crate) fn new<const D: usize>(
+        gpu: &Arc<Gpu>,
+        setup: RotorSetup,
+        grid: &Grid,
+        l: &Layout<D>,
+        vel: &[DevBuf<T>],
+    ) -> Result<Self, CudaError> {
+        let source = RotorSource::<T>::new(setup, grid, l);
+        let module = gpu.module(KernelSet::RotorSource, T::NAME)?;
+        let points = source.points.len();
+        let geometry: Vec<f64> = source
+            .points
+            .iter()
+            .flat_map(|p| [p.radius, p.area, p.e_psi[0], p.e_psi[1], p.e_psi[2]])
+            .collect();
+        let (mut tables, mut reals) = (Vec::new(), Vec::new());
+        reals.push(upload(gpu, &geometry)?);
+        let mut args = Args::new().i(points as i64).i(1 << D).p(&reals[0]);
+        for c in 0..3 {
+            match source.sampling.get(c) {
+                Some(s) => {
+                    tables.push(upload(gpu, &s.index)?);
+                    reals.push(upload(gpu, &s.weight)?);
+                    args = args
+                        .p(tables.last().expect("pushed"))
+                        .p(reals.last().expect("pushed"));
+                }
+                None => args = args.null().null(),
+            }
+        }
+        let force: DevBuf<f64> = gpu.alloc_zeros(3 * points)?;
+        let shares: DevBuf<f64> = gpu.alloc_zeros(4 * points)?;
+        args = args.axes(vel.iter().map(|b| b.ptr)).p(&force).p(&shares);
+        // SAFETY: the tables, forces, shares and totals are this rotor's (kept in it), sized for
+        // its points; the velocity belongs to the solver that owns this rotor.
+        let loads =
+            unsafe { Launch::new(module.function("disk_loads")?, grid1(points), (BLOCK, 1, 1), args)? };
+        let accel = (0..D)
+            .map(|_| gpu.alloc_zeros::<T>(l.len()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut spread = Vec::with_capacity(D);
+        for (c, s) in source.spreading.iter().enumerate() {
+            let rows = s.rows.len();
+            for t in [&s.rows, &s.start, &s.point] {
+                tables.push(upload(gpu, t)?);
+            }
+            reals.push(upload(gpu, &s.weight)?);
+            let n = tables.len();
+            let a = Args::new()
+                .i(rows as i64)
+                .p(&tables[n - 3])
+                .p(&tables[n - 2])
+                .p(&tables[n - 1])
+                .p(reals.last().expect("pushed"))
+                .p(&force)
+                .i(c as i64)
+                .p(&accel[c]);
+            // SAFETY: as above; `accel[c]` has the ghosted length the rows index.
+            spread.push(unsafe {
+                Launch::new(module.function("spread_sources")?, grid1(rows), (BLOCK, 1, 1), a)?
+            });
+        }
+        let totals_d: DevBuf<f64> = gpu.alloc_zeros(4)?;
+        let a = Args::new().i(points as i64).p(&shares).p(&totals_d);
+        // SAFETY: as above.
+        let totals = unsafe {
+            Launch::new(
+                module.function("disk_totals")?,
+                (1, 1, 1),
+                (ROTOR_THREADS as u32, 1, 1),
+                a,
+            )?
+        };
+        reals.push(force);
+        reals.push(shares);
+        Ok(DeviceRotor {
+            source,
+            accel,
+            _module: module,
+            _tables: tables,
+            _reals: reals,
+            totals_h: gpu.pinned(4)?,
+            totals_d,
+            loads,
+            spread,
+            totals,
+        })
+    }
+
+    /// The rotor's parameters as `disk_loads` takes them after its bound arguments
+    /// (`ROTOR_PARAMS`; a uniform disk's blade parameters are zeros the kernel does not read).
+    fn parameters(&self) -> Vec<Arg> {
+        let r = &self.source.setup.rotor;
+        let (per_area, blades) = match r.loading {
+            Loading::Uniform { thrust } => (thrust / r.area(), None),
+            Loading::Blades(b) => (0.0, Some(b)),
+        };
+        let head = [r.axis[0], r.axis[1], r.axis[2], r.rho, per_area];
+        let tail = blades.map_or([0.0; 12], |b| {
+            let a = b.airfoil;
+            [
+                b.omega,
+                r.root,
+                r.radius,
+                b.chord[0],
+                b.chord[1],
+                b.collective,
+                b.twist,
+                a.lift_slope,
+                a.zero_lift_angle,
+                a.drag[0],
+                a.drag[1],
+                a.drag[2],
+            ]
+        });
+        let mut out: Vec<Arg> = head.into_iter().map(Arg::F64).collect();
+        out.push(Arg::I32(blades.map_or(0, |b| b.count as i32)));
+        out.extend(tail.into_iter().map(Arg::F64));
+        out
+    }
+
+    /// Enqueues one step's loads, accelerations and totals from the velocity of the step's
+    /// start.
+    pub(crate) fn enqueue(&self, gpu: &Gpu) -> Result<(), CudaError> {
+        self.loads.run_with(gpu, &self.parameters())?;
+        for s in &self.spread {
+            s.run(gpu)?;
+        }
+        self.totals.run(gpu)
+    }
+
+    /// The accelerations' device pointers, one per component.
+    pub(crate) fn accel_ptrs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.accel.iter().map(|b| b.ptr)
+    }
+
+    /// Enqueues the copy of the totals to the host; after the host waits for the stream,
+    /// [`DeviceRotor::take_totals`] reads them.
+    pub(crate) fn download(&mut self, gpu: &Gpu) -> Result<(), CudaError> {
+        gpu.download_async(&mut self.totals_h, &self.totals_d, 4)
+    }
+
+    /// Takes the totals [`DeviceRotor::download`] copied as the rotor's loads.
+    pub(crate) fn take_totals(&mut self) {
+        let t = self.totals_h.as_slice();
+        self.source.loads = self.source.setup.rotor.totals([t[0], t[1], t[2], t[3]]);
+    }
+
+    /// Makes `rotor` the device sources of `setup`: a new loading keeps the tables and the
+    /// next launches take it; a new geometry builds them again; no setup, no sources.
+    pub(crate) fn follow<const D: usize>(
+        rotor: &mut Option<Self>,
+        setup: Option<RotorSetup>,
+        gpu: &Arc<Gpu>,
+        grid: &Grid,
+        l: &Layout<D>,
+        vel: &[DevBuf<T>],
+    ) -> Result<(), CudaError> {
+        *rotor = match (rotor.take(), setup) {
+            (Some(mut r), Some(s)) if r.source.setup.same_geometry(&s) => {
+                r.source.setup = s;
+                Some(r)
+            }
+            (_, Some(s)) => Some(Self::new(gpu, s, grid, l, vel)?),
+            (_, None) => None,
+        };
+        Ok(())
+    }
+}
