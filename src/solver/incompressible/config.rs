@@ -377,6 +377,33 @@ impl Config {
         )
     }
 
+    /// When the multigrid pressure solve is chosen on a grid it cannot coarsen (it merges two
+    /// cells along every axis while all counts are even), a note saying so: each V-cycle is then
+    /// a conjugate-gradient solve of the whole grid.
+    pub fn flat_multigrid_note(&self) -> Option<String> {
+        if self.poisson.kind != PressureSolverKind::Multigrid {
+            return None;
+        }
+        let (cells, coarsens) = match self.grid.dim {
+            2 => {
+                let op = self.pressure_operator::<f64, 2>();
+                (op.len(), op.coarsen().is_some())
+            }
+            _ => {
+                let op = self.pressure_operator::<f64, 3>();
+                (op.len(), op.coarsen().is_some())
+            }
+        };
+        let n = &self.grid.n[..self.grid.dim];
+        (cells > 64 && !coarsens).then(|| {
+            let sizes: Vec<String> = n.iter().map(|n| n.to_string()).collect();
+            format!(
+                "solver.pressure_solver = \"multigrid\" cannot coarsen the {} grid (it merges two cells along every axis while all counts are even), so each V-cycle is a conjugate-gradient solve of the whole grid; use even cell counts, or \"pcg\" or \"fft\"",
+                sizes.join(" x ")
+            )
+        })
+    }
+
     /// Time step (before any output-time cap): `cfl` times the smallest of the convective limits
     /// `h_a / |u_a|max` (wall speeds included), the viscous limit
     /// `c / (2 nu sum_a 1/h_a^2)` (`c = 1` Euler, `1/2` AB2) and, for the non-dissipative
@@ -488,5 +515,49 @@ impl StepLimits {
             dt = dt.min(c / axes.fold(um(0) * um(0), |s, a| s + um(a) * um(a)));
         }
         self.cfl * dt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(sets: &[&str]) -> Config {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/cases/cavity_3d_re100.toml");
+        let text = std::fs::read_to_string(path).expect("the case file");
+        let mut case = crate::case::Case::parse(&text, path).expect("the case");
+        for s in sets {
+            case.set_assignment(s).expect("a valid setting");
+        }
+        Config::from_spec(&case.spec).expect("a valid case")
+    }
+
+    /// Multigrid on a grid it cannot coarsen is named (each V-cycle would be a CG solve of the
+    /// whole grid, 0.74 s a step at 93 x 66 x 93 on an H100); an even grid or another solver
+    /// is not.
+    #[test]
+    fn multigrid_on_a_grid_it_cannot_coarsen_is_noted() {
+        let odd = [
+            "grid.nx=93",
+            "grid.ny=66",
+            "grid.nz=93",
+            "solver.pressure_solver=\"multigrid\"",
+        ];
+        let note = config(&odd).flat_multigrid_note().expect("a note");
+        assert!(note.contains("93 x 66 x 93"), "{note}");
+        let even = [
+            "grid.nx=96",
+            "grid.ny=64",
+            "grid.nz=96",
+            "solver.pressure_solver=\"multigrid\"",
+        ];
+        assert_eq!(config(&even).flat_multigrid_note(), None);
+        let pcg = [
+            "grid.nx=93",
+            "grid.ny=66",
+            "grid.nz=93",
+            "solver.pressure_solver=\"pcg\"",
+        ];
+        assert_eq!(config(&pcg).flat_multigrid_note(), None);
     }
 }

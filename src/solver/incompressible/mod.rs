@@ -49,6 +49,9 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
         });
     }
     let cfg = Config::from_spec(spec)?;
+    if let Some(note) = cfg.flat_multigrid_note() {
+        log::warn!("{note}");
+    }
     Ok(match (cfg.precision, cfg.grid.dim) {
         (Precision::F64, 2) => Box::new(Projection::<f64, 2>::new(cfg)),
         (Precision::F32, 2) => Box::new(Projection::<f32, 2>::new(cfg)),
@@ -115,6 +118,9 @@ pub fn build_cuda(spec: &CaseSpec, device: usize) -> Result<Box<dyn Solver>, Inv
     let cfg = Config::from_spec(spec)?;
     if let Some(e) = cuda::unsupported(&cfg) {
         return Err(e);
+    }
+    if let Some(note) = cfg.flat_multigrid_note() {
+        log::warn!("{note}");
     }
     Ok(match (cfg.precision, cfg.grid.dim) {
         (Precision::F64, 2) => Box::new(CudaProjection::<f64, 2>::new(cfg, device).map_err(failed)?),
