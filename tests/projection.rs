@@ -295,3 +295,32 @@ fn fft_solves_a_periodic_axis() {
     let d = common::rel_l2(&fft, &mg);
     assert!(d < 1e-8, "fft and multigrid differ by {d:e}");
 }
+
+/// A velocity that is no longer a number stops the run with a divergence, on the CPU and (where
+/// a GPU is usable) on CUDA: the largest speeds skip NaNs, the steady-change sums do not. One
+/// value of u set to NaN through a snapshot.
+#[test]
+fn a_nan_velocity_stops_the_run() {
+    for backend in ["cpu", "cuda"] {
+        if backend == "cuda" && !common::gpu() {
+            continue;
+        }
+        let mut case = common::cavity(100.0, 16);
+        case.set_assignment(&format!("solver.backend=\"{backend}\""))
+            .unwrap();
+        let mut s = solver::build(&case.spec).unwrap();
+        s.step().unwrap();
+        let mut snap = s.snapshot().unwrap();
+        let mut u: Vec<f64> = snap.values("u").unwrap();
+        let middle = u.len() / 2;
+        u[middle] = f64::NAN;
+        snap.put("u", &u);
+        s.restore(&snap).unwrap();
+        match s.step() {
+            Err(solver::SolverError::Diverged { message, .. }) => {
+                assert!(message.contains("no longer finite"), "{backend}: {message}")
+            }
+            other => panic!("{backend}: a NaN velocity ran on: {other:?}"),
+        }
+    }
+}

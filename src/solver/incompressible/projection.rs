@@ -554,6 +554,29 @@ fn with<const D: usize>(mut idx: [usize; D], a: usize, i: usize) -> [usize; D] {
     idx
 }
 
+/// The relative change of the velocity per unit time, `sqrt(change / norm) / dt` from the sums
+/// of `(u_new - u_old)^2` and `u_new^2` over the faces (0 for a zero velocity); NaN when a sum
+/// is, which a NaN anywhere in the velocity makes it.
+pub(crate) fn steady_change(change: f64, norm: f64, dt: f64) -> f64 {
+    if change.is_nan() || norm.is_nan() {
+        f64::NAN
+    } else if norm > 0.0 {
+        (change / norm).sqrt() / dt
+    } else {
+        0.0
+    }
+}
+
+/// The largest speeds for [`Config::check_health`], made NaN when the steady change is: the
+/// maxima skip NaNs (as `f64::max` and the device's `fmax` do), the sums do not.
+pub(crate) fn with_nan<const D: usize>(speeds: [f64; D], steady_change: f64) -> [f64; D] {
+    if steady_change.is_nan() {
+        [f64::NAN; D]
+    } else {
+        speeds
+    }
+}
+
 impl<T: Real, const D: usize> Solver for Projection<T, D> {
     fn info(&self) -> SolverInfo {
         SolverInfo {
@@ -601,11 +624,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         self.has_history = matches!(self.cfg.integrator, TimeIntegrator::Ab2);
         self.time += dt;
         self.steps += 1;
-        let steady_change = if norm > 0.0 {
-            (change / norm).sqrt() / dt
-        } else {
-            0.0
-        };
+        let steady_change = steady_change(change, norm, dt);
         let cells = self.whole_cells as f64;
         let speeds = self.max_speeds();
         let max_velocity = speeds[1..].iter().fold(speeds[0], |m, s| m.max(*s));
@@ -621,7 +640,8 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         if let Some(r) = &self.rotor {
             self.residuals.extend_from_slice(&r.residuals());
         }
-        self.whole_config().check_health(&speeds, self.steps, self.time)
+        self.whole_config()
+            .check_health(&with_nan(speeds, steady_change), self.steps, self.time)
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {

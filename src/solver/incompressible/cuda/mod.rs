@@ -51,6 +51,7 @@ use super::Projection;
 use super::config::Config;
 use super::device_fields::StaggeredDisplay;
 use super::pressure_poisson::{FaceBc, Laplacian};
+use super::projection::{steady_change, with_nan};
 use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
 use crate::backend::cuda::{
     self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, slots,
@@ -594,11 +595,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 tolerance: poisson.tolerance,
             });
         let dt = self.dt;
-        let steady_change = if norm > 0.0 {
-            (change / norm).sqrt() / dt
-        } else {
-            0.0
-        };
+        let steady_change = steady_change(change, norm, dt);
         let cells = self.whole_cells() as f64;
         self.residuals.clear();
         self.residuals.extend_from_slice(&[
@@ -615,7 +612,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             self.residuals.extend_from_slice(&r.source.residuals());
         }
         debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
-        self.cfg.check_health(&self.speeds, self.steps, self.time)
+        self.cfg
+            .check_health(&with_nan(self.speeds, steady_change), self.steps, self.time)
     }
 
     pub fn config(&self) -> &Config {
