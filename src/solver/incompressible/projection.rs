@@ -638,7 +638,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
             ("max_velocity", max_velocity),
         ]);
         if let Some(r) = &self.rotor {
-            self.residuals.extend_from_slice(&r.residuals());
+            self.residuals.extend_from_slice(&r.setup.residuals(&r.loads));
         }
         self.whole_config()
             .check_health(&with_nan(speeds, steady_change), self.steps, self.time)
@@ -729,7 +729,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         m.insert("viscosity".into(), self.cfg.nu.into());
         m.insert("reynolds".into(), (1.0 / self.cfg.nu).into());
         if let Some(r) = &self.rotor {
-            m.insert("rotor".into(), r.summary());
+            m.insert("rotor".into(), r.setup.summary(&r.loads));
         }
         m
     }

@@ -117,6 +117,40 @@ impl RotorSetup {
         self.table_entries(grid) * (4 + 8) + corners * (4 + 8) + ghosted * grid.dim as u64 * real
     }
 
+    /// The rotor's coefficients under `loads` (a uniform disk's at unit tip speed).
+    pub fn coefficients(&self, loads: &DiskLoads) -> Coefficients {
+        let omega = match self.rotor.loading {
+            Loading::Blades(b) => b.omega,
+            Loading::Uniform { .. } => 1.0 / self.rotor.radius,
+        };
+        self.rotor.coefficients(loads, omega)
+    }
+
+    /// The residual-type numbers of `loads`: thrust, power, mean inflow and figure
+    /// of merit.
+    pub fn residuals(&self, loads: &DiskLoads) -> [(&'static str, f64); 4] {
+        [
+            ("rotor_thrust", loads.thrust),
+            ("rotor_power", loads.power),
+            ("inflow_at_disk", loads.inflow),
+            ("figure_of_merit", self.coefficients(loads).figure_of_merit),
+        ]
+    }
+
+    /// Thrust, torque, power, coefficients and the mean inflow of `loads`, for the summary.
+    pub fn summary(&self, loads: &DiskLoads) -> serde_json::Value {
+        let c = self.coefficients(loads);
+        serde_json::json!({
+            "thrust": loads.thrust,
+            "torque": loads.torque,
+            "power": loads.power,
+            "thrust_coefficient": c.thrust,
+            "power_coefficient": c.power,
+            "figure_of_merit": c.figure_of_merit,
+            "inflow_at_disk": loads.inflow,
+        })
+    }
+
     /// Whether `other` differs from this setup in its loading only (the tables stay).
     pub fn same_geometry(&self, other: &RotorSetup) -> bool {
         let strip = |s: &RotorSetup| RotorSetup {
@@ -264,39 +298,5 @@ impl<T: Real> RotorSource<T> {
         for (c, (accel, spreading)) in self.accel.iter_mut().zip(&self.spreading).enumerate() {
             spreading.apply(|k| self.forces[k][c], |at, a| accel[at] = T::of(a));
         }
-    }
-
-    /// The rotor's coefficients (a uniform disk's at unit tip speed).
-    pub fn coefficients(&self) -> Coefficients {
-        let omega = match self.setup.rotor.loading {
-            Loading::Blades(b) => b.omega,
-            Loading::Uniform { .. } => 1.0 / self.setup.rotor.radius,
-        };
-        self.setup.rotor.coefficients(&self.loads, omega)
-    }
-
-    /// The residual-type numbers of the last evaluation: thrust, power, mean inflow and figure
-    /// of merit.
-    pub fn residuals(&self) -> [(&'static str, f64); 4] {
-        [
-            ("rotor_thrust", self.loads.thrust),
-            ("rotor_power", self.loads.power),
-            ("inflow_at_disk", self.loads.inflow),
-            ("figure_of_merit", self.coefficients().figure_of_merit),
-        ]
-    }
-
-    /// Thrust, torque, power, coefficients and the mean inflow, for the summary.
-    pub fn summary(&self) -> serde_json::Value {
-        let c = self.coefficients();
-        serde_json::json!({
-            "thrust": self.loads.thrust,
-            "torque": self.loads.torque,
-            "power": self.loads.power,
-            "thrust_coefficient": c.thrust,
-            "power_coefficient": c.power,
-            "figure_of_merit": c.figure_of_merit,
-            "inflow_at_disk": self.loads.inflow,
-        })
     }
 }

@@ -65,10 +65,9 @@ pub struct PointLoad {
     pub shares: [f64; 4],
 }
 
-/// The disk's loads in one evaluation: the samples and their totals on the rotor.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The disk's totals on the rotor in one evaluation.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DiskLoads {
-    pub samples: Vec<Sample>,
     /// Along the axis, on the rotor [force].
     pub thrust: f64,
     /// About the axis, against the rotation [force x length]; 0 for a uniform disk.
@@ -181,7 +180,6 @@ impl Rotor {
     pub fn totals(&self, sums: [f64; 4]) -> DiskLoads {
         let [thrust, torque, inflow, work] = sums;
         DiskLoads {
-            samples: Vec::new(),
             thrust,
             torque,
             power: match self.loading {
@@ -193,13 +191,13 @@ impl Rotor {
     }
 
     /// The loads of the disk sampled on `radial x azimuthal` points (module docs), the blades'
-    /// from the flow velocity `velocity(x)` at each point.
+    /// from the flow velocity `velocity(x)` at each point: every point's force and the totals.
     pub fn loads(
         &self,
         radial: usize,
         azimuthal: usize,
         velocity: impl Fn([f64; 3]) -> [f64; 3],
-    ) -> DiskLoads {
+    ) -> (Vec<Sample>, DiskLoads) {
         let mut sums = [0.0; 4];
         let mut samples = Vec::with_capacity(radial * azimuthal);
         for p in self.points(radial, azimuthal) {
@@ -212,10 +210,7 @@ impl Rotor {
                 force: load.force,
             });
         }
-        DiskLoads {
-            samples,
-            ..self.totals(sums)
-        }
+        (samples, self.totals(sums))
     }
 
     /// Where the blades stand at time `time` (started at azimuth 0 at time 0; the loads are

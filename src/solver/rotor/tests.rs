@@ -47,7 +47,7 @@ fn thrust_in_uniform_inflow(r: &Rotor) -> (f64, f64) {
     let bet = sigma * b.airfoil.lift_slope / 2.0 * (b.collective / 3.0 - lambda / 2.0);
     assert!((ct - bet).abs() < 1e-14, "C_T on the blade-element line");
     let tip = b.omega * r.radius;
-    let loads = r.loads(400, 8, |_| [0.0, 0.0, -lambda * tip]);
+    let (_, loads) = r.loads(400, 8, |_| [0.0, 0.0, -lambda * tip]);
     assert!((loads.inflow - lambda * tip).abs() < 1e-14);
     (r.coefficients(&loads, b.omega).thrust, ct)
 }
@@ -102,14 +102,13 @@ fn the_sources_sum_to_the_disk_force() {
     if let Loading::Blades(b) = &mut r.loading {
         b.omega = 1.0 / r.radius;
     }
-    let loads = r.loads(24, 48, flow);
-    let total: [f64; 3] = std::array::from_fn(|a| loads.samples.iter().map(|s| s.force[a]).sum());
+    let (samples, loads) = r.loads(24, 48, flow);
+    let total: [f64; 3] = std::array::from_fn(|a| samples.iter().map(|s| s.force[a]).sum());
     assert!(
         (total[2] + loads.thrust).abs() < 1e-12 * loads.thrust.abs(),
         "{total:?}"
     );
-    let torque: f64 = loads
-        .samples
+    let torque: f64 = samples
         .iter()
         .map(|s| {
             let d = std::array::from_fn(|a| s.position[a] - r.centre[a]);
@@ -136,11 +135,11 @@ fn the_sources_sum_to_the_disk_force() {
             n: count,
         };
         let mut out = vec![0.0; count.iter().product()];
-        let positions: Vec<[f64; 3]> = loads.samples.iter().map(|s| s.position).collect();
+        let positions: Vec<[f64; 3]> = samples.iter().map(|s| s.position).collect();
         let index = |p: [usize; 3]| p[0] + count[0] * (p[1] + count[1] * p[2]);
         Spreading::new(&positions, &points, 1.5 * h, 1.0, index)
             .unwrap()
-            .apply(|s| loads.samples[s].force[c], |k, f| out[k] = f);
+            .apply(|s| samples[s].force[c], |k, f| out[k] = f);
         let sum: f64 = out.iter().sum::<f64>() * h * h * h;
         let scale = total.iter().map(|f| f.abs()).fold(0.0, f64::max);
         assert!(
@@ -163,8 +162,8 @@ fn a_uniform_disk_carries_its_thrust_and_the_ideal_power() {
     };
     let vi = blade_element::induced_velocity(0.02, 1.0, PI);
     assert!((vi - (0.02 / (2.0 * PI)).sqrt()).abs() < 1e-15);
-    let loads = r.loads(16, 32, |_| [0.0, -vi, 0.0]);
-    let total: [f64; 3] = std::array::from_fn(|a| loads.samples.iter().map(|s| s.force[a]).sum());
+    let (samples, loads) = r.loads(16, 32, |_| [0.0, -vi, 0.0]);
+    let total: [f64; 3] = std::array::from_fn(|a| samples.iter().map(|s| s.force[a]).sum());
     assert!((total[1] + 0.02).abs() < 1e-15 && total[0].abs() < 1e-15 && total[2].abs() < 1e-15);
     assert!((loads.inflow - vi).abs() < 1e-15);
     assert!((loads.power - 0.02 * vi).abs() < 1e-15);
@@ -179,13 +178,13 @@ fn a_disk_off_the_grid_is_refused() {
         centre: [5.0, 5.0, 5.0],
         ..rotor(8.0, 0.0)
     };
-    let loads = r.loads(4, 8, |_| [0.0; 3]);
+    let (samples, _) = r.loads(4, 8, |_| [0.0; 3]);
     let points = Points {
         origin: [0.0; 3],
         spacing: [0.1; 3],
         n: [10; 3],
     };
-    let positions: Vec<[f64; 3]> = loads.samples.iter().map(|s| s.position).collect();
+    let positions: Vec<[f64; 3]> = samples.iter().map(|s| s.position).collect();
     let e = Spreading::new(&positions, &points, 0.15, 1.0, |p| p[0]).unwrap_err();
     assert!(e.contains("must lie inside the domain"), "{e}");
 }

@@ -609,7 +609,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             ),
         ]);
         if let Some(r) = &self.rotor {
-            self.residuals.extend_from_slice(&r.source.residuals());
+            self.residuals.extend_from_slice(&r.setup.residuals(&r.loads));
         }
         debug_assert_eq!(ctrl[CTRL_HALT] != 0, self.steps != start + n);
         self.cfg

@@ -10,7 +10,7 @@ use crate::backend::cuda::slots::ROTOR_THREADS;
 use crate::backend::cuda::{Arg, Args, CudaError, DevBuf, Gpu, KernelSet, Launch, Module, Pinned};
 use crate::solver::Grid;
 use crate::solver::real::Real;
-use crate::solver::rotor::Loading;
+use crate::solver::rotor::{DiskLoads, Loading};
 use std::sync::Arc;
 
 /// Threads a block of the per-point and per-row kernels.
@@ -18,8 +18,9 @@ const BLOCK: u32 = 256;
 
 /// A rotor on the device.
 pub(crate) struct DeviceRotor<T> {
-    /// The tables and the setup; its loads are the device's totals of the last step read.
-    pub(crate) source: RotorSource<T>,
+    pub(crate) setup: RotorSetup,
+    /// The device's totals of the last step read.
+    pub(crate) loads: DiskLoads,
     /// Per component, the accelerations (ghosted, as the velocity; zero off the disk).
     pub(crate) accel: Vec<DevBuf<T>>,
     /// The module, the tables, the forces and the shares, kept alive for the bound launches.
@@ -29,9 +30,9 @@ pub(crate) struct DeviceRotor<T> {
     /// The totals (thrust, torque, inflow times area, work) and their host copy.
     totals_d: DevBuf<f64>,
     totals_h: Pinned<f64>,
-    loads: Launch,
-    spread: Vec<Launch>,
-    totals: Launch,
+    disk_loads: Launch,
+    spread_sources: Vec<Launch>,
+    disk_totals: Launch,
 }
 
 fn upload<X: Copy>(gpu: &Arc<Gpu>, v: &[X]) -> Result<DevBuf<X>, CudaError> {
@@ -51,6 +52,7 @@ impl<T: Real> DeviceRotor<T> {
         l: &Layout<D>,
         vel: &[DevBuf<T>],
     ) -> Result<Self, CudaError> {
+        // The tables, on the host only until they are uploaded.
         let source = RotorSource::<T>::new(setup, grid, l);
         let module = gpu.module(KernelSet::RotorSource, T::NAME)?;
         let points = source.points.len();
@@ -79,12 +81,12 @@ impl<T: Real> DeviceRotor<T> {
         args = args.axes(vel.iter().map(|b| b.ptr)).p(&force).p(&shares);
         // SAFETY: the tables, forces, shares and totals are this rotor's (kept in it), sized for
         // its points; the velocity belongs to the solver that owns this rotor.
-        let loads =
+        let disk_loads =
             unsafe { Launch::new(module.function("disk_loads")?, grid1(points), (BLOCK, 1, 1), args)? };
         let accel = (0..D)
             .map(|_| gpu.alloc_zeros::<T>(l.len()))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut spread = Vec::with_capacity(D);
+        let mut spread_sources = Vec::with_capacity(D);
         for (c, s) in source.spreading.iter().enumerate() {
             let rows = s.rows.len();
             for t in [&s.rows, &s.start, &s.point] {
@@ -102,14 +104,14 @@ impl<T: Real> DeviceRotor<T> {
                 .i(c as i64)
                 .p(&accel[c]);
             // SAFETY: as above; `accel[c]` has the ghosted length the rows index.
-            spread.push(unsafe {
+            spread_sources.push(unsafe {
                 Launch::new(module.function("spread_sources")?, grid1(rows), (BLOCK, 1, 1), a)?
             });
         }
         let totals_d: DevBuf<f64> = gpu.alloc_zeros(4)?;
         let a = Args::new().i(points as i64).p(&shares).p(&totals_d);
         // SAFETY: as above.
-        let totals = unsafe {
+        let disk_totals = unsafe {
             Launch::new(
                 module.function("disk_totals")?,
                 (1, 1, 1),
@@ -120,23 +122,24 @@ impl<T: Real> DeviceRotor<T> {
         reals.push(force);
         reals.push(shares);
         Ok(DeviceRotor {
-            source,
+            setup,
+            loads: DiskLoads::default(),
             accel,
             _module: module,
             _tables: tables,
             _reals: reals,
             totals_h: gpu.pinned(4)?,
             totals_d,
-            loads,
-            spread,
-            totals,
+            disk_loads,
+            spread_sources,
+            disk_totals,
         })
     }
 
     /// The rotor's parameters as `disk_loads` takes them after its bound arguments
     /// (`ROTOR_PARAMS`; a uniform disk's blade parameters are zeros the kernel does not read).
     fn parameters(&self) -> Vec<Arg> {
-        let r = &self.source.setup.rotor;
+        let r = &self.setup.rotor;
         let (per_area, blades) = match r.loading {
             Loading::Uniform { thrust } => (thrust / r.area(), None),
             Loading::Blades(b) => (0.0, Some(b)),
@@ -168,11 +171,11 @@ impl<T: Real> DeviceRotor<T> {
     /// Enqueues one step's loads, accelerations and totals from the velocity of the step's
     /// start.
     pub(crate) fn enqueue(&self, gpu: &Gpu) -> Result<(), CudaError> {
-        self.loads.run_with(gpu, &self.parameters())?;
-        for s in &self.spread {
+        self.disk_loads.run_with(gpu, &self.parameters())?;
+        for s in &self.spread_sources {
             s.run(gpu)?;
         }
-        self.totals.run(gpu)
+        self.disk_totals.run(gpu)
     }
 
     /// The accelerations' device pointers, one per component.
@@ -189,7 +192,7 @@ impl<T: Real> DeviceRotor<T> {
     /// Takes the totals [`DeviceRotor::download`] copied as the rotor's loads.
     pub(crate) fn take_totals(&mut self) {
         let t = self.totals_h.as_slice();
-        self.source.loads = self.source.setup.rotor.totals([t[0], t[1], t[2], t[3]]);
+        self.loads = self.setup.rotor.totals([t[0], t[1], t[2], t[3]]);
     }
 
     /// Makes `rotor` the device sources of `setup`: a new loading keeps the tables and the
@@ -203,8 +206,8 @@ impl<T: Real> DeviceRotor<T> {
         vel: &[DevBuf<T>],
     ) -> Result<(), CudaError> {
         *rotor = match (rotor.take(), setup) {
-            (Some(mut r), Some(s)) if r.source.setup.same_geometry(&s) => {
-                r.source.setup = s;
+            (Some(mut r), Some(s)) if r.setup.same_geometry(&s) => {
+                r.setup = s;
                 Some(r)
             }
             (_, Some(s)) => Some(Self::new(gpu, s, grid, l, vel)?),

@@ -13,6 +13,15 @@ use crate::solver::incompressible::projection::{HISTORY, VELOCITY};
 use crate::solver::real::Real;
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 
+/// The CPU mirror's configuration: the solver's without its rotor, whose loads the device
+/// evaluates (the mirror never steps; its source tables would only cost memory and time).
+fn mirror_config(cfg: &Config) -> Config {
+    Config {
+        rotor: None,
+        ..cfg.clone()
+    }
+}
+
 impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Makes `cpu`'s state this solver's: velocities and pressure uploaded, its clock (time,
     /// steps, dt) taken, and `cpu` the fresh mirror. With `history` (AB2's `H^{n-1}` of each
@@ -58,7 +67,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let mut m = self.mirror.lock().expect("mirror lock");
         let result = (|| -> Result<(), CudaError> {
             if m.cpu.is_none() {
-                m.cpu = Some(Projection::new(self.cfg.clone()));
+                m.cpu = Some(Projection::new(mirror_config(&self.cfg)));
                 m.stale = true;
             }
             if m.stale {
@@ -149,7 +158,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         // Its kernel arguments are the old settings'.
         self.step_graphs = [None, None];
         if let Some(cpu) = self.mirror.get_mut().expect("mirror lock").cpu.as_mut() {
-            cpu.update_config(cfg.clone(), None);
+            cpu.update_config(mirror_config(&cfg), None);
         }
         // The density scales the reported pressure.
         self.readback
@@ -243,7 +252,7 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
         check_transfer(&self.info(), &from.info())?;
         // Sampling and the divergence-free projection run on the CPU once; the result goes
         // to the device and becomes the (fresh) mirror.
-        let mut cpu = Projection::<T, D>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, D>::new(mirror_config(&self.cfg));
         cpu.load_state(from)?;
         self.adopt(cpu, None)
     }
@@ -267,7 +276,7 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
     }
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let mut cpu = Projection::<T, D>::new(self.cfg.clone());
+        let mut cpu = Projection::<T, D>::new(mirror_config(&self.cfg));
         cpu.restore(state)?;
         let history = HISTORY[..D]
             .iter()
@@ -281,14 +290,14 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
     }
 
     fn rotor(&self) -> Option<crate::solver::rotor::Rotor> {
-        self.rotor.as_ref().map(|r| r.source.setup.rotor)
+        self.rotor.as_ref().map(|r| r.setup.rotor)
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.with_mirror(|m| m.summary()).unwrap_or_default();
         // The mirror does not step: the rotor's loads are the device's.
         if let Some(r) = &self.rotor {
-            m.insert("rotor".into(), r.source.summary());
+            m.insert("rotor".into(), r.setup.summary(&r.loads));
         }
         m
     }

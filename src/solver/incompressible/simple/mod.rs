@@ -391,7 +391,7 @@ impl<const D: usize> Simple<D> {
             ("max_velocity", max_velocity),
         ]);
         if let Some(r) = &self.rotor {
-            self.residuals.extend_from_slice(&r.residuals());
+            self.residuals.extend_from_slice(&r.setup.residuals(&r.loads));
         }
         self.check_health(max_velocity, norm)
     }
@@ -639,7 +639,7 @@ impl<const D: usize> Solver for Simple<D> {
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.view().summary();
         if let Some(r) = &self.rotor {
-            m.insert("rotor".into(), r.summary());
+            m.insert("rotor".into(), r.setup.summary(&r.loads));
         }
         if let Viscosity::Newtonian { mu } = self.cfg.viscosity {
             m.insert("viscosity".into(), (mu / self.cfg.flow.density).into());

@@ -67,6 +67,15 @@ pub fn unsupported(cfg: &SimpleConfig) -> Option<Invalid> {
     None
 }
 
+/// The CPU mirror's configuration: the solver's without its rotor, whose loads the device
+/// evaluates (the mirror never iterates; its source tables would only cost memory and time).
+fn mirror_config(cfg: &SimpleConfig) -> SimpleConfig {
+    SimpleConfig {
+        rotor: None,
+        ..cfg.clone()
+    }
+}
+
 pub struct CudaSimple<const D: usize> {
     gpu: Arc<Gpu>,
     /// kernels/simple.cu, projection.cu (ghosts), poisson.cu (means).
@@ -95,7 +104,7 @@ impl<const D: usize> CudaSimple<D> {
     pub fn new(cfg: SimpleConfig, device: usize) -> Result<Self, CudaError> {
         let gpu = Gpu::on(device)?;
         // The CPU solver's initial state (boundaries and viscosity applied) is the start.
-        let mut cpu = Simple::<D>::new(cfg.clone());
+        let mut cpu = Simple::<D>::new(mirror_config(&cfg));
         let l = Layout::new(std::array::from_fn(|a| cfg.flow.grid.n[a]), &cfg.flow.bc);
         let n = l.len();
         let cells: usize = l.n.iter().product();
@@ -326,7 +335,7 @@ impl<const D: usize> CudaSimple<D> {
         let max_velocity = sc[S_VMAX];
         if let Some(r) = &mut self.b.rotor {
             r.take_totals();
-            self.residuals.extend_from_slice(&r.source.residuals());
+            self.residuals.extend_from_slice(&r.setup.residuals(&r.loads));
         }
         Ok(max_velocity)
     }
@@ -474,7 +483,13 @@ impl<const D: usize> Solver for CudaSimple<D> {
         // its viscosity field from the current velocity).
         self.with_mirror(|_| ())
             .ok_or_else(|| Invalid::new("solver.backend", "CUDA: the state could not be read back"))?;
-        self.mirror.get_mut().expect("mirror lock").cpu.update(spec)?;
+        let mut mirrored = spec.clone();
+        mirrored.rotor = None;
+        self.mirror
+            .get_mut()
+            .expect("mirror lock")
+            .cpu
+            .update(&mirrored)?;
         let rebuild = |kind, sys: &DeviceSystem| {
             let shape: [usize; D] = std::array::from_fn(|a| sys.n[a]);
             DeviceLinearSolver::new(&self.gpu, kind, shape)
@@ -517,14 +532,14 @@ impl<const D: usize> Solver for CudaSimple<D> {
     }
 
     fn rotor(&self) -> Option<crate::solver::rotor::Rotor> {
-        self.b.rotor.as_ref().map(|r| r.source.setup.rotor)
+        self.b.rotor.as_ref().map(|r| r.setup.rotor)
     }
 
     fn summary(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.with_mirror(|m| m.summary()).unwrap_or_default();
         // The mirror does not iterate: the rotor's loads are the device's.
         if let Some(r) = &self.b.rotor {
-            m.insert("rotor".into(), r.source.summary());
+            m.insert("rotor".into(), r.setup.summary(&r.loads));
         }
         m
     }
@@ -533,7 +548,7 @@ impl<const D: usize> Solver for CudaSimple<D> {
     /// CPU solver, then uploaded).
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let mut cpu = Simple::<D>::new(self.cfg.clone());
+        let mut cpu = Simple::<D>::new(mirror_config(&self.cfg));
         cpu.load_state(from)?;
         self.adopt(cpu)
     }
@@ -548,7 +563,7 @@ impl<const D: usize> Solver for CudaSimple<D> {
     }
 
     fn restore(&mut self, state: &Snapshot) -> Result<(), Invalid> {
-        let mut cpu = Simple::<D>::new(self.cfg.clone());
+        let mut cpu = Simple::<D>::new(mirror_config(&self.cfg));
         cpu.restore(state)?;
         self.adopt(cpu)
     }
