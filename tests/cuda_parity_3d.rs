@@ -109,6 +109,7 @@ fn cases_build_and_step_on_the_cpu() {
         cavity(&[]),
         channel(&[]),
         cavity(&[fft.clone(), z_sides("outflow")]),
+        cavity(&[fft.clone(), z_sides("opening")]),
         cavity(&[fft, z_sides("periodic")]),
     ] {
         let mut cpu = solver::build(&c.spec).expect("cpu solver");
@@ -165,14 +166,18 @@ fn parity_3d_pressure_solvers() {
 
 /// The transform solve (3D R2C cuFFT with the multidimensional Makhoul reordering,
 /// `dct_divide`): the cavity (Neumann on every axis), the cavity with outflow front and back (the
-/// Dirichlet z axis: the DST through sign flips) and periodic front and back (the DFT along z,
-/// where the CPU uses the Hartley transform).
+/// Dirichlet z axis: the DST through sign flips), with opening front and back (the lid's z
+/// motion draws the fluid in through one and out through the other: the held total pressure,
+/// also under multigrid) and periodic front and back (the DFT along z, where the CPU uses the
+/// Hartley transform).
 #[test]
 fn parity_3d_fft() {
     let fft = "solver.pressure_solver=\"fft\"".to_string();
     let variants = [
         vec![fft.clone()],
         vec![fft.clone(), z_sides("outflow")],
+        vec![fft.clone(), z_sides("opening")],
+        vec![z_sides("opening")],
         vec![fft, z_sides("periodic")],
     ];
     parity::run_matrix("3d fft", &cavity, &FIELDS, &variants);

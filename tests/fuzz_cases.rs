@@ -54,6 +54,7 @@ const NAMES: &[&str] = &[
     "wall",
     "inflow",
     "outflow",
+    "opening",
     "transmissive",
     "periodic",
     "symmetry",

@@ -234,6 +234,12 @@ pub enum Boundary {
     /// `deny_unknown_fields` for unit variants of an internally tagged enum.)
     #[serde(alias = "transmissive")]
     Outflow {},
+    /// An opening to still surroundings (incompressible, projection method): where the fluid
+    /// leaves, `p = 0` as at an outflow side; where it enters, its total pressure is 0, so the
+    /// face's kinematic pressure is `p = -u_n^2 / 2` (ANSYS CFX's "opening" with a total
+    /// pressure of 0; OpenFOAM's `totalPressure`). A hovering rotor's far field, which air is
+    /// drawn in through from rest.
+    Opening {},
     /// Periodic; the opposite side must be periodic too.
     Periodic {},
     /// Free-slip symmetry plane: zero normal velocity, zero normal gradient of the rest.
@@ -249,10 +255,17 @@ impl Boundary {
             Boundary::Wall { .. } => "wall",
             Boundary::Inflow { .. } => "inflow",
             Boundary::Outflow {} => "outflow",
+            Boundary::Opening {} => "opening",
             Boundary::Periodic {} => "periodic",
             Boundary::Symmetry {} => "symmetry",
             Boundary::Exact {} => "exact",
         }
+    }
+
+    /// True for the sides the fluid may cross both ways at a held pressure (outflow and
+    /// opening): their normal face velocities are unknowns of the projection.
+    pub fn is_open(&self) -> bool {
+        matches!(self, Boundary::Outflow {} | Boundary::Opening {})
     }
 }
 

@@ -114,7 +114,7 @@ fn check_boundaries(b: &Boundaries, dim: usize) -> Result<(), Invalid> {
             (None, true) => {
                 return Err(Invalid::new(
                     key,
-                    "missing; give type = \"wall\", \"inflow\", \"outflow\", \"periodic\" or \"symmetry\"",
+                    "missing; give type = \"wall\", \"inflow\", \"outflow\", \"opening\", \"periodic\" or \"symmetry\"",
                 ));
             }
             (Some(_), false) => {

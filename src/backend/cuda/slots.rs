@@ -120,6 +120,7 @@ shared! {
     BC_OUTFLOW: i32 = 2;
     BC_SYMMETRY: i32 = 3;
     BC_PERIODIC: i32 = 4;
+    BC_OPENING: i32 = 5;
     /// Riemann solvers of `kernels/muscl_hancock.cu`.
     RS_EXACT: i64 = 0;
     RS_HLLC: i64 = 1;

@@ -193,6 +193,12 @@ impl Config {
                         "exact (an analytic solution's velocity) applies to incompressible cases only",
                     ));
                 }
+                Boundary::Opening {} => {
+                    return Err(Invalid::new(
+                        format!("{key}.type"),
+                        "opening (total pressure where the fluid enters) applies to incompressible cases only; a compressible far field is \"transmissive\" (\"outflow\")",
+                    ));
+                }
                 Boundary::Outflow {} => Bc::Transmissive,
                 Boundary::Periodic {} => Bc::Periodic,
                 Boundary::Inflow {

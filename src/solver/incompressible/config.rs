@@ -220,11 +220,12 @@ impl Flow {
     }
 }
 
-/// The pressure condition a side implies: `p = 0` at an outflow face, the periodic image on a
-/// periodic side, `dp/dn = 0` on walls and inflows.
+/// The pressure condition a side implies: a held pressure at an outflow or opening face (0, or
+/// an opening's `-u_n^2 / 2` where the fluid enters, which the projection adds to the Poisson
+/// right-hand side), the periodic image on a periodic side, `dp/dn = 0` on walls and inflows.
 pub fn pressure_bc(b: &Boundary) -> FaceBc {
     match b {
-        Boundary::Outflow {} => FaceBc::Dirichlet,
+        Boundary::Outflow {} | Boundary::Opening {} => FaceBc::Dirichlet,
         Boundary::Periodic {} => FaceBc::Periodic,
         _ => FaceBc::Neumann,
     }

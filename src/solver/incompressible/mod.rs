@@ -9,6 +9,7 @@ mod decomposed;
 mod derived;
 mod device_fields;
 mod momentum;
+mod opening;
 pub mod pressure_poisson;
 mod projection;
 mod rotor_source;

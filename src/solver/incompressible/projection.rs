@@ -14,6 +14,7 @@
 use super::config::Config;
 use super::derived::{View, fields};
 use super::momentum::{Momentum, Node};
+use super::opening::{opening_pressure, opening_sides};
 use super::pressure_poisson::PoissonSolver;
 use super::rotor_source::RotorSource;
 use super::staggered::{ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position};
@@ -197,9 +198,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
             f.copy_from_slice(q);
         }
         self.p.fill(T::zero());
-        self.poisson_rhs(1.0);
+        self.poisson_rhs(1.0, 0);
         self.poisson.solve(&mut self.p, &mut self.rhs);
-        self.correct(1.0);
+        self.correct(1.0, 0);
         self.fill_ghosts(self.time);
     }
 
@@ -429,7 +430,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
                 for_each_index(lo, hi, |idx| {
                     let base = l.at(idx);
                     f[base + face * st] = match b {
-                        Boundary::Outflow {} => f[base + inner * st],
+                        Boundary::Outflow {} | Boundary::Opening {} => f[base + inner * st],
                         Boundary::Periodic {} => f[base + if s == 0 { n } else { face } * st],
                         Boundary::Exact {} => {
                             let field = self.cfg.analytic.expect("exact sides have a field");
@@ -442,12 +443,15 @@ impl<T: Real, const D: usize> Projection<T, D> {
         }
     }
 
-    /// `rhs = div(F) / dt` at cell centres (`sum_a (F_a+ - F_a-) / h_a`, in axis order).
-    fn poisson_rhs(&mut self, dt: f64) {
+    /// `rhs = div(F) / dt` at cell centres (`sum_a (F_a+ - F_a-) / h_a`, in axis order), less
+    /// `2 p_b / h_a^2` by each face of an `open` side (bit `2 a + s`, [`opening_sides`]) with
+    /// its held pressure `p_b` from the face's velocity ([`opening_pressure`]).
+    fn poisson_rhs(&mut self, dt: f64, open: u32) {
         let l = self.l;
         let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / self.cfg.grid.spacing[a]));
         let idt = T::of(1.0 / dt);
-        let pred = &self.pred;
+        let two = T::of(2.0);
+        let (pred, vel) = (&self.pred, &self.vel);
         let nx = l.n[0];
         self.rhs.par_chunks_mut(nx).enumerate().for_each(|(r, row)| {
             let mut idx = [1; D];
@@ -461,6 +465,18 @@ impl<T: Real, const D: usize> Projection<T, D> {
                 let k = l.at(idx);
                 let d = |a: usize| (pred[a][k] - pred[a][k - l.stride[a]]) * ih[a];
                 *out = (1..D).fold(d(0), |s, a| s + d(a)) * idt;
+                if open != 0 {
+                    for a in 0..D {
+                        let held =
+                            |s: usize, face: usize| two * ih[a] * ih[a] * opening_pressure(vel[a][face], s);
+                        if open >> (2 * a) & 1 == 1 && idx[a] == 1 {
+                            *out = *out - held(0, k - l.stride[a]);
+                        }
+                        if open >> (2 * a + 1) & 1 == 1 && idx[a] == l.n[a] {
+                            *out = *out - held(1, k);
+                        }
+                    }
+                }
             }
         });
     }
@@ -468,13 +484,15 @@ impl<T: Real, const D: usize> Projection<T, D> {
     /// `u_c = F_c - dt dp/dx_c` on every face the projection moves; returns the sum of squared
     /// changes of the face velocities and the sum of squared new velocities over the cells'
     /// upper faces (for the steady-state measure). Both are summed per ghosted x row (the
-    /// components in order within a row), then over rows in order.
-    fn correct(&mut self, dt: f64) -> (f64, f64) {
+    /// components in order within a row), then over rows in order. A boundary face's gradient
+    /// is taken to its held pressure half a cell away: 0, or on an `open` side (as in
+    /// [`Self::poisson_rhs`]) the pressure its velocity before the correction gives.
+    fn correct(&mut self, dt: f64, open: u32) -> (f64, f64) {
         let l = self.l;
         let n = l.n;
         let dtdh: [T; D] = std::array::from_fn(|a| T::of(dt / self.cfg.grid.spacing[a]));
         let two = T::of(2.0);
-        let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
+        let out = Boundary::is_open;
         // The corrected range of component c along axis c.
         let range: [(usize, usize); D] = std::array::from_fn(|c| {
             let bc = &self.cfg.bc[c];
@@ -510,17 +528,24 @@ impl<T: Real, const D: usize> Projection<T, D> {
                 for i in i_lo..=i_hi {
                     idx[0] = i;
                     let at = idx[c];
+                    let k = l.at(idx);
+                    // SAFETY: index k lies in row r, owned by this closure call.
+                    let old = unsafe { writers[c].get(k) };
+                    let held = |s: usize| {
+                        if open >> (2 * c + s) & 1 == 1 {
+                            opening_pressure(old, s)
+                        } else {
+                            T::zero()
+                        }
+                    };
                     let grad = if at == 0 {
-                        pc(with(idx, c, 1)) * two // p = 0 on the outflow face, half a cell away
+                        (pc(with(idx, c, 1)) - held(0)) * two
                     } else if at == n[c] && !l.periodic[c] {
-                        -pc(idx) * two
+                        (held(1) - pc(idx)) * two
                     } else {
                         pc(with(idx, c, if at == n[c] { 1 } else { at + 1 })) - pc(idx)
                     };
-                    let k = l.at(idx);
                     let new = pred[c][k] - dtdh[c] * grad;
-                    // SAFETY: index k lies in row r, owned by this closure call.
-                    let old = unsafe { writers[c].get(k) };
                     unsafe { writers[c].set(k, new) };
                     d2 = d2 + (new - old) * (new - old);
                 }
@@ -609,14 +634,15 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
         self.whole_config().check_health(&speeds, self.steps, self.time)?;
         let dt = self.whole_config().time_step(&speeds).min(self.dt_cap);
         self.predict(dt);
-        self.poisson_rhs(dt);
+        let open = opening_sides(&self.cfg.bc);
+        self.poisson_rhs(dt, open);
         let stats = self.poisson.solve(&mut self.p, &mut self.rhs);
         self.capped = (!stats.converged).then(|| CappedSolve {
             iterations: stats.iterations,
             residual: stats.relative_residual,
             tolerance: self.poisson.settings.tolerance,
         });
-        let (change, norm) = self.correct(dt);
+        let (change, norm) = self.correct(dt, open);
         self.fill_ghosts(self.time + dt);
         self.dt_old = dt;
         self.dt = dt;

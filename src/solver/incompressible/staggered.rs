@@ -201,7 +201,7 @@ pub fn node_position<const D: usize>(g: &Grid, c: usize, idx: [usize; D]) -> [f6
 }
 
 /// Writes boundary-face and ghost values of the velocity components for the conditions `bc`
-/// (`bc[axis][0]` the lower side, `[1]` the upper). Outflow faces are left alone (they are
+/// (`bc[axis][0]` the lower side, `[1]` the upper). Outflow and opening faces are left alone (they are
 /// unknowns of the projection). Axes are filled in order, the sides of axis `a` over the ghost
 /// layers of the axes before it (so edges and corners take the later axis' condition).
 pub fn fill_velocity_ghosts<T: Real, const D: usize>(
@@ -261,9 +261,8 @@ pub fn fill_velocity_ghosts_with<T: Real, const D: usize>(
                     _ => {
                         for (c, q) in vel.iter_mut().enumerate() {
                             if c == a {
-                                match b {
-                                    Boundary::Outflow {} => {}
-                                    _ => q[base + face * step] = T::of(prescribed.map_or(0.0, |v| v[c])),
+                                if !b.is_open() {
+                                    q[base + face * step] = T::of(prescribed.map_or(0.0, |v| v[c]));
                                 }
                             } else {
                                 let m = q[base + inner * step];

@@ -192,6 +192,7 @@ fn side_codes<T: Real>(bc: &[[Boundary; 2]]) -> Result<([i32; 6], [T; 18]), Cuda
             Boundary::Wall { .. } => slots::BC_WALL,
             Boundary::Inflow { .. } => slots::BC_INFLOW,
             Boundary::Outflow {} => slots::BC_OUTFLOW,
+            Boundary::Opening {} => slots::BC_OPENING,
             Boundary::Symmetry {} => slots::BC_SYMMETRY,
             Boundary::Periodic {} => slots::BC_PERIODIC,
             Boundary::Exact {} => return Err(CudaError("exact sides run on the CPU backend".into())),

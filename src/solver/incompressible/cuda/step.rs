@@ -6,6 +6,7 @@ use super::slab::Partials;
 use super::{BX, BY, CudaProjection, blocks_tile, faces3, fill_ghosts, grid_plane, grid_tile, ints3, pad3};
 use crate::backend::cuda::{Args, CudaError, limiter_code};
 use crate::case::{Boundary, Convection, TimeIntegrator};
+use crate::solver::incompressible::opening::opening_sides;
 use crate::solver::real::Real;
 
 fn convection_code(c: Convection) -> i64 {
@@ -141,7 +142,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    /// `div(F) / dt` into `out`: in natural order (`pack` < 0), or reordered for the transform
+    /// `div(F) / dt`, with the opening sides' held pressures, into `out`: in natural order (`pack` < 0), or reordered for the transform
     /// solve with its packing code `pack` (`poisson_rhs`). Only the
     /// reordered one, a part of the batched step, obeys the halt flag: the natural one serves
     /// the iterative solvers (whose steps the host checks first) and the statistics of the last
@@ -157,6 +158,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             (BX, BY, 1),
             Args::new()
                 .axes(self.pred.iter().map(|b| b.ptr))
+                .axes(self.vel_ptrs())
+                .i(opening_sides(&c.bc) as i64)
                 .l(out as i64)
                 .is(&ints3(l.n))
                 .rs(&pad3(ih, T::zero()))
@@ -207,7 +210,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub(super) fn correct_kernel(&self, packed: Option<(u64, i64)>, stats: bool) -> Result<(), CudaError> {
         let (v, pack) = packed.unwrap_or((0, -1));
         let l = self.l;
-        let out = |b: &Boundary| matches!(b, Boundary::Outflow {});
+        let out = Boundary::is_open;
         // The corrected range of component c along axis c (projection.rs `correct`).
         let range: Vec<i64> = (0..D)
             .flat_map(|c| {
@@ -223,6 +226,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let a = Args::new()
             .axes(self.vel_ptrs())
             .axes(self.pred.iter().map(|b| b.ptr))
+            .i(opening_sides(&self.cfg.bc) as i64)
             .p(&self.p)
             .l(v as i64)
             .i(pack)

@@ -164,6 +164,12 @@ impl SimpleConfig {
         }
         let flow = Flow::from_spec(spec)?;
         let sides = || (0..2 * flow.grid.dim).map(|s| (Side::ALL[s], flow.side(s)));
+        if let Some((side, _)) = sides().find(|(_, b)| matches!(b, Boundary::Opening {})) {
+            return Err(Invalid::new(
+                format!("boundary.{}.type", side.name()),
+                "an opening (total pressure where the fluid enters) runs with the projection method (solver.method = \"projection\"); the SIMPLE family's open sides are type = \"outflow\" beside an inflow side",
+            ));
+        }
         let outflow = sides().find(|(_, b)| matches!(b, Boundary::Outflow {}));
         if let Some((side, _)) = outflow
             && !sides().any(|(_, b)| matches!(b, Boundary::Inflow { .. }))
