@@ -169,6 +169,7 @@ fn simpler_and_the_projection_method_agree_on_a_climbing_rotor() {
         COARSE[0],
         COARSE[1],
         COARSE[2],
+        "solver.pressure_solver=\"multigrid\"",
         duct,
         "solver.convection=\"upwind\"",
     ];

@@ -67,7 +67,7 @@ pub fn axis_eigenvalues(
         )),
         _ => Err(format!(
             "the fft pressure solver needs the {} and {} sides both closed (walls, inflow: \
-             dp/dn = 0), both open (outflow: p = 0) or periodic, but they are {lo:?} and {hi:?}; use multigrid",
+             dp/dn = 0), both open (outflow, opening: a held pressure) or periodic, but they are {lo:?} and {hi:?}; use multigrid",
             SIDES[axis][0], SIDES[axis][1]
         )),
     }
