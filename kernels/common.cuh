@@ -90,7 +90,16 @@ __device__ __forceinline__ real max_partials(const real* partial, int n) {
 }
 
 // Boundary kinds of the velocity conditions (bck[side], side 2 a + s of axis a): BC_* of
-// src/backend/cuda/slots.rs.
+// src/backend/cuda/slots.rs. Outflow and opening faces are unknowns of the projection.
+__device__ __forceinline__ bool open_kind(int kind) { return kind == BC_OUTFLOW || kind == BC_OPENING; }
+
+// The kinematic pressure an opening face holds (src/solver/incompressible/opening.rs), from its
+// normal velocity un (positive along the axis) on side s (0 lower, 1 upper): -un^2 / 2 where the
+// fluid enters (total pressure 0), 0 where it leaves.
+__device__ __forceinline__ real opening_pressure(real un, int s) {
+    const bool enters = s == 0 ? un > (real)0 : un < (real)0;
+    return enters ? (real)-0.5 * un * un : (real)0;
+}
 
 // Pressure face conditions, packed two bits per side in `pbc` (side 2 a + s of axis a).
 #define P_NEUMANN 0

@@ -249,7 +249,7 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
             const int face = s == 0 ? 0 : n, inner = s == 0 ? 1 : n - 1;
             const int kind = bck[2 * c + s];
             real val;
-            if (kind == BC_OUTFLOW) val = fc[base + inner * st];
+            if (open_kind(kind)) val = fc[base + inner * st];
             else if (kind == BC_PERIODIC) val = fc[base + (s == 0 ? n : face) * st];
             else val = vel[c][base + face * st];
             fc[base + face * st] = val;
@@ -258,14 +258,16 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
 }
 
 // rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
-// centres, 1/dt rounded from the clock's dt as the host rounds it: in natural order (pack < 0),
+// centres, 1/dt rounded from the clock's dt as the host rounds it, less 2 p_b / h_a^2 by each face
+// of an opening side (bit 2 a + s of `open`) with the pressure p_b its velocity u holds
+// (`opening_pressure`; projection.rs poisson_rhs): in natural order (pack < 0),
 // or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
 // `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
 // (the statistics of a halted batch's last completed step). Threads as in `predict`, over the
 // cells.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    poisson_rhs(CVEC(f), real* __restrict__ rhs, int nx, int ny, int nz, real idx, real idy, real idz,
-                const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
+    poisson_rhs(CVEC(f), CVEC(u), int open, real* __restrict__ rhs, int nx, int ny, int nz, real idx, real idy,
+                real idz, const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
     HALTED(ctrl)
     const real idt = (real)(1.0 / clock[CK_DT]);
     const Stag g = make_stag(nx, ny, nz, 0, 0, 0);
@@ -284,6 +286,17 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
             val = a == 0 ? d : val + d;
         }
         val = val * idt;
+        if (open) {
+            const real* const vel[3] = {u0, u1, u2};
+            const real two = (real)2.0;
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) {
+                if ((open >> (2 * a)) & 1 && cell[a] == 0)
+                    val = val - two * ih[a] * ih[a] * opening_pressure(vel[a][k - g.st[a]], 0);
+                if ((open >> (2 * a + 1)) & 1 && cell[a] == g.n[a] - 1)
+                    val = val - two * ih[a] * ih[a] * opening_pressure(vel[a][k], 1);
+            }
+        }
         if (pack >= 0) {
             bool neg;
             const int at = packed_index(c, cell, pack, &neg);
@@ -296,7 +309,9 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 
 // u_c = F_c - dt dp/dx_c on the faces the projection moves (range lo_c..=hi_c along axis c,
 // 1..=n along the others; projection.rs `correct`): the pressure difference across the face, or
-// on a boundary face twice the difference to the face's p = 0 (outflow); block maxima of each new
+// on a boundary face twice the difference to the face's held pressure (0 at an outflow face, an
+// opening face's `opening_pressure` of its velocity before the correction where bit 2 c + s of
+// `open` is set); block maxima of each new
 // |u_c| (`speed_face`) into pmax[c nblocks + block] (the next step's dt). With `stats`, also
 // partial sums of the squared change (partial[block]) and of sum_c u_c^2 over the cells' upper
 // faces (partial[nblocks + block]): the steady-change residual, which the host reads for the
@@ -305,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // `packed` (packing code `pack`, undone as kernels/transform.cuh describes) and written to p in
 // natural order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    correct(VEC(u), CVEC(f), real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
+    correct(VEC(u), CVEC(f), int open, real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
             real* __restrict__ partial, real* __restrict__ pmax, STAG_PARAMS, int lo0, int hi0, int lo1, int hi1,
             int lo2, int hi2, double dx, double dy, double dz, const double* __restrict__ clock,
             const int* __restrict__ ctrl) {
@@ -356,21 +371,22 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
             int nb[DIM];
 #pragma unroll
             for (int a = 0; a < DIM; ++a) nb[a] = idx[a];
+            // The velocity before the correction: the change's statistics, an opening's pressure.
+            const real old = stats || at == 0 || at == n ? vel[c][k] : (real)0;
             real grad;
             if (at == 0) {
                 nb[c] = 1;
-                grad = pc(nb) * two;
+                const real held = (open >> (2 * c)) & 1 ? opening_pressure(old, 0) : (real)0;
+                grad = (pc(nb) - held) * two;
             } else if (at == n && !g.per[c]) {
-                grad = -pc(idx) * two;
+                const real held = (open >> (2 * c + 1)) & 1 ? opening_pressure(old, 1) : (real)0;
+                grad = (held - pc(idx)) * two;
             } else {
                 nb[c] = at == n ? 1 : at + 1;
                 grad = pc(nb) - pc(idx);
             }
             const real nw = pred[c][k] - dtdh[c] * grad;
-            if (stats) {
-                const real old = vel[c][k];
-                d2 = d2 + (nw - old) * (nw - old);
-            }
+            if (stats) d2 = d2 + (nw - old) * (nw - old);
             vel[c][k] = nw;
         }
         if (interior) {
@@ -411,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // other axes, over the ghost layers of the axes before `axis` and the interior of those after
 // (`plane_point`). Per side (kinds bck[2 axis + s], velocity bcv[3 (2 axis + s) + c], the wall's
 // or inflow's vector, zero elsewhere): the normal component's face takes the prescribed value
-// (0 for symmetry; outflow faces are unknowns, left alone), the others' ghosts the reflection
+// (0 for symmetry; outflow and opening faces are unknowns, left alone), the others' ghosts the reflection
 // 2 v_c - inner (the inner value where nothing is prescribed); periodic sides copy the images.
 extern "C" __global__ void ghosts(VEC(u), const int* __restrict__ bck, const real* __restrict__ bcv, STAG_PARAMS,
                                   int axis, const int* __restrict__ ctrl) {
@@ -443,7 +459,7 @@ extern "C" __global__ void ghosts(VEC(u), const int* __restrict__ bck, const rea
         for (int c = 0; c < DIM; ++c) {
             real* __restrict__ q = vel[c];
             if (c == axis) {
-                if (kind != BC_OUTFLOW) q[base + face * st] = prescribed ? bcv[3 * side + c] : (real)0;
+                if (!open_kind(kind)) q[base + face * st] = prescribed ? bcv[3 * side + c] : (real)0;
             } else {
                 const real m = q[base + inner * st];
                 q[base + ghost * st] = prescribed ? two * bcv[3 * side + c] - m : m;
