@@ -1,7 +1,8 @@
 // The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
 // (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
 // euler_ghosts (y then x), mh_faces (slopes and the Hancock half-step, one thread per cell),
-// mh_flux (one thread per face, once per axis), mh_update (one thread per cell), euler_reduce.
+// mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread per cell),
+// euler_reduce.
 // Storage and operation order: see euler.cuh.
 #include "common.cuh"
 #include "euler.cuh"
@@ -287,9 +288,14 @@ __device__ q4 flux_roe(real g, q4 l, q4 r, bool entropy_fix) {
     return out;
 }
 
-// The numerical flux of `solver` between local primitive states l and r (riemann.rs `flux`).
-__device__ q4 riemann_flux(int solver, real g, q4 l, q4 r) {
-    switch (solver) {
+// The numerical flux of Riemann solver RS (RS_* of src/backend/cuda/slots.rs) between local
+// primitive states l and r (riemann.rs `flux`). The solver is a template parameter, so a flux
+// kernel holds its own solver only: with any of the six callable (the exact solver iterates in
+// double) mh_flux needed 86 registers a thread and ran at 25 % occupancy; with HLLC alone 42
+// registers, 54 %, and 35-40 % less time (BENCHMARKS.md, issue 23).
+template <int RS>
+__device__ __forceinline__ q4 riemann_flux(real g, q4 l, q4 r) {
+    switch (RS) {
         case RS_EXACT: return flux_exact(g, l, r);
         case RS_HLLC: return flux_hllc(g, l, r);
         case RS_ROE: return flux_roe(g, l, r, true);
@@ -389,9 +395,10 @@ extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned c
 // zero between two solid cells, the mirror image of the fluid side's face value in place of a
 // solid one. Face (i, j) left of (below) cell (i, j); component c at flux[c * nf + j * mx + i],
 // mx = nx + 1 - d faces per row, nf = mx * (ny + d).
-extern "C" __global__ void mh_flux(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
-                                   real* __restrict__ flux, long long len, int stride, int g0, int g1, int nx, int ny,
-                                   int d, real g, int solver) {
+template <int RS>
+__device__ __forceinline__ void mh_flux_faces(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
+                                              real* __restrict__ flux, long long len, int stride, int g0, int g1,
+                                              int nx, int ny, int d, real g) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
     const int mx = nx + 1 - d, my = ny + d;
@@ -406,10 +413,25 @@ extern "C" __global__ void mh_flux(const real* __restrict__ faces, const unsigne
         const real* hi = faces + (long long)(2 * d + 1) * 4 * len;
         const q4 wl = sa ? mirror(d, load_q4(lo, len, b)) : load_q4(hi, len, a);
         const q4 wr = sb ? mirror(d, load_q4(hi, len, a)) : load_q4(lo, len, b);
-        out = to_local(d, riemann_flux(solver, g, to_local(d, wl), to_local(d, wr)));
+        out = to_local(d, riemann_flux<RS>(g, to_local(d, wl), to_local(d, wr)));
     }
     store_q4(flux, nf, f, out);
 }
+
+// The entry points of `mh_flux_faces`, one per Riemann solver: mh_flux_exact, mh_flux_hllc,
+// mh_flux_roe, mh_flux_roe_no_fix, mh_flux_hll and mh_flux_rusanov.
+#define MH_FLUX(name, RS)                                                                                         \
+    extern "C" __global__ void name(const real* __restrict__ faces, const unsigned char* __restrict__ solid,     \
+                                    real* __restrict__ flux, long long len, int stride, int g0, int g1, int nx, \
+                                    int ny, int d, real g) {                                                    \
+        mh_flux_faces<RS>(faces, solid, flux, len, stride, g0, g1, nx, ny, d, g);                               \
+    }
+MH_FLUX(mh_flux_exact, RS_EXACT)
+MH_FLUX(mh_flux_hllc, RS_HLLC)
+MH_FLUX(mh_flux_roe, RS_ROE)
+MH_FLUX(mh_flux_roe_no_fix, RS_ROE_NO_FIX)
+MH_FLUX(mh_flux_hll, RS_HLL)
+MH_FLUX(mh_flux_rusanov, RS_RUSANOV)
 
 // Step 5, in place: U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for every
 // interior fluid cell (2D grid over nx x ny); rx = dt/dx, ry = dt/dy.

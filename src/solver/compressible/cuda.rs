@@ -62,15 +62,16 @@ pub fn unsupported(cfg: &super::Config) -> Option<Invalid> {
     None
 }
 
-/// The Riemann solver's code (`RS_*` of [`slots`]).
-fn riemann_code(r: RiemannSolver) -> i64 {
+/// The flux kernel with Riemann solver `r` compiled in (`mh_flux_*` of
+/// `kernels/muscl_hancock.cu`).
+fn flux_kernel(r: RiemannSolver) -> &'static str {
     match r {
-        RiemannSolver::Exact => slots::RS_EXACT,
-        RiemannSolver::Hllc => slots::RS_HLLC,
-        RiemannSolver::Roe => slots::RS_ROE,
-        RiemannSolver::RoeNoFix => slots::RS_ROE_NO_FIX,
-        RiemannSolver::Hll => slots::RS_HLL,
-        RiemannSolver::Rusanov => slots::RS_RUSANOV,
+        RiemannSolver::Exact => "mh_flux_exact",
+        RiemannSolver::Hllc => "mh_flux_hllc",
+        RiemannSolver::Roe => "mh_flux_roe",
+        RiemannSolver::RoeNoFix => "mh_flux_roe_no_fix",
+        RiemannSolver::Hll => "mh_flux_hll",
+        RiemannSolver::Rusanov => "mh_flux_rusanov",
     }
 }
 
@@ -166,8 +167,8 @@ struct Launches {
 }
 
 enum SchemeLaunches {
-    /// `mh_faces` (then `0.5 dt / hx`, `0.5 dt / hy`), `mh_flux` per axis, `mh_update` (then
-    /// `dt / hx`, `dt / hy`).
+    /// `mh_faces` (then `0.5 dt / hx`, `0.5 dt / hy`), `mh_flux_<riemann solver>` per axis,
+    /// `mh_update` (then `dt / hx`, `dt / hy`).
     Muscl {
         faces: Launch,
         flux: Vec<Launch>,
@@ -220,9 +221,12 @@ impl Launches {
                         let out = if d == 0 { fx } else { fy.as_ref().expect("2D") };
                         let a = geometry(Args::new().p(faces).p(&b.solid).p(out), l)
                             .i(d as i64)
-                            .r(g)
-                            .i(riemann_code(cfg.riemann));
-                        bind("mh_flux", shape(l, (l.n[0] + 1 - d, l.n[1] + d)), a)
+                            .r(g);
+                        bind(
+                            flux_kernel(cfg.riemann),
+                            shape(l, (l.n[0] + 1 - d, l.n[1] + d)),
+                            a,
+                        )
                     })
                     .collect::<Result<_, _>>()?;
                 let a = Args::new().p(&b.q).p(&b.solid).p(fx);
@@ -509,7 +513,7 @@ impl<T: Real> CudaEuler<T> {
     /// restored afterwards. Returns (kernel, milliseconds per launch, bytes per launch by the
     /// model: every array the kernel reads or writes counted once, `s` bytes per value, `N`
     /// cells, `P = 4 (1 + dim)` values per CE/SE point):
-    /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux` per axis `12 N s`
+    /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_*` per axis `12 N s`
     /// (two face values in, flux out), `mh_update` `(8 + 4 dim) N s`, `cese_corners` and
     /// `cese_centres` `2 P N s`, `euler_reduce` `4 N s` (the solid mask's byte per cell is
     /// left out).
