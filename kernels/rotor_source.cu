@@ -101,17 +101,24 @@ extern "C" __global__ void disk_loads(int points, int corners, const double* __r
     point_load(R, geometry + 5 * k, v, force + 3 * k, shares + 4 * k);
 }
 
-// One thread a row of component `component`'s spreading (spread.rs `Spreading::apply`): the
-// acceleration at face rows[k] from the forces of the disk points that reach it, in their order.
+// One warp a row of component `component`'s spreading (spread.rs `Spreading::apply`): the
+// acceleration at face rows[k] from the forces of the disk points that reach it. Lane l sums the
+// row's entries l, l + 32, ... (neighbouring lanes read neighbouring entries), then the lanes'
+// sums are added in a fixed tree, so the result is the same every step and every run; it differs
+// from the CPU's sum in order by round-off. A thread a row read its own stretch of the table,
+// 32 stretches a warp load: 670 us a step on Lohry's hover grid (BENCHMARKS.md).
 extern "C" __global__ void spread_sources(int count, const unsigned* __restrict__ rows,
                                           const unsigned* __restrict__ start, const unsigned* __restrict__ point,
                                           const double* __restrict__ weight, const double* __restrict__ force,
                                           int component, real* __restrict__ accel) {
-    const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= count) return;
+    const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (k >= count) return;  // the same k for the whole warp
     double acc = 0.0;
-    for (unsigned e = start[k]; e < start[k + 1]; ++e) acc = acc + weight[e] * force[3 * point[e] + component];
-    accel[rows[k]] = (real)acc;
+    for (unsigned e = start[k] + lane; e < start[k + 1]; e += 32)
+        acc = acc + weight[e] * force[3 * point[e] + component];
+    for (int offset = 16; offset > 0; offset >>= 1) acc = acc + __shfl_down_sync(0xffffffffu, acc, offset);
+    if (lane == 0) accel[rows[k]] = (real)acc;
 }
 
 // The disk's totals (the sums of every point's shares: thrust, torque, inflow times area, work)
