@@ -98,7 +98,7 @@ pub fn choose(
 /// Half of `n` cells rounded down to an even count, so that multigrid can coarsen it at least
 /// once (93 -> 46, 66 -> 32, 128 -> 64).
 fn halved(n: usize) -> usize {
-    n / 2 & !1
+    (n / 2) & !1
 }
 
 /// The steps `s` (a few steps in, so that its `dt` is representative) takes for its flow to

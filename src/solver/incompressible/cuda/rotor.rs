@@ -105,7 +105,12 @@ impl<T: Real> DeviceRotor<T> {
                 .p(&accel[c]);
             // SAFETY: as above; `accel[c]` has the ghosted length the rows index. One warp a row.
             spread_sources.push(unsafe {
-                Launch::new(module.function("spread_sources")?, grid1(32 * rows), (BLOCK, 1, 1), a)?
+                Launch::new(
+                    module.function("spread_sources")?,
+                    grid1(32 * rows),
+                    (BLOCK, 1, 1),
+                    a,
+                )?
             });
         }
         let totals_d: DevBuf<f64> = gpu.alloc_zeros(4)?;

@@ -1,0 +1,228 @@
+//! The device buffers of a compressible solver and its kernels bound to them once
+//! ([`Launches`]): the ghost cells, the scheme's kernels and the step reduction, with the
+//! launch shapes and the codes the kernels read.
+
+use super::super::config::Bc;
+use super::super::layout::Layout;
+use crate::backend::cuda::{Arg, Args, CudaError, DevBuf, Launch, Module, Scalars, limiter_code, slots};
+use crate::case::RiemannSolver;
+use crate::solver::real::Real;
+
+/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D.
+pub(super) const B2: (u32, u32, u32) = (32, 8, 1);
+pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
+
+/// The flux kernel with Riemann solver `r` compiled in (`mh_flux_*` of
+/// `kernels/muscl_hancock.cu`).
+fn flux_kernel(r: RiemannSolver) -> &'static str {
+    match r {
+        RiemannSolver::Exact => "mh_flux_exact",
+        RiemannSolver::Hllc => "mh_flux_hllc",
+        RiemannSolver::Roe => "mh_flux_roe",
+        RiemannSolver::RoeNoFix => "mh_flux_roe_no_fix",
+        RiemannSolver::Hll => "mh_flux_hll",
+        RiemannSolver::Rusanov => "mh_flux_rusanov",
+    }
+}
+
+/// Boundary kinds two bits per side (`EBC_*` of [`slots`]).
+fn pack_bc(bc: &[Bc; 4]) -> i64 {
+    bc.iter().enumerate().fold(0, |acc, (side, b)| {
+        let code = match b {
+            Bc::Reflective => slots::EBC_REFLECTIVE,
+            Bc::Transmissive => slots::EBC_TRANSMISSIVE,
+            Bc::Periodic => slots::EBC_PERIODIC,
+            Bc::Inflow(_) => slots::EBC_INFLOW,
+        };
+        acc | (code << (2 * side))
+    })
+}
+
+pub(super) fn grid_of(n: (usize, usize), block: (u32, u32, u32)) -> (u32, u32, u32) {
+    (
+        (n.0 as u32).div_ceil(block.0).max(1),
+        (n.1 as u32).div_ceil(block.1).max(1),
+        1,
+    )
+}
+
+/// The block shape and grid of a kernel over `n` threads (x, y) of layout `l`.
+pub(super) fn shape(l: &Layout, n: (usize, usize)) -> ((u32, u32, u32), (u32, u32, u32)) {
+    let block = if l.dim == 2 { B2 } else { B1 };
+    (grid_of(n, block), block)
+}
+
+/// Arguments `len, stride, g0, g1, nx, ny` of layout `l` after `a`.
+pub(super) fn geometry(a: Args, l: &Layout) -> Args {
+    a.l(l.len() as i64)
+        .i(l.stride as i64)
+        .i(l.g[0] as i64)
+        .i(l.g[1] as i64)
+        .i(l.n[0] as i64)
+        .i(l.n[1] as i64)
+}
+
+/// Device work arrays of the scheme.
+pub(super) enum Work<T> {
+    /// Face values (`2 dim` faces x 4 components per padded cell), fluxes through the x faces
+    /// (`4 (nx + 1) ny`) and the y faces (`4 nx (ny + 1)`, 2D only).
+    Muscl {
+        faces: DevBuf<T>,
+        fx: DevBuf<T>,
+        fy: Option<DevBuf<T>>,
+    },
+    /// Centre gradients (padded, `qy` in 2D only) and the corner points
+    /// (`4 (1 + dim)` values per corner).
+    Cese {
+        qx: DevBuf<T>,
+        qy: Option<DevBuf<T>>,
+        corners: DevBuf<T>,
+    },
+}
+
+/// The device buffers of a solver.
+pub(super) struct Buffers<T> {
+    /// Conserved variables, structure of arrays over the padded layout.
+    pub(super) q: DevBuf<T>,
+    pub(super) solid: DevBuf<u8>,
+    /// Conserved inflow state per side (`4 side + c`), for the current gamma.
+    pub(super) inflow: DevBuf<T>,
+    pub(super) work: Work<T>,
+    /// Block partials of the step reduction (3 per block) and first bad cells (1 per block).
+    pub(super) part: DevBuf<T>,
+    pub(super) bad_part: DevBuf<i32>,
+    /// Reduced: max wave rate, min density, min pressure (and a spare slot); first bad cell.
+    pub(super) sc: Scalars<T>,
+    pub(super) bad: Scalars<i32>,
+}
+
+/// The kernels of a step and of the step reduction, bound to a solver's [`Buffers`] and
+/// configuration (rebuilt when the configuration changes). Where named, the trailing arguments
+/// that depend on the step size are passed per launch.
+pub(super) struct Launches {
+    /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`).
+    pub(super) ghosts: Vec<Launch>,
+    pub(super) scheme: SchemeLaunches,
+    /// `euler_reduce` over the interior and its one-block `euler_reduce_finalize`.
+    pub(super) reduce: Launch,
+    pub(super) finalize: Launch,
+}
+
+pub(super) enum SchemeLaunches {
+    /// `mh_faces` (then `0.5 dt / hx`, `0.5 dt / hy`), `mh_flux_<riemann solver>` per axis,
+    /// `mh_update` (then `dt / hx`, `dt / hy`).
+    Muscl {
+        faces: Launch,
+        flux: Vec<Launch>,
+        update: Launch,
+    },
+    /// `cese_corners` and `cese_centres` (each then `dt`, `hx`, `hy`).
+    Cese { corners: Launch, centres: Launch },
+}
+
+impl Launches {
+    pub(super) fn new<T: Real>(
+        m: &Module,
+        cfg: &super::super::Config,
+        l: &Layout,
+        b: &Buffers<T>,
+    ) -> Result<Self, CudaError> {
+        let g = T::of(cfg.gamma);
+        let h = cfg.grid.spacing;
+        type Shape = ((u32, u32, u32), (u32, u32, u32));
+        let bind = |name: &'static str, (grid, block): Shape, a: Args| -> Result<Launch, CudaError> {
+            // SAFETY: every call passes the leading arguments of the named kernel of
+            // kernels/muscl_hancock.cu, cese.cu or euler.cuh, in order, with `b`'s buffers
+            // allocated for this layout; the solver owns the buffers and the launches together.
+            unsafe { m.bind(name, grid, block, a) }
+        };
+        let (gx, gy) = match &b.work {
+            Work::Cese { qx, qy, .. } => (qx.ptr, qy.as_ref().map_or(0, |b| b.ptr)),
+            Work::Muscl { .. } => (0, 0),
+        };
+        let ghosts = (0..l.dim)
+            .rev()
+            .map(|d| {
+                let span = if d == 1 { l.n[0] } else { l.n[1] + 2 * l.g[1] };
+                let threads = span * l.g[d] * 2;
+                let a = Args::new()
+                    .p(&b.q)
+                    .arg(Arg::Ptr(gx))
+                    .arg(Arg::Ptr(gy))
+                    .p(&b.inflow);
+                let a = geometry(a, l).i(d as i64).i(pack_bc(&cfg.bc));
+                bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
+            })
+            .collect::<Result<_, _>>()?;
+        let interior = shape(l, (l.n[0], l.n[1]));
+        let scheme = match &b.work {
+            Work::Muscl { faces, fx, fy } => {
+                let a = geometry(Args::new().p(&b.q).p(&b.solid).p(faces), l)
+                    .i(l.dim as i64)
+                    .r(g)
+                    .i(limiter_code(cfg.limiter))
+                    .i(cfg.characteristic as i64);
+                let faces_launch = bind("mh_faces", shape(l, (l.stride, l.rows)), a)?;
+                let flux = (0..l.dim)
+                    .map(|d| {
+                        let out = if d == 0 { fx } else { fy.as_ref().expect("2D") };
+                        let a = geometry(Args::new().p(faces).p(&b.solid).p(out), l)
+                            .i(d as i64)
+                            .r(g);
+                        bind(
+                            flux_kernel(cfg.riemann),
+                            shape(l, (l.n[0] + 1 - d, l.n[1] + d)),
+                            a,
+                        )
+                    })
+                    .collect::<Result<_, _>>()?;
+                let a = Args::new().p(&b.q).p(&b.solid).p(fx);
+                let a = match fy {
+                    Some(fy) => a.p(fy),
+                    None => a.null(),
+                };
+                let update = bind("mh_update", interior, geometry(a, l).i(l.dim as i64))?;
+                SchemeLaunches::Muscl {
+                    faces: faces_launch,
+                    flux,
+                    update,
+                }
+            }
+            Work::Cese { qx, qy, corners } => {
+                let a = Args::new().p(&b.q).p(qx);
+                let a = match qy {
+                    Some(qy) => a.p(qy),
+                    None => a.null(),
+                };
+                let a = geometry(a.p(corners), l).i(l.dim as i64).r(g).r(T::of(cfg.alpha));
+                let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
+                SchemeLaunches::Cese {
+                    corners: bind("cese_corners", shape(l, n_corners), a.clone())?,
+                    centres: bind("cese_centres", interior, a)?,
+                }
+            }
+        };
+        let a = geometry(Args::new().p(&b.q).p(&b.solid), l)
+            .i(l.dim as i64)
+            .r(g)
+            .r(T::of(1.0 / h[0]))
+            .r(T::of(1.0 / h[1]))
+            .p(&b.part)
+            .p(&b.bad_part);
+        let reduce = bind("euler_reduce", interior, a)?;
+        let blocks = interior.0.0 * interior.0.1;
+        let a = Args::new()
+            .p(&b.part)
+            .p(&b.bad_part)
+            .i(blocks as i64)
+            .p(&b.sc.dev)
+            .p(&b.bad.dev);
+        let finalize = bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)?;
+        Ok(Launches {
+            ghosts,
+            scheme,
+            reduce,
+            finalize,
+        })
+    }
+}
