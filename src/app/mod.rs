@@ -6,6 +6,7 @@
 //! Pan/zoom, probe, rake and click seeding act on the field view; a 3D state's 3D view
 //! ([`view3d`]) turns, pans and zooms with its orbit camera.
 
+mod camera_control;
 mod canvas2d;
 mod capture;
 mod present;
@@ -451,7 +452,9 @@ impl App {
             let response = ui.allocate_rect(canvas_rect, egui::Sense::click_and_drag());
             if view3d::active(state) {
                 let viewport = w.viewport();
-                w.view3d.interact(ui, &response, viewport, &mut state.view);
+                w.view3d
+                    .control
+                    .interact(ui, &response, viewport, &mut state.view);
             } else {
                 interact(ui, &response, state, w);
                 let (viewport, extent, ppp) = (w.viewport(), w.frame.extent, ui.ctx().pixels_per_point());
@@ -556,7 +559,7 @@ impl App {
                     );
                 }
                 Request::ToggleVideo => toggle_video(w, state),
-                Request::View3d(axis) => w.view3d.request(axis),
+                Request::View3d(axis) => w.view3d.control.request(axis),
             }
         }
         if let Some(v) = w.video.as_mut() {
@@ -593,7 +596,7 @@ impl App {
             w.last_domain = (w.frame.origin, w.frame.extent);
         }
         if refit && solid {
-            w.view3d.reset();
+            w.view3d.control.reset();
         }
         let viewport = w.viewport();
         if has_frame && solid {
