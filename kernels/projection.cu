@@ -96,8 +96,9 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
 // / h_a, the face values q_f of `face_value`, the advecting velocities a_a averaged to the
 // control volume's faces (q itself along a = c, component a along the others); then
 // F = q + dt (w_new H + w_old H_old) with `ab2` (H stored as the next step's H_old), else
-// F = q + dt H (forward Euler, no history traffic). A momentum source s (a rotor's accelerations,
-// kernels/rotor_source.cu; null without one) is part of H: H = nu lap - conv + s. One instance per convection scheme, so that
+// F = q + dt H (forward Euler, no history traffic). A momentum source s (a rotor's
+// accelerations, kernels/rotor_source.cu; null without one) is part of H: H = nu lap - conv + s.
+// One instance per convection scheme, so that
 // central and upwind differencing neither read the second neighbours nor evaluate their periodic
 // wrap (the predictor is issue-bound, not bandwidth-bound).
 template <int SCHEME, int C>
@@ -179,8 +180,9 @@ __device__ __forceinline__ void predict_all(const Stag& g, const real* const vel
 }
 
 // The predictor of every component on its advanced faces (upper index hi_c along axis c), dt and
-// the AB2 weights from the clock, with the momentum sources s (null pointers: none). Threads as in the Poisson stencil kernels (common.cuh TBX x TBY,
-// TROWS rows each, TBY apart): more independent loads in flight per thread.
+// the AB2 weights from the clock, with the momentum sources s (null pointers: none). Threads as
+// in the Poisson stencil kernels (common.cuh TBX x TBY, TROWS rows each, TBY apart): more
+// independent loads in flight per thread.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     predict(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int scheme, int lim, real dx, real dy,
             real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock,

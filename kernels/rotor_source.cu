@@ -2,10 +2,11 @@
 // rotor_source.rs `RotorSource::update`): each step, the velocity at the disk's points from the
 // sampling tables, each point's blade-element (or uniform) load, the loads spread onto every
 // velocity component's faces as accelerations through the spreading tables, and the disk's
-// totals. The tables are the CPU's, built once on the host; the loads are
-// evaluated in double for either precision, as on the CPU, and summed in the CPU's order (the
-// spreading's rows) with --fmad=false, so the accelerations match the CPU's up to the math
-// library's atan2, sin and cos. The totals are summed by one block in a tree, in double.
+// totals. The tables are the CPU's, built once on the host; the loads are evaluated in double
+// for either precision, as on the CPU, with --fmad=false, so they match the CPU's up to the math
+// library's atan2, sin and cos. Each spreading row is summed by a warp in a fixed tree (the CPU
+// sums it in order), and the totals by one block in a tree, in double: both differ from the
+// CPU's by round-off and are the same from run to run.
 //
 // Disk point k's geometry is geometry[5 k ..]: radius r, area, and the unit vector e_psi of the
 // direction of rotation there. Lengths, speeds and forces in the case's units; angles in radians.

@@ -7,8 +7,9 @@
 //! and SIMPLER's (`cases/rotor_climb_simpler.toml`, the sources each outer iteration) after 40
 //! outer iterations.
 //! Bounds: relative L2 of u, v, w, p and the relative difference of the thrust, power and
-//! inflow at most 1e-10 in f64 (the same operations in the same order without fused
-//! multiply-adds; only atan2, sin and cos are the device's, within an ulp or two), 1e-4 in f32.
+//! inflow at most 1e-10 in f64 (the same operations without fused multiply-adds; atan2, sin and
+//! cos are the device's, within an ulp or two, and the spreading's rows and the totals are
+//! summed in trees instead of in order: round-off), 1e-4 in f32.
 //! Skipped (with the reason printed) where no CUDA device, driver or NVRTC is usable.
 
 mod common;

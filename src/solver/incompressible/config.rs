@@ -385,17 +385,16 @@ impl Config {
         if self.poisson.kind != PressureSolverKind::Multigrid {
             return None;
         }
-        let (cells, coarsens) = match self.grid.dim {
-            2 => {
-                let op = self.pressure_operator::<f64, 2>();
-                (op.len(), op.coarsen().is_some())
-            }
-            _ => {
-                let op = self.pressure_operator::<f64, 3>();
-                (op.len(), op.coarsen().is_some())
-            }
+        fn coarsens<const D: usize>(cfg: &Config) -> bool {
+            cfg.pressure_operator::<f64, D>().coarsen().is_some()
+        }
+        let coarsens = if self.grid.dim == 2 {
+            coarsens::<2>(self)
+        } else {
+            coarsens::<3>(self)
         };
         let n = &self.grid.n[..self.grid.dim];
+        let cells: usize = n.iter().product();
         (cells > 64 && !coarsens).then(|| {
             let sizes: Vec<String> = n.iter().map(|n| n.to_string()).collect();
             format!(

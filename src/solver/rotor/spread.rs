@@ -8,8 +8,9 @@
 //!
 //! The disk's points do not move, so the spreading is a fixed sparse matrix ([`Spreading`]),
 //! built once and stored by rows (grid points): a row's source is a sum over the disk points
-//! that reach it, in their order. The CPU and `kernels/rotor_source.cu` `spread_sources` apply
-//! the same rows in the same order.
+//! that reach it, in their order. The CPU sums each row in that order; `kernels/rotor_source.cu`
+//! `spread_sources` sums a row with a warp (lane `l` entries `l, l + 32, ...`, then a fixed
+//! tree), so the two differ by round-off.
 
 use rayon::prelude::*;
 

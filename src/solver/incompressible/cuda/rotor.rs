@@ -107,7 +107,8 @@ impl<T: Real> DeviceRotor<T> {
             spread_sources.push(unsafe {
                 Launch::new(
                     module.function("spread_sources")?,
-                    grid1(32 * rows),
+                    // BLOCK / 32 rows a block (rows fit 32 bits: RotorSetup::from_spec).
+                    ((rows as u32).div_ceil(BLOCK / 32).max(1), 1, 1),
                     (BLOCK, 1, 1),
                     a,
                 )?
