@@ -1,7 +1,8 @@
 // The CE/SE scheme on the device, kernel for kernel the CPU's (src/solver/compressible/cese.rs):
-// per step euler_ghosts (values and gradients, y then x), cese_corners (centres -> corners, one
-// thread per corner), cese_centres (corners -> centres, one thread per interior cell),
-// euler_reduce. Storage and operation order: see euler.cuh.
+// per step euler_step_dt, euler_ghosts (values and gradients, y then x), cese_corners (centres ->
+// corners, one thread per corner), cese_centres (corners -> centres, one thread per interior
+// cell, the step reduction fused in), euler_reduce_finalize. Storage and operation order: see
+// euler.cuh.
 //
 // A solution point carries u, u_x and (2D) u_y, P = 4 (1 + dim) values. Centre gradients live
 // in qx, qy (padded layout like q; qy only in 2D). Corner (ci, cj), 0 <= ci <= nx,
@@ -28,6 +29,15 @@ __device__ __forceinline__ q4 jac_x(real g, q4 q, q4 v) {
 // Flux Jacobian along axis d applied to v.
 __device__ __forceinline__ q4 jac(real g, int d, q4 q, q4 v) { return to_local(d, jac_x(g, to_local(d, q), to_local(d, v))); }
 
+// x^alpha in the weights (cese.rs `weight_power`): the exact product for alpha 0, 1 and 2, pow
+// otherwise.
+__device__ __forceinline__ real weight_power(real x, real alpha) {
+    if (alpha == (real)0) return (real)1;
+    if (alpha == (real)1) return x;
+    if (alpha == (real)2) return x * x;
+    return libm_pow_real(x, alpha);
+}
+
 // The alpha-weighted average of M candidate gradients cand[i] = (x, y), per variable:
 // W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} (|grad_l| / max |grad|)^alpha, the plain
 // average where all candidates vanish. Each power is computed once and reused in the products
@@ -47,7 +57,7 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
         if (tmax > (real)0) {
             real pw[M];
 #pragma unroll
-            for (int l = 0; l < M; l++) pw[l] = libm_pow_real(theta[l] / tmax, alpha);
+            for (int l = 0; l < M; l++) pw[l] = weight_power(theta[l] / tmax, alpha);
 #pragma unroll
             for (int i = 0; i < M; i++) {
                 real w = 1;
@@ -182,9 +192,9 @@ __device__ __forceinline__ void corner(const real* __restrict__ q, const real* _
     if (DIM == 2) store_q4(corners + 8 * nc, nc, m, p.y);
 }
 
-// A centre point from its corners.
+// A centre point from its corners; returns its new conserved state.
 template <int DIM>
-__device__ __forceinline__ void centre(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
+__device__ __forceinline__ q4 centre(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
                                        const real* __restrict__ corners, long long len, int stride, int g0, int g1,
                                        int nx, int cy, int i, int j, real g, real alpha, real dt, real hx, real hy) {
     const long long nc = (long long)(nx + 1) * cy;
@@ -201,6 +211,7 @@ __device__ __forceinline__ void centre(real* __restrict__ q, real* __restrict__ 
     store_q4(q, len, k, p.u);
     store_q4(qx, len, k, p.x);
     if (DIM == 2) store_q4(qy, len, k, p.y);
+    return p.u;
 }
 
 // First half-step: the corner points from the centre points around them (ghosts filled), one
@@ -208,7 +219,8 @@ __device__ __forceinline__ void centre(real* __restrict__ q, real* __restrict__ 
 extern "C" __global__ void cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
                                         const real* __restrict__ qy, real* __restrict__ corners, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
-                                        real dt, real hx, real hy) {
+                                        const double* __restrict__ clock, real hx, real hy) {
+    const real dt = (real)clock[EK_DT];
     const int ci = blockIdx.x * blockDim.x + threadIdx.x;
     const int cj = blockIdx.y * blockDim.y + threadIdx.y;
     const int cy = dim == 2 ? ny + 1 : 1;
@@ -221,17 +233,24 @@ extern "C" __global__ void cese_corners(const real* __restrict__ q, const real* 
 }
 
 // Second half-step: the interior centre points from their corners, one thread per cell (2D grid
-// over nx x ny), written to q, qx and (2D) qy.
+// over nx x ny), written to q, qx and (2D) qy, with the step reduction of the new state fused in
+// (write_partials of cell_stats; inv_dx, inv_dy as euler_reduce). Nothing once the step is
+// halted.
 extern "C" __global__ void cese_centres(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
                                         const real* __restrict__ corners, long long len, int stride, int g0, int g1,
-                                        int nx, int ny, int dim, real g, real alpha, real dt, real hx, real hy) {
+                                        int nx, int ny, int dim, real g, real alpha, const double* __restrict__ clock,
+                                        real hx, real hy, real inv_dx, real inv_dy, real* __restrict__ part,
+                                        int* __restrict__ bad) {
+    HALTED(clock);
+    const real dt = (real)clock[EK_DT];
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= nx || j >= ny) return;
-    const int cy = dim == 2 ? ny + 1 : 1;
-    if (dim == 2) {
-        centre<2>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy);
-    } else {
-        centre<1>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy);
+    step_stats st = no_stats();
+    if (i < nx && j < ny) {
+        const int cy = dim == 2 ? ny + 1 : 1;
+        const q4 u = dim == 2 ? centre<2>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy)
+                              : centre<1>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy);
+        st = cell_stats(g, dim, inv_dx, inv_dy, u, i, j, nx);
     }
+    write_partials(st, part, bad);
 }

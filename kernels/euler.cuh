@@ -83,6 +83,13 @@ __device__ __forceinline__ bool admissible(q4 w) {
            isfinite(w.c[3]);
 }
 
+// The compressible step clock (doubles, EK_* of src/backend/cuda/slots.rs): the last step's dt,
+// the time, the steps, the host's cap on dt, the halt code; the wave rate the last step's dt came
+// from; the current state's step reduction. A kernel that writes the state returns at once once
+// the step is halted (euler_step_dt), so the rest of a batch of steps leaves the state alone.
+#define HALTED(clock) \
+    if ((clock)[EK_HALT] != 0.0) return;
+
 // Boundary kinds, two bits per side (left, right, bottom, top) in `bcs`: EBC_* of
 // src/backend/cuda/slots.rs.
 
@@ -92,10 +99,12 @@ __device__ __forceinline__ bool admissible(q4 w) {
 // inside, normal momentum reversed; transmissive and inflow: the boundary cell (inflow then takes
 // the prescribed conserved state inflow[4 side + c]); periodic: cell n - k of the opposite side.
 // With gradients (gx, gy non-null, CE/SE): copied at periodic sides, mirrored at reflective ones
-// (sign flipped along the wall normal except the normal momentum), zero elsewhere.
+// (sign flipped along the wall normal except the normal momentum), zero elsewhere. Nothing once
+// the step is halted.
 extern "C" __global__ void euler_ghosts(real* __restrict__ q, real* __restrict__ gx, real* __restrict__ gy,
                                         const real* __restrict__ inflow, long long len, int stride, int g0,
-                                        int g1, int nx, int ny, int d, int bcs) {
+                                        int g1, int nx, int ny, int d, int bcs, const double* __restrict__ clock) {
+    HALTED(clock);
     const int g = d == 0 ? g0 : g1;
     const int n = d == 0 ? nx : ny;
     const int span = d == 1 ? nx : ny + 2 * g1;
@@ -169,34 +178,44 @@ struct IMinOp {
 // +infinity in the working precision.
 #define REAL_INF ((real)__int_as_float(0x7f800000))
 
-// Step reduction over the interior fluid cells, one thread per cell (2D grid over nx x ny):
-// the largest wave rate max_d (|u_d| + c) / dx_d (mod.rs `wave_rate`), the smallest density
-// and pressure, and the first inadmissible cell (j nx + i, row-major as `check_state`). Block
-// b writes part[b], part[nb + b], part[2 nb + b] and bad[b].
-extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsigned char* __restrict__ solid,
-                                        long long len, int stride, int g0, int g1, int nx, int ny, int dim,
-                                        real g, real inv_dx, real inv_dy, real* __restrict__ part,
-                                        int* __restrict__ bad) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    real rate = 0, rho = REAL_INF, p = REAL_INF;
-    int first = NO_BAD_CELL;
-    if (i < nx && j < ny) {
-        const long long k = (long long)(j + g1) * stride + i + g0;
-        if (!solid[k]) {
-            const q4 w = primitive(g, load_q4(q, len, k));
-            const real c = sound_speed(g, w.c[0], w.c[3]);
-            rate = (fabs(w.c[1]) + c) * inv_dx;
-            if (dim == 2) rate = fmax(rate, (fabs(w.c[2]) + c) * inv_dy);
-            rho = w.c[0];
-            p = w.c[3];
-            if (!admissible(w)) first = j * nx + i;
-        }
-    }
-    const real r = block_reduce(rate, (real)0, MaxOp());
-    const real lo_rho = block_reduce(rho, REAL_INF, MinOp());
-    const real lo_p = block_reduce(p, REAL_INF, MinOp());
-    const int b = block_reduce(first, NO_BAD_CELL, IMinOp());
+// A cell's share of the step reduction (mod.rs `wave_rate` and `check_state`): the wave rate
+// max_d (|u_d| + c) / dx_d, the density, the pressure and, if inadmissible, its row-major index
+// j nx + i; the identities for a cell outside the interior or solid.
+struct step_stats {
+    real rate, rho, p;
+    int first;
+};
+
+__device__ __forceinline__ step_stats no_stats() {
+    step_stats s;
+    s.rate = 0;
+    s.rho = REAL_INF;
+    s.p = REAL_INF;
+    s.first = NO_BAD_CELL;
+    return s;
+}
+
+__device__ __forceinline__ step_stats cell_stats(real g, int dim, real inv_dx, real inv_dy, q4 u, int i, int j,
+                                                 int nx) {
+    const q4 w = primitive(g, u);
+    const real c = sound_speed(g, w.c[0], w.c[3]);
+    step_stats s;
+    s.rate = (fabs(w.c[1]) + c) * inv_dx;
+    if (dim == 2) s.rate = fmax(s.rate, (fabs(w.c[2]) + c) * inv_dy);
+    s.rho = w.c[0];
+    s.p = w.c[3];
+    s.first = admissible(w) ? NO_BAD_CELL : j * nx + i;
+    return s;
+}
+
+// The block's partials of the step reduction: block b of nb writes part[b] (max rate),
+// part[nb + b] (min density), part[2 nb + b] (min pressure) and bad[b] (first bad cell). Every
+// thread of the block must call it.
+__device__ __forceinline__ void write_partials(step_stats s, real* __restrict__ part, int* __restrict__ bad) {
+    const real r = block_reduce(s.rate, (real)0, MaxOp());
+    const real lo_rho = block_reduce(s.rho, REAL_INF, MinOp());
+    const real lo_p = block_reduce(s.p, REAL_INF, MinOp());
+    const int b = block_reduce(s.first, NO_BAD_CELL, IMinOp());
     if (thread_linear() == 0) {
         const int nb = gridDim.x * gridDim.y, me = block_linear();
         part[me] = r;
@@ -206,10 +225,27 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
     }
 }
 
-// One block: the partials of euler_reduce (nb blocks) into sc[0] (max wave rate), sc[1] (min
-// density), sc[2] (min pressure) and ibad[0] (first inadmissible cell or NO_BAD_CELL).
+// Step reduction over the interior fluid cells of a state no step has written (after a
+// restart or a change of gamma; a step fuses it into its update), one thread per cell (2D
+// grid over nx x ny): write_partials of cell_stats.
+extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsigned char* __restrict__ solid,
+                                        long long len, int stride, int g0, int g1, int nx, int ny, int dim,
+                                        real g, real inv_dx, real inv_dy, real* __restrict__ part,
+                                        int* __restrict__ bad) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    step_stats s = no_stats();
+    if (i < nx && j < ny) {
+        const long long k = (long long)(j + g1) * stride + i + g0;
+        if (!solid[k]) s = cell_stats(g, dim, inv_dx, inv_dy, load_q4(q, len, k), i, j, nx);
+    }
+    write_partials(s, part, bad);
+}
+
+// One block: the partials of nb blocks into the clock: EK_RATE (max wave rate), EK_MIN_DENSITY,
+// EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double.
 extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
-                                                 real* __restrict__ sc, int* __restrict__ ibad) {
+                                                 double* __restrict__ clock) {
     real r = 0, lo_rho = REAL_INF, lo_p = REAL_INF;
     int first = NO_BAD_CELL;
     for (int k = thread_linear(); k < nb; k += block_threads()) {
@@ -223,9 +259,32 @@ extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, 
     lo_p = block_reduce(lo_p, REAL_INF, MinOp());
     first = block_reduce(first, NO_BAD_CELL, IMinOp());
     if (thread_linear() == 0) {
-        sc[0] = r;
-        sc[1] = lo_rho;
-        sc[2] = lo_p;
-        ibad[0] = first;
+        clock[EK_RATE] = (double)r;
+        clock[EK_MIN_DENSITY] = (double)lo_rho;
+        clock[EK_MIN_PRESSURE] = (double)lo_p;
+        clock[EK_BAD_CELL] = (double)first;
     }
+}
+
+// The size of the next step, chosen on the device (mod.rs `time_step`, the same operations in
+// double), one thread: the step halts (EK_HALT = HALT_BAD_CELL) where the current state has an
+// inadmissible cell, or (HALT_WAVE_RATE) where its wave rate is not finite and positive; else
+// dt = min(cfl / rate, cap), and the clock moves on by dt and one step.
+extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl) {
+    if (threadIdx.x != 0) return;
+    HALTED(clock);
+    const double rate = clock[EK_RATE];
+    if (clock[EK_BAD_CELL] != (double)NO_BAD_CELL) {
+        clock[EK_HALT] = HALT_BAD_CELL;
+        return;
+    }
+    if (!(isfinite(rate) && rate > 0.0)) {
+        clock[EK_HALT] = HALT_WAVE_RATE;
+        return;
+    }
+    const double dt = fmin(cfl / rate, clock[EK_DT_CAP]);
+    clock[EK_DT] = dt;
+    clock[EK_TIME] = clock[EK_TIME] + dt;
+    clock[EK_STEPS] = clock[EK_STEPS] + 1.0;
+    clock[EK_STEP_RATE] = rate;
 }

@@ -1,8 +1,8 @@
 // The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
 // (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
-// euler_ghosts (y then x), mh_faces (slopes and the Hancock half-step, one thread per cell),
-// mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread per cell),
-// euler_reduce.
+// euler_step_dt, euler_ghosts (y then x), mh_faces (slopes and the Hancock half-step, one thread
+// per cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread
+// per cell, the step reduction fused in), euler_reduce_finalize.
 // Storage and operation order: see euler.cuh.
 #include "common.cuh"
 #include "euler.cuh"
@@ -334,7 +334,8 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
 // Steps 1-3 of the scheme for every fluid cell within one cell of the interior (2D grid over
 // the padded array, stride x (ny + 2 g1)): limited slopes along each axis (a solid neighbour is
 // replaced by the mirror image of the cell), face values W -/+ D/2, and the unsplit Hancock
-// half-step U <- U + sum_d half_dt_d (F_d(W_d^-) - F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d).
+// half-step U <- U + sum_d half_dt_d (F_d(W_d^-) - F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d)
+// with dt the clock's (rounded from double as the host rounds it; dx, dy in double).
 // Where an evolved value is inadmissible all faces of the cell fall back to its average. Face e
 // (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
 // primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
@@ -342,8 +343,9 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
 // memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md).
 extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned char* __restrict__ solid,
                                     real* __restrict__ faces, long long len, int stride, int g0, int g1,
-                                    int nx, int ny, int dim, real g, int lim, int characteristic, real half_dt_x,
-                                    real half_dt_y) {
+                                    int nx, int ny, int dim, real g, int lim, int characteristic,
+                                    const double* __restrict__ clock, double dx, double dy) {
+    const real half_dt_x = (real)(0.5 * clock[EK_DT] / dx), half_dt_y = (real)(0.5 * clock[EK_DT] / dy);
     const int ii = blockIdx.x * blockDim.x + threadIdx.x;
     const int jj = blockIdx.y * blockDim.y + threadIdx.y;
     if (ii >= stride || jj >= ny + 2 * g1) return;
@@ -434,25 +436,35 @@ MH_FLUX(mh_flux_hll, RS_HLL)
 MH_FLUX(mh_flux_rusanov, RS_RUSANOV)
 
 // Step 5, in place: U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for every
-// interior fluid cell (2D grid over nx x ny); rx = dt/dx, ry = dt/dy.
+// interior fluid cell (2D grid over nx x ny), dt/dx and dt/dy rounded from the clock's dt in
+// double (dx, dy), with the step reduction of the new state fused in (write_partials of
+// cell_stats; inv_dx = 1/dx, inv_dy = 1/dy in the working precision, as euler_reduce). Nothing
+// once the step is halted.
 extern "C" __global__ void mh_update(real* __restrict__ q, const unsigned char* __restrict__ solid,
                                      const real* __restrict__ fx, const real* __restrict__ fy, long long len,
-                                     int stride, int g0, int g1, int nx, int ny, int dim, real rx, real ry) {
+                                     int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock,
+                                     double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,
+                                     int* __restrict__ bad) {
+    HALTED(clock);
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= nx || j >= ny) return;
+    const real rx = (real)(clock[EK_DT] / dx), ry = (real)(clock[EK_DT] / dy);
+    step_stats st = no_stats();
     const long long k = (long long)(j + g1) * stride + i + g0;
-    if (solid[k]) return;
-    const long long nfx = (long long)(nx + 1) * ny, fxm = (long long)j * (nx + 1) + i;
-    const q4 u = load_q4(q, len, k);
-    const q4 xm = load_q4(fx, nfx, fxm), xp = load_q4(fx, nfx, fxm + 1);
-    q4 out;
-    if (dim == 2) {
-        const long long nfy = (long long)nx * (ny + 1), fym = (long long)j * nx + i;
-        const q4 ym = load_q4(fy, nfy, fym), yp = load_q4(fy, nfy, fym + nx);
-        for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - (rx * (xp.c[c] - xm.c[c]) + ry * (yp.c[c] - ym.c[c]));
-    } else {
-        for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (xp.c[c] - xm.c[c]);
+    if (i < nx && j < ny && !solid[k]) {
+        const long long nfx = (long long)(nx + 1) * ny, fxm = (long long)j * (nx + 1) + i;
+        const q4 u = load_q4(q, len, k);
+        const q4 xm = load_q4(fx, nfx, fxm), xp = load_q4(fx, nfx, fxm + 1);
+        q4 out;
+        if (dim == 2) {
+            const long long nfy = (long long)nx * (ny + 1), fym = (long long)j * nx + i;
+            const q4 ym = load_q4(fy, nfy, fym), yp = load_q4(fy, nfy, fym + nx);
+            for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - (rx * (xp.c[c] - xm.c[c]) + ry * (yp.c[c] - ym.c[c]));
+        } else {
+            for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (xp.c[c] - xm.c[c]);
+        }
+        store_q4(q, len, k, out);
+        st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
     }
-    store_q4(q, len, k, out);
+    write_partials(st, part, bad);
 }

@@ -354,11 +354,14 @@ mod tests {
             } else {
                 Param::F64
             };
-            // mh_update(q, solid, fx, fy, len, stride, g0, g1, nx, ny, dim, dt/dx, dt/dy).
+            // mh_update(q, solid, fx, fy, len, stride, g0, g1, nx, ny, dim, clock, dx, dy, g,
+            // inv_dx, inv_dy, part, bad).
             let update = ptx.entry("mh_update").expect("mh_update");
             let mut want = vec![Param::Word64; 5];
             want.extend(vec![Param::Word32; 6]);
-            want.extend([real.clone(), real]);
+            want.extend([Param::Word64, Param::F64, Param::F64]);
+            want.extend(vec![real; 3]);
+            want.extend([Param::Word64, Param::Word64]);
             assert_eq!(update.params, want, "{precision}");
         }
     }

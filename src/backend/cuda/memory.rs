@@ -192,6 +192,23 @@ impl<T: Copy + Default> Scalars<T> {
     pub fn host(&self) -> &[T] {
         self.host.as_slice()
     }
+
+    /// The host copy, to fill before [`Scalars::push`]; call only after the stream was
+    /// synchronised past the last copy from or into it.
+    pub fn host_mut(&mut self) -> &mut [T] {
+        unsafe { std::slice::from_raw_parts_mut(self.host.ptr, self.host.len) }
+    }
+
+    /// Enqueues the copy of the host copy's first `len` values to the device on the compute
+    /// stream (before the work enqueued after it), without waiting.
+    pub fn push(&mut self, len: usize) -> Result<(), CudaError> {
+        assert!(len <= self.dev.len, "push size");
+        let gpu = self.dev.gpu.clone();
+        gpu.bind()?;
+        let src = &self.host.as_slice()[..len];
+        unsafe { drv::memcpy_htod_async(self.dev.ptr, src, gpu.stream) }?;
+        Ok(())
+    }
 }
 
 /// A CPU copy of a solver's device state (`cpu`, e.g. the CPU solver whose code samples,

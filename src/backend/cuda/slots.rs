@@ -3,8 +3,8 @@
 //! launch with, the codes of limiters, Riemann solvers and boundary kinds, and marker values. [`defines`] writes them as `#define NAME value` lines that
 //! [`super::KernelSet::full_source`] puts at the top of every compilation unit, so no kernel
 //! file or header defines them again.
-//! The projection family's step clock (`CK_*`), halt flag and velocity boundary kinds are here
-//! too.
+//! The projection family's step clock (`CK_*`), halt flag and velocity boundary kinds, and the
+//! compressible solvers' step clock (`EK_*`), are here too.
 
 /// Declares each constant and lists it in [`ALL`] under its own name.
 macro_rules! shared {
@@ -134,6 +134,33 @@ shared! {
     EBC_TRANSMISSIVE: i64 = 1;
     EBC_PERIODIC: i64 = 2;
     EBC_INFLOW: i64 = 3;
+
+    // The compressible step clock (doubles, `kernels/euler.cuh`): first the slots the host
+    // writes (`EK_HOST_LEN` of them) when its clock or cap changes, then those the device writes.
+    /// The last step's dt.
+    EK_DT: usize = 0;
+    /// The time after the last step.
+    EK_TIME: usize = 1;
+    /// The steps taken.
+    EK_STEPS: usize = 2;
+    /// The host's cap on dt (`Solver::set_dt_cap`).
+    EK_DT_CAP: usize = 3;
+    /// Why the step was halted (`HALT_*`), 0 while stepping.
+    EK_HALT: usize = 4;
+    /// The wave rate the last step's dt came from.
+    EK_STEP_RATE: usize = 5;
+    /// The current state's step reduction: its largest wave rate, smallest density and pressure,
+    /// and first inadmissible cell (`NO_BAD_CELL` if none).
+    EK_RATE: usize = 6;
+    EK_MIN_DENSITY: usize = 7;
+    EK_MIN_PRESSURE: usize = 8;
+    EK_BAD_CELL: usize = 9;
+    /// Slots the host writes, and doubles in the clock.
+    EK_HOST_LEN: usize = 5;
+    EK_LEN: usize = 10;
+    /// Halt codes: the wave rate was not finite and positive; the state had an inadmissible cell.
+    HALT_WAVE_RATE: i64 = 1;
+    HALT_BAD_CELL: i64 = 2;
 
     /// The first-bad-cell marker of the compressible step reduction (`kernels/euler.cuh`): no
     /// inadmissible cell.

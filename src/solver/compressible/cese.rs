@@ -61,6 +61,22 @@ fn jac<T: Real>(g: T, d: usize, q: Q<T>, v: Q<T>) -> Q<T> {
     from_local(d, jac_x(g, to_local(d, q), to_local(d, v)))
 }
 
+/// `x^alpha` in the weights of [`weighted`]: the exact product for the usual exponents 0, 1 and 2
+/// (`kernels/cese.cu` computes the same, so those weights agree with the device's to the bit), the
+/// library's `powf` for any other.
+#[inline(always)]
+fn weight_power<T: Real>(x: T, alpha: T) -> T {
+    if alpha == T::zero() {
+        T::one()
+    } else if alpha == T::one() {
+        x
+    } else if alpha == T::of(2.0) {
+        x * x
+    } else {
+        x.powf(alpha)
+    }
+}
+
 /// The alpha-weighted average of `m` candidate gradients, per variable.
 #[inline(always)]
 fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
@@ -78,7 +94,7 @@ fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
                 let mut w = T::one();
                 for (l, t) in theta.iter().enumerate().take(m) {
                     if l != i {
-                        w = w * (*t / tmax).powf(alpha);
+                        w = w * weight_power(*t / tmax, alpha);
                     }
                 }
                 wsum = wsum + w;

@@ -1,6 +1,8 @@
 //! The device buffers of a compressible solver and its kernels bound to them once
-//! ([`Launches`]): the ghost cells, the scheme's kernels and the step reduction, with the
-//! launch shapes and the codes the kernels read.
+//! ([`Launches`]): the step size, the ghost cells, the scheme's kernels and the step reduction,
+//! with the launch shapes and the codes the kernels read. Every argument is bound, the step size
+//! included (the kernels read it from the clock), so a step is a fixed launch sequence that a
+//! CUDA graph can replay.
 
 use super::super::config::Bc;
 use super::super::layout::Layout;
@@ -91,32 +93,33 @@ pub(super) struct Buffers<T> {
     /// Block partials of the step reduction (3 per block) and first bad cells (1 per block).
     pub(super) part: DevBuf<T>,
     pub(super) bad_part: DevBuf<i32>,
-    /// Reduced: max wave rate, min density, min pressure (and a spare slot); first bad cell.
-    pub(super) sc: Scalars<T>,
-    pub(super) bad: Scalars<i32>,
+    /// The step clock (`EK_*` of [`slots`]): dt, time, steps, the cap on dt, the halt code, and
+    /// the step reduction of the current state.
+    pub(super) clock: Scalars<f64>,
 }
 
 /// The kernels of a step and of the step reduction, bound to a solver's [`Buffers`] and
-/// configuration (rebuilt when the configuration changes). Where named, the trailing arguments
-/// that depend on the step size are passed per launch.
+/// configuration (rebuilt when the configuration changes).
 pub(super) struct Launches {
+    /// `euler_step_dt`: the step's size from the clock's wave rate, or the halt.
+    pub(super) step_dt: Launch,
     /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`).
     pub(super) ghosts: Vec<Launch>,
     pub(super) scheme: SchemeLaunches,
-    /// `euler_reduce` over the interior and its one-block `euler_reduce_finalize`.
+    /// `euler_reduce` over the interior (for a state no step wrote; a step's last scheme kernel
+    /// writes the partials itself) and the one-block `euler_reduce_finalize` into the clock.
     pub(super) reduce: Launch,
     pub(super) finalize: Launch,
 }
 
 pub(super) enum SchemeLaunches {
-    /// `mh_faces` (then `0.5 dt / hx`, `0.5 dt / hy`), `mh_flux_<riemann solver>` per axis,
-    /// `mh_update` (then `dt / hx`, `dt / hy`).
+    /// `mh_faces`, `mh_flux_<riemann solver>` per axis and `mh_update` (with the step reduction).
     Muscl {
         faces: Launch,
         flux: Vec<Launch>,
         update: Launch,
     },
-    /// `cese_corners` and `cese_centres` (each then `dt`, `hx`, `hy`).
+    /// `cese_corners` and `cese_centres` (with the step reduction).
     Cese { corners: Launch, centres: Launch },
 }
 
@@ -150,18 +153,28 @@ impl Launches {
                     .arg(Arg::Ptr(gx))
                     .arg(Arg::Ptr(gy))
                     .p(&b.inflow);
-                let a = geometry(a, l).i(d as i64).i(pack_bc(&cfg.bc));
+                let a = geometry(a, l).i(d as i64).i(pack_bc(&cfg.bc)).p(&b.clock.dev);
                 bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
             })
             .collect::<Result<_, _>>()?;
         let interior = shape(l, (l.n[0], l.n[1]));
+        // The step reduction's last arguments: 1/dx, 1/dy, the partials.
+        let partials = |a: Args| {
+            a.r(T::of(1.0 / h[0]))
+                .r(T::of(1.0 / h[1]))
+                .p(&b.part)
+                .p(&b.bad_part)
+        };
         let scheme = match &b.work {
             Work::Muscl { faces, fx, fy } => {
                 let a = geometry(Args::new().p(&b.q).p(&b.solid).p(faces), l)
                     .i(l.dim as i64)
                     .r(g)
                     .i(limiter_code(cfg.limiter))
-                    .i(cfg.characteristic as i64);
+                    .i(cfg.characteristic as i64)
+                    .p(&b.clock.dev)
+                    .d(h[0])
+                    .d(h[1]);
                 let faces_launch = bind("mh_faces", shape(l, (l.stride, l.rows)), a)?;
                 let flux = (0..l.dim)
                     .map(|d| {
@@ -181,7 +194,8 @@ impl Launches {
                     Some(fy) => a.p(fy),
                     None => a.null(),
                 };
-                let update = bind("mh_update", interior, geometry(a, l).i(l.dim as i64))?;
+                let a = geometry(a, l).i(l.dim as i64).p(&b.clock.dev).d(h[0]).d(h[1]);
+                let update = bind("mh_update", interior, partials(a.r(g)))?;
                 SchemeLaunches::Muscl {
                     faces: faces_launch,
                     flux,
@@ -194,31 +208,33 @@ impl Launches {
                     Some(qy) => a.p(qy),
                     None => a.null(),
                 };
-                let a = geometry(a.p(corners), l).i(l.dim as i64).r(g).r(T::of(cfg.alpha));
+                let a = geometry(a.p(corners), l)
+                    .i(l.dim as i64)
+                    .r(g)
+                    .r(T::of(cfg.alpha))
+                    .p(&b.clock.dev)
+                    .r(T::of(h[0]))
+                    .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
                 SchemeLaunches::Cese {
                     corners: bind("cese_corners", shape(l, n_corners), a.clone())?,
-                    centres: bind("cese_centres", interior, a)?,
+                    centres: bind("cese_centres", interior, partials(a))?,
                 }
             }
         };
-        let a = geometry(Args::new().p(&b.q).p(&b.solid), l)
-            .i(l.dim as i64)
-            .r(g)
-            .r(T::of(1.0 / h[0]))
-            .r(T::of(1.0 / h[1]))
-            .p(&b.part)
-            .p(&b.bad_part);
-        let reduce = bind("euler_reduce", interior, a)?;
+        let a = geometry(Args::new().p(&b.q).p(&b.solid), l).i(l.dim as i64);
+        let reduce = bind("euler_reduce", interior, partials(a.r(g)))?;
         let blocks = interior.0.0 * interior.0.1;
         let a = Args::new()
             .p(&b.part)
             .p(&b.bad_part)
             .i(blocks as i64)
-            .p(&b.sc.dev)
-            .p(&b.bad.dev);
+            .p(&b.clock.dev);
         let finalize = bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)?;
+        let a = Args::new().p(&b.clock.dev).d(cfg.cfl);
+        let step_dt = bind("euler_step_dt", ((1, 1, 1), (32, 1, 1)), a)?;
         Ok(Launches {
+            step_dt,
             ghosts,
             scheme,
             reduce,

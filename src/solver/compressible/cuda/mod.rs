@@ -7,13 +7,17 @@
 //! `k` at `q[c * len + k]` (`len = stride * rows`), so neighbouring threads read neighbouring
 //! addresses; the CPU's array of `[T; 4]` is transposed on upload and readback.
 //!
-//! One step enqueues, on one stream: the ghost cells (y sides, then x sides, as
-//! `boundary::fill`), then either the MUSCL-Hancock face values, the fluxes through the x and
-//! the y faces (one thread per face) and the in-place update, or the two CE/SE half-steps
-//! (corners, then centres), and finally the step reduction: the largest wave rate (the next
-//! step's `dt`), the smallest density and pressure and the first inadmissible cell. The host
-//! waits once per step, for those scalars; a step that leaves an inadmissible cell reads the
-//! state back and reports it as the CPU does ([`SolverError::Diverged`]).
+//! One step enqueues, on one stream: its size, chosen on the device from the step clock
+//! (`euler_step_dt`, the operations of [`time_step`]); the ghost cells (y sides, then x sides, as
+//! `boundary::fill`); either the MUSCL-Hancock face values, the fluxes through the x and the y
+//! faces (one thread per face) and the in-place update, or the two CE/SE half-steps (corners,
+//! then centres); the last of them also reduces the new state per block (the largest wave rate,
+//! the next step's `dt`; the smallest density and pressure; the first inadmissible cell), and a
+//! one-block kernel finishes that reduction into the clock. Every argument is bound, so a step is
+//! one CUDA graph, and a batch of steps ([`Solver::advance`]) is that graph replayed, with one
+//! host wait at the end for the clock. A step whose state has an inadmissible cell, or whose wave
+//! rate is not finite and positive, halts the rest of the batch on the device; the host then
+//! reads the state back and reports it as the CPU does ([`SolverError::Diverged`]).
 //!
 //! Element-wise kernels are compiled without FMA contraction and keep the CPU's operation order,
 //! so they round identically (the exact Riemann solver's `pow` is the device's, within 2 ulp of
@@ -33,7 +37,8 @@ use super::layout::Layout;
 use super::state::{conserved, from_soa, to_soa};
 use super::{Euler, FIELDS_2D, time_step};
 use crate::backend::cuda::{
-    Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars, slots,
+    Args, CudaError, DevBuf, Gpu, Graph, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
+    graphs_enabled, slots,
 };
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
@@ -81,12 +86,17 @@ pub struct CudaEuler<T: Real> {
     mirror: Mutex<HostMirror<Euler<T>, T>>,
     /// Device-derived fields on their way to the host.
     readback: Mutex<Readback<T>>,
-    /// Max wave rate of the current state (the next step's dt).
-    rate: f64,
+    /// One step as a CUDA graph (captured at first use, dropped when the launches are rebuilt).
+    step_graph: Option<Graph>,
+    /// Whether to capture and replay the graph ([`graphs_enabled`]; off after a failed capture).
+    graphs: bool,
+    /// The clock as of the last host wait (the device's own between batches).
     time: f64,
     steps: u64,
     dt: f64,
     dt_cap: f64,
+    /// Whether the device clock's host slots must be written before the next step.
+    clock_stale: bool,
     residuals: Vec<(&'static str, f64)>,
 }
 
@@ -140,8 +150,7 @@ impl<T: Real> CudaEuler<T> {
             work,
             part: gpu.alloc_zeros(3 * blocks)?,
             bad_part: gpu.alloc_zeros(blocks)?,
-            sc: Scalars::new(&gpu, 4)?,
-            bad: Scalars::new(&gpu, 1)?,
+            clock: Scalars::new(&gpu, slots::EK_LEN)?,
         };
         let mut s = Self {
             launches: Launches::new(&module, &cfg, &l, &b)?,
@@ -153,11 +162,13 @@ impl<T: Real> CudaEuler<T> {
             l,
             cfg,
             mirror: Mutex::new(HostMirror::new(cpu)),
-            rate: 0.0,
+            step_graph: None,
+            graphs: graphs_enabled(),
             time: 0.0,
             steps: 0,
             dt: 0.0,
             dt_cap: f64::INFINITY,
+            clock_stale: true,
             residuals: vec![
                 ("max_wave_rate", 0.0),
                 ("min_density", 0.0),
@@ -193,66 +204,135 @@ impl<T: Real> CudaEuler<T> {
         self.launches.ghosts.iter().try_for_each(|g| g.run(&self.gpu))
     }
 
-    /// The scheme's kernels of a step of size `dt` (after the ghost cells), each with its
-    /// per-step arguments and the arrays it reads and writes per cell by the model of
-    /// [`CudaEuler::kernel_timings`] (`P = 4 (1 + dim)` values per CE/SE point).
-    fn scheme_kernels(&self, dt: f64) -> Vec<(&'static str, f64, &Launch, Vec<Arg>)> {
-        let h = self.cfg.grid.spacing;
-        let r = |x: f64| Arg::real(T::of(x));
+    /// The scheme's kernels of a step (after the ghost cells), each with the arrays it reads and
+    /// writes per cell by the model of [`CudaEuler::kernel_timings`] (`P = 4 (1 + dim)` values
+    /// per CE/SE point).
+    fn scheme_kernels(&self) -> Vec<(&'static str, f64, &Launch)> {
         let dim = self.l.dim as f64;
         match &self.launches.scheme {
             SchemeLaunches::Cese { corners, centres } => {
                 let p = 4.0 * (1.0 + dim);
-                let tail = vec![r(dt), r(h[0]), r(h[1])];
                 vec![
-                    ("cese_corners", 2.0 * p, corners, tail.clone()),
-                    ("cese_centres", 2.0 * p, centres, tail),
+                    ("cese_corners", 2.0 * p, corners),
+                    ("cese_centres", 2.0 * p, centres),
                 ]
             }
             SchemeLaunches::Muscl { faces, flux, update } => {
-                let mut k = vec![(
-                    "mh_faces",
-                    4.0 + 8.0 * dim,
-                    faces,
-                    vec![r(0.5 * dt / h[0]), r(0.5 * dt / h[1])],
-                )];
+                let mut k = vec![("mh_faces", 4.0 + 8.0 * dim, faces)];
                 let names = ["mh_flux x", "mh_flux y"];
-                k.extend(flux.iter().zip(names).map(|(f, name)| (name, 12.0, f, vec![])));
-                k.push((
-                    "mh_update",
-                    8.0 + 4.0 * dim,
-                    update,
-                    vec![r(dt / h[0]), r(dt / h[1])],
-                ));
+                k.extend(flux.iter().zip(names).map(|(f, name)| (name, 12.0, f)));
+                k.push(("mh_update", 8.0 + 4.0 * dim, update));
                 k
             }
         }
     }
 
-    /// The step reduction of the current state, read back (one host wait): the wave rate and the
-    /// min density and pressure residuals; returns the first inadmissible cell, if any.
-    fn reduce(&mut self) -> Result<Option<usize>, CudaError> {
+    /// The step reduction of a state no step wrote (after a restart or a change of gamma), into
+    /// the clock, read back (one host wait): the min density and pressure residuals.
+    fn reduce(&mut self) -> Result<(), CudaError> {
+        self.gpu.bind()?;
         self.launches.reduce.run(&self.gpu)?;
         self.launches.finalize.run(&self.gpu)?;
-        self.b.sc.fetch()?;
-        self.b.bad.fetch()?;
-        self.gpu.sync()?;
-        let sc = self.b.sc.host();
-        self.rate = sc[0].f64();
-        self.residuals[1].1 = sc[1].f64();
-        self.residuals[2].1 = sc[2].f64();
-        let bad = self.b.bad.host()[0];
-        Ok((bad != slots::NO_BAD_CELL).then_some(bad as usize))
+        self.read_clock()
     }
 
-    /// Enqueues one step of size `dt` (no host wait).
-    fn enqueue_step(&self, dt: f64) -> Result<(), CudaError> {
-        self.gpu.bind()?;
-        self.ghosts()?;
-        for (_, _, launch, tail) in self.scheme_kernels(dt) {
-            launch.run_with(&self.gpu, &tail)?;
-        }
+    /// Fetches the clock (one host wait) and takes the minima into the residuals.
+    fn read_clock(&mut self) -> Result<(), CudaError> {
+        let c = self.b.clock.read()?;
+        self.residuals[1].1 = c[slots::EK_MIN_DENSITY];
+        self.residuals[2].1 = c[slots::EK_MIN_PRESSURE];
         Ok(())
+    }
+
+    /// Writes the host's slots of the clock (dt, time, steps, cap, no halt) before the next step.
+    fn write_clock(&mut self) -> Result<(), CudaError> {
+        let c = self.b.clock.host_mut();
+        c[slots::EK_DT] = self.dt;
+        c[slots::EK_TIME] = self.time;
+        c[slots::EK_STEPS] = self.steps as f64;
+        c[slots::EK_DT_CAP] = self.dt_cap;
+        c[slots::EK_HALT] = 0.0;
+        self.b.clock.push(slots::EK_HOST_LEN)?;
+        self.clock_stale = false;
+        Ok(())
+    }
+
+    /// Enqueues one step (no host wait): its size, the ghost cells, the scheme, the reduction.
+    fn enqueue_step(&self) -> Result<(), CudaError> {
+        self.launches.step_dt.run(&self.gpu)?;
+        self.ghosts()?;
+        for (_, _, launch) in self.scheme_kernels() {
+            launch.run(&self.gpu)?;
+        }
+        self.launches.finalize.run(&self.gpu)
+    }
+
+    /// Enqueues `n` steps, as replays of the step's graph where graphs are on (captured at first
+    /// use; a failed capture turns them off and the steps are launched one by one), then reads
+    /// the clock (one host wait).
+    fn run(&mut self, n: u64) -> Result<(), CudaError> {
+        self.gpu.bind()?;
+        if self.clock_stale {
+            self.write_clock()?;
+        }
+        if self.graphs && self.step_graph.is_none() {
+            match Graph::capture(&self.gpu, || self.enqueue_step()) {
+                Ok(g) => self.step_graph = Some(g),
+                Err(e) => {
+                    log::warn!(
+                        "capturing the compressible step as a CUDA graph failed ({e}); launching its kernels one by one"
+                    );
+                    self.graphs = false;
+                }
+            }
+        }
+        for _ in 0..n {
+            match &self.step_graph {
+                Some(g) => g.launch()?,
+                None => self.enqueue_step()?,
+            }
+        }
+        self.read_clock()
+    }
+
+    /// [`Solver::advance`] by `n` steps on the device ([`CudaEuler::run`]), then the clock, the
+    /// residuals and, where the device halted the batch, the error the CPU would report.
+    fn batch(&mut self, n: u64) -> Result<(), SolverError> {
+        let start = self.steps;
+        self.mirror.get_mut().expect("mirror lock").invalidate();
+        self.readback
+            .get_mut()
+            .expect("readback lock")
+            .invalidate(start + n);
+        self.run(n).map_err(err(self.steps, self.time))?;
+        let c = self.b.clock.host();
+        (self.dt, self.time, self.steps) = (c[slots::EK_DT], c[slots::EK_TIME], c[slots::EK_STEPS] as u64);
+        let (halt, rate, bad) = (c[slots::EK_HALT], c[slots::EK_RATE], c[slots::EK_BAD_CELL]);
+        self.residuals[0].1 = c[slots::EK_STEP_RATE];
+        if self.steps != start + n {
+            self.readback
+                .get_mut()
+                .expect("readback lock")
+                .invalidate(self.steps);
+        }
+        if halt == slots::HALT_WAVE_RATE as f64 {
+            return time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time).map(|_| ());
+        }
+        if halt != slots::HALT_BAD_CELL as f64 {
+            return Ok(());
+        }
+        // The CPU's check names the cell and its state: run it on the read-back state.
+        let (found, minima) = self
+            .with_mirror(|cpu| (cpu.check_state(), [cpu.residuals[1].1, cpu.residuals[2].1]))
+            .map_err(err(self.steps, self.time))?;
+        // The CPU check's minima include the offending cell's values (NaN where they are).
+        self.residuals[1].1 = minima[0];
+        self.residuals[2].1 = minima[1];
+        Err(found.err().unwrap_or_else(|| SolverError::Diverged {
+            step: self.steps,
+            time: self.time,
+            message: format!("an inadmissible state in cell {bad} (row-major interior index)"),
+        }))
     }
 
     /// Runs `f` on the CPU mirror after copying the device state into it if it changed.
@@ -296,33 +376,28 @@ impl<T: Real> CudaEuler<T> {
             .ok()?
     }
 
-    /// Times the main kernels with CUDA events (`reps` back-to-back launches each, after one
-    /// warm-up launch) on this solver's buffers, for a step of the current `dt`; the state is
-    /// restored afterwards. Returns (kernel, milliseconds per launch, bytes per launch by the
+    /// Times the scheme's kernels with CUDA events (`reps` back-to-back launches each, after one
+    /// warm-up launch) on this solver's buffers, for a step of the last step's `dt` (the clock's);
+    /// the state is restored afterwards. Returns (kernel, milliseconds per launch, bytes per launch by the
     /// model: every array the kernel reads or writes counted once, `s` bytes per value, `N`
     /// cells, `P = 4 (1 + dim)` values per CE/SE point):
     /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_*` per axis `12 N s`
-    /// (two face values in, flux out), `mh_update` `(8 + 4 dim) N s`, `cese_corners` and
-    /// `cese_centres` `2 P N s`, `euler_reduce` `4 N s` (the solid mask's byte per cell is
-    /// left out).
+    /// (two face values in, flux out), `mh_update` `(8 + 4 dim) N s` (the step reduction fused
+    /// in reads nothing more), `cese_corners` and `cese_centres` `2 P N s` (the solid mask's
+    /// byte per cell is left out).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
-        let dt = time_step(&self.cfg, self.rate, self.dt_cap, self.steps, self.time)
-            .map_err(|e| CudaError(e.to_string()))?;
         let n = (self.l.n[0] * self.l.n[1]) as f64;
         let sz = std::mem::size_of::<T>() as f64;
         let saved = self.gpu.alloc::<T>(self.b.q.len)?;
         self.gpu.copy(&saved, &self.b.q)?;
         self.ghosts()?;
-        let mut kernels = self.scheme_kernels(dt);
-        kernels.push(("euler_reduce", 4.0, &self.launches.reduce, vec![]));
         let mut out = Vec::new();
-        for (name, arrays, launch, tail) in kernels {
-            let ms = self
-                .gpu
-                .time_launches(reps, || launch.run_with(&self.gpu, &tail))?;
+        for (name, arrays, launch) in self.scheme_kernels() {
+            let ms = self.gpu.time_launches(reps, || launch.run(&self.gpu))?;
             out.push((name, ms, arrays * n * sz));
         }
+        // The partials now hold a timed update's; the clock keeps the saved state's reduction.
         self.gpu.copy(&self.b.q, &saved)?;
         self.gpu.sync()?;
         Ok(out)
@@ -358,7 +433,7 @@ impl<T: Real> CudaEuler<T> {
                     }
                 }
             }
-            self.reduce().map(|_| ())
+            self.reduce()
         })();
         if let Err(e) = copied {
             *self.mirror.lock().expect("mirror lock") = previous;
@@ -368,6 +443,7 @@ impl<T: Real> CudaEuler<T> {
             ));
         }
         (self.time, self.steps, self.dt) = (time, steps, dt);
+        self.clock_stale = true;
         self.readback
             .get_mut()
             .expect("readback lock")
@@ -396,34 +472,11 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
-        let rate = self.rate;
-        let dt = time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time)?;
-        self.mirror.get_mut().expect("mirror lock").invalidate();
-        self.readback
-            .get_mut()
-            .expect("readback lock")
-            .invalidate(self.steps + 1);
-        let device = err(self.steps, self.time);
-        self.enqueue_step(dt).map_err(&device)?;
-        self.time += dt;
-        self.steps += 1;
-        self.dt = dt;
-        self.residuals[0].1 = rate;
-        let Some(bad) = self.reduce().map_err(&device)? else {
-            return Ok(());
-        };
-        // The CPU's check names the cell and its state: run it on the read-back state.
-        let (found, minima) = self
-            .with_mirror(|cpu| (cpu.check_state(), [cpu.residuals[1].1, cpu.residuals[2].1]))
-            .map_err(err(self.steps, self.time))?;
-        // The CPU check's minima include the offending cell's values (NaN where they are).
-        self.residuals[1].1 = minima[0];
-        self.residuals[2].1 = minima[1];
-        Err(found.err().unwrap_or_else(|| SolverError::Diverged {
-            step: self.steps,
-            time: self.time,
-            message: format!("an inadmissible state in cell {bad} (row-major interior index)"),
-        }))
+        self.batch(1)
+    }
+
+    fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        self.batch(n)
     }
 
     fn dt(&self) -> f64 {
@@ -431,7 +484,10 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     fn set_dt_cap(&mut self, cap: f64) {
-        self.dt_cap = cap;
+        if cap != self.dt_cap {
+            self.dt_cap = cap;
+            self.clock_stale = true;
+        }
     }
 
     fn residuals(&self) -> &[(&'static str, f64)] {
@@ -487,9 +543,11 @@ impl<T: Real> Solver for CudaEuler<T> {
         // Gamma is live: the inflow states, the kernels' arguments and the next step's wave rate
         // depend on it.
         (|| {
+            // The step's graph holds the old launches' arguments.
+            self.step_graph = None;
             self.launches = Launches::new(&self.module, &self.cfg, &self.l, &self.b)?;
             self.upload_inflow()?;
-            self.reduce().map(|_| ())
+            self.reduce()
         })()
         .map_err(|e| Invalid::new("solver.backend", format!("CUDA: {e}")))
     }
