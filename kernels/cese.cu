@@ -11,6 +11,13 @@
 #include "common.cuh"
 #include "euler.cuh"
 
+// Blocks of 256 threads per multiprocessor the CE/SE kernels are compiled for, so their register
+// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 85 in float, 128 in double. Left free they
+// take 118 and 198 (occupancy 25 and 12.5 %) and run 21 % (float) and 37 % (double) slower on an
+// H200, though the budgets make them spill 176-348 bytes to local memory; 3 blocks in double
+// (1.2 kB of spills) runs 1.6x slower (BENCHMARKS.md, issue 23).
+#define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 3 : 2)
+
 struct point {
     q4 u, x, y;
 };
@@ -216,7 +223,7 @@ __device__ __forceinline__ q4 centre(real* __restrict__ q, real* __restrict__ qx
 
 // First half-step: the corner points from the centre points around them (ghosts filled), one
 // thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D).
-extern "C" __global__ void cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
+extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
                                         const real* __restrict__ qy, real* __restrict__ corners, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
                                         const double* __restrict__ clock, real hx, real hy) {
@@ -236,7 +243,7 @@ extern "C" __global__ void cese_corners(const real* __restrict__ q, const real* 
 // over nx x ny), written to q, qx and (2D) qy, with the step reduction of the new state fused in
 // (write_partials of cell_stats; inv_dx, inv_dy as euler_reduce). Nothing once the step is
 // halted.
-extern "C" __global__ void cese_centres(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
+extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_centres(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
                                         const real* __restrict__ corners, long long len, int stride, int g0, int g1,
                                         int nx, int ny, int dim, real g, real alpha, const double* __restrict__ clock,
                                         real hx, real hy, real inv_dx, real inv_dy, real* __restrict__ part,

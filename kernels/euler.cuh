@@ -208,20 +208,35 @@ __device__ __forceinline__ step_stats cell_stats(real g, int dim, real inv_dx, r
     return s;
 }
 
+// The four reductions of step_stats over a warp (valid in lane 0): max, min, min, min.
+__device__ __forceinline__ step_stats warp_stats(step_stats s) {
+    for (int off = 16; off > 0; off >>= 1) {
+        s.rate = fmax(s.rate, __shfl_down_sync(0xffffffffu, s.rate, off));
+        s.rho = fmin(s.rho, __shfl_down_sync(0xffffffffu, s.rho, off));
+        s.p = fmin(s.p, __shfl_down_sync(0xffffffffu, s.p, off));
+        s.first = min(s.first, __shfl_down_sync(0xffffffffu, s.first, off));
+    }
+    return s;
+}
+
 // The block's partials of the step reduction: block b of nb writes part[b] (max rate),
-// part[nb + b] (min density), part[2 nb + b] (min pressure) and bad[b] (first bad cell). Every
-// thread of the block must call it.
+// part[nb + b] (min density), part[2 nb + b] (min pressure) and bad[b] (first bad cell); the four
+// reduced together, with one barrier. Every thread of the block must call it, as its last work.
 __device__ __forceinline__ void write_partials(step_stats s, real* __restrict__ part, int* __restrict__ bad) {
-    const real r = block_reduce(s.rate, (real)0, MaxOp());
-    const real lo_rho = block_reduce(s.rho, REAL_INF, MinOp());
-    const real lo_p = block_reduce(s.p, REAL_INF, MinOp());
-    const int b = block_reduce(s.first, NO_BAD_CELL, IMinOp());
-    if (thread_linear() == 0) {
+    __shared__ step_stats warps[32];
+    const int t = thread_linear();
+    const int lane = t & 31, w = t >> 5;
+    s = warp_stats(s);
+    if (lane == 0) warps[w] = s;
+    __syncthreads();
+    if (w != 0) return;
+    s = warp_stats(lane < (block_threads() + 31) >> 5 ? warps[lane] : no_stats());
+    if (lane == 0) {
         const int nb = gridDim.x * gridDim.y, me = block_linear();
-        part[me] = r;
-        part[nb + me] = lo_rho;
-        part[2 * nb + me] = lo_p;
-        bad[me] = b;
+        part[me] = s.rate;
+        part[nb + me] = s.rho;
+        part[2 * nb + me] = s.p;
+        bad[me] = s.first;
     }
 }
 

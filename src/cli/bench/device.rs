@@ -238,9 +238,10 @@ fn euler_on_gpu<T: Real>(
 
 /// The compressible cases on the GPU (kernel table, then full steps with the CPU for the ratio).
 pub(super) fn compressible_cuda(args: &Args, ceiling: f64) -> anyhow::Result<()> {
-    let mut steps = String::from(
-        "| case | cells | precision | cuda steps | cuda ms/step | cuda Mcell-updates/s | cpu threads | cpu ms/step | \
-         cpu Mcell-updates/s | cuda / cpu |\n|---|---|---|---|---|---|---|---|---|---|",
+    let mut steps = format!(
+        "| case | cells | precision | cuda steps | cuda ms/step | cuda Mcell-updates/s | cuda ms/step, batches of {} | \
+         cpu threads | cpu ms/step | cpu Mcell-updates/s | cuda / cpu |\n|---|---|---|---|---|---|---|---|---|---|---|",
+        args.batch.max(1)
     );
     println!("{KERNEL_HEADER}");
     for c in compressible_configs(args, "cuda") {
@@ -282,13 +283,14 @@ pub(super) fn compressible_cuda(args: &Args, ceiling: f64) -> anyhow::Result<()>
         };
         let _ = write!(
             steps,
-            "\n| {} | {} | {} | {} | {:.3} | {:.1} | {cpu} |",
+            "\n| {} | {} | {} | {} | {:.3} | {:.1} | {:.3} | {cpu} |",
             c.label,
             c.cells,
             args.precision,
             gpu.steps,
             1e3 * gpu.seconds / gpu.steps as f64,
-            gpu.mcups
+            gpu.mcups,
+            1e3 * gpu.batched
         );
     }
     println!("\n{steps}\n");
