@@ -2,7 +2,9 @@
 // per step euler_step_dt, euler_ghosts (values and gradients, y then x), cese_corners (centres ->
 // corners, one thread per corner), cese_centres (corners -> centres, one thread per interior
 // cell, the step reduction fused in), euler_reduce_finalize. Storage and operation order: see
-// euler.cuh.
+// euler.cuh. Each half-step's block first computes the terms of its old points that do not depend
+// on the new point (store_terms) once, into shared memory, where the 2^dim new points around each
+// old point read them.
 //
 // A solution point carries u, u_x and (2D) u_y, P = 4 (1 + dim) values. Centre gradients live
 // in qx, qy (padded layout like q; qy only in 2D). Corner (ci, cj), 0 <= ci <= nx,
@@ -12,10 +14,11 @@
 #include "euler.cuh"
 
 // Blocks of 256 threads per multiprocessor the CE/SE kernels are compiled for, so their register
-// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 85 in float, 128 in double. Left free they
-// take 118 and 198 (occupancy 25 and 12.5 %) and run 21 % (float) and 37 % (double) slower on an
-// H200, though the budgets make them spill 176-348 bytes to local memory; 3 blocks in double
-// (1.2 kB of spills) runs 1.6x slower (BENCHMARKS.md, issue 23).
+// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 85 in float, 128 in double. Chosen on the
+// kernels before their tiles, which left free took 118 and 198 registers and ran 21 % (float) and
+// 37 % (double) slower on an H200 (3 blocks in double spilled 1.2 kB and ran 1.6x slower); the
+// tiled kernels take 72-80 registers in float and 128 in double, without spills
+// (BENCHMARKS.md, issue 23).
 #define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 3 : 2)
 
 struct point {
@@ -93,49 +96,104 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
     }
 }
 
-// The new solution point from its 2^DIM old neighbours, old[a + 2 b] at offset signs
-// (2a - 1, 2b - 1) (cese.rs `march`: the conservation sum over the box, then the gradients).
-// DIM is a compile-time constant, so the point arrays stay in registers.
+// The share of an old solution point in the conservation sum of `march` that does not depend on
+// which side of the new point it lies, computed once per old point and shared by the 2^DIM new
+// points around it (cese.rs `march`, per old point): with u_t = -(A u_x + B u_y) (A, B the flux
+// Jacobians, F, G the fluxes), moved = u + dt/2 u_t, ax = h_x/4 u_x, ay = h_y/4 u_y,
+// p = F + dt/4 A u_t, b = h_y/4 A u_y, q = G + dt/4 B u_t, c = h_x/4 B u_x (1D: u, ax, p and
+// moved, with u_t = -A u_x). The share in the sum at offset signs (s_x, s_y) is then
+// u - s_x ax - s_y ay - s_x (dt/h_x) (p - s_y b) - s_y (dt/h_y) (q - s_x c): the CPU's expression,
+// whose factors s = +-1 multiply exactly, so it rounds as the CPU's does.
+enum { T_U, T_MOVED, T_AX, T_P, T_AY, T_B, T_Q, T_C };
+
+// The terms of old point o into tile slot t (term e, component k at tile[(4 e + k) tn + t]).
 template <int DIM>
-__device__ __forceinline__ point march(real g, real alpha, real dt, real hx, real hy, const point* old) {
+__device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, real dt, real hx, real hy, point o) {
+    const real quarter = (real)0.25, half = (real)0.5;
+    const q4 u = o.u, ux = o.x, uy = o.y;
+    const q4 w = primitive(g, u);
+    const q4 f = euler_flux(g, w);
+    const q4 ax = jac(g, 0, u, ux);
+    q4 ut, moved, hux, p;
+    if constexpr (DIM == 2) {
+        const q4 gg = to_local(1, euler_flux(g, to_local(1, w)));
+        const q4 by = jac(g, 1, u, uy);
+#pragma unroll
+        for (int k = 0; k < 4; k++) ut.c[k] = -(ax.c[k] + by.c[k]);
+        const q4 ft = jac(g, 0, u, ut), gt = jac(g, 1, u, ut);
+        const q4 fy = jac(g, 0, u, uy), gx = jac(g, 1, u, ux);
+        q4 huy, b, qq, c;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            huy.c[k] = quarter * hy * uy.c[k];
+            b.c[k] = quarter * hy * fy.c[k];
+            qq.c[k] = gg.c[k] + quarter * dt * gt.c[k];
+            c.c[k] = quarter * hx * gx.c[k];
+        }
+        store_q4(tile + 4 * T_AY * tn, tn, t, huy);
+        store_q4(tile + 4 * T_B * tn, tn, t, b);
+        store_q4(tile + 4 * T_Q * tn, tn, t, qq);
+        store_q4(tile + 4 * T_C * tn, tn, t, c);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++) ut.c[k] = -ax.c[k];
+    }
+    const q4 ft = jac(g, 0, u, ut);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        moved.c[k] = u.c[k] + half * dt * ut.c[k];
+        hux.c[k] = quarter * hx * ux.c[k];
+        p.c[k] = f.c[k] + quarter * dt * ft.c[k];
+    }
+    store_q4(tile + 4 * T_U * tn, tn, t, u);
+    store_q4(tile + 4 * T_MOVED * tn, tn, t, moved);
+    store_q4(tile + 4 * T_AX * tn, tn, t, hux);
+    store_q4(tile + 4 * T_P * tn, tn, t, p);
+}
+
+// Fills the block's tile of old points' terms, then waits for the block: tile slot t of
+// tw x th (x fastest) is old point (x0 + t % tw, y0 + t / tw), which load(x, y, o) reads into o,
+// or returns false where there is none.
+template <int DIM, typename Load>
+__device__ __forceinline__ void fill_tile(real* tile, int tw, int th, int x0, int y0, real g, real dt, real hx, real hy,
+                                          Load load) {
+    const int tn = tw * th;
+    for (int t = thread_linear(); t < tn; t += block_threads()) {
+        point o;
+        if (load(x0 + t % tw, y0 + t / tw, o)) store_terms<DIM>(tile, tn, t, g, dt, hx, hy, o);
+    }
+    __syncthreads();
+}
+
+// The new solution point of this thread from its 2^DIM old neighbours' terms in the tile, old
+// point a + 2 b at offset signs (2a - 1, 2b - 1) in tile slot (threadIdx.x + a, threadIdx.y + b)
+// (cese.rs `march`: the conservation sum over the box, then the gradients). DIM is a
+// compile-time constant, so the point arrays stay in registers.
+template <int DIM>
+__device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, const real* tile, int tw, int tn) {
     const int n = 1 << DIM;
-    const real quarter = (real)0.25, half = (real)0.5, one = (real)1;
+    const real one = (real)1;
+    const real rx = dt / hx, ry = dt / hy;
     q4 sum = make_q4(0, 0, 0, 0);
     q4 moved[n];
 #pragma unroll
     for (int m = 0; m < n; m++) {
-        const q4 u = old[m].u, ux = old[m].x, uy = old[m].y;
+        const int t = (threadIdx.y + (m >> 1)) * tw + threadIdx.x + (m & 1);
+        const auto term = [&](int e) { return load_q4(tile + 4 * e * tn, tn, t); };
+        const q4 u = term(T_U), ax = term(T_AX), p = term(T_P);
+        moved[m] = term(T_MOVED);
         const real sx = (m & 1) ? one : -one;
-        const q4 w = primitive(g, u);
-        const q4 f = euler_flux(g, w);
-        const q4 ax = jac(g, 0, u, ux);
         q4 c;
         if constexpr (DIM == 2) {
+            const q4 ay = term(T_AY), b = term(T_B), q = term(T_Q), cc = term(T_C);
             const real sy = (m & 2) ? one : -one;
-            const q4 gg = to_local(1, euler_flux(g, to_local(1, w)));
-            const q4 by = jac(g, 1, u, uy);
-            q4 ut;
 #pragma unroll
-            for (int k = 0; k < 4; k++) ut.c[k] = -(ax.c[k] + by.c[k]);
-            const q4 ft = jac(g, 0, u, ut), gt = jac(g, 1, u, ut);
-            const q4 fy = jac(g, 0, u, uy), gx = jac(g, 1, u, ux);
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                moved[m].c[k] = u.c[k] + half * dt * ut.c[k];
-                c.c[k] = u.c[k] - sx * quarter * hx * ux.c[k] - sy * quarter * hy * uy.c[k] -
-                         sx * dt / hx * (f.c[k] + quarter * dt * ft.c[k] - sy * quarter * hy * fy.c[k]) -
-                         sy * dt / hy * (gg.c[k] + quarter * dt * gt.c[k] - sx * quarter * hx * gx.c[k]);
-            }
+            for (int k = 0; k < 4; k++)
+                c.c[k] = u.c[k] - sx * ax.c[k] - sy * ay.c[k] - sx * rx * (p.c[k] - sy * b.c[k]) -
+                         sy * ry * (q.c[k] - sx * cc.c[k]);
         } else {
-            q4 ut;
 #pragma unroll
-            for (int k = 0; k < 4; k++) ut.c[k] = -ax.c[k];
-            const q4 ft = jac(g, 0, u, ut);
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                moved[m].c[k] = u.c[k] + half * dt * ut.c[k];
-                c.c[k] = u.c[k] - sx * quarter * hx * ux.c[k] - sx * dt / hx * (f.c[k] + quarter * dt * ft.c[k]);
-            }
+            for (int k = 0; k < 4; k++) c.c[k] = u.c[k] - sx * ax.c[k] - sx * rx * p.c[k];
         }
 #pragma unroll
         for (int k = 0; k < 4; k++) sum.c[k] = sum.c[k] + c.c[k];
@@ -177,65 +235,82 @@ __device__ __forceinline__ point march(real g, real alpha, real dt, real hx, rea
     return p;
 }
 
-// A corner point from the centre points around it.
+// The CE/SE kernels' blocks: 32 x 4 new points in 2D (their tile of old points' terms, 33 x 5
+// points of 8 terms, is 42 kB in double), 256 in 1D (257 points of 4 terms); the host launches
+// both half-steps and euler_reduce with them (launches.rs `step_block`).
+// First half-step: the corner points from the centre points around them (ghosts filled), one
+// thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); the tile holds the
+// terms of centre cells (x0 - 1 .. x0 + bx - 1, y0 - 1 .. y0 + by - 1) for the block's corners
+// x0 = blockIdx.x bx .., y0 = blockIdx.y by .. (dynamic shared memory: 8 terms of 4 reals for each
+// of (bx + 1) (by + 1) points in 2D, 4 terms for each of bx + 1 in 1D).
 template <int DIM>
-__device__ __forceinline__ void corner(const real* __restrict__ q, const real* __restrict__ qx,
-                                       const real* __restrict__ qy, real* __restrict__ corners, long long len,
-                                       int stride, int g0, int g1, int nx, int cy, int ci, int cj, real g, real alpha,
-                                       real dt, real hx, real hy) {
-    point old[1 << DIM];
-#pragma unroll
-    for (int m = 0; m < (1 << DIM); m++) {
-        const int i = ci - 1 + (m & 1), j = DIM == 2 ? cj - 1 + ((m >> 1) & 1) : 0;
+__device__ __forceinline__ void corners_of_block(const real* __restrict__ q, const real* __restrict__ qx,
+                                                 const real* __restrict__ qy, real* __restrict__ corners,
+                                                 long long len, int stride, int g0, int g1, int nx, int ny, real g,
+                                                 real alpha, real dt, real hx, real hy, real* tile) {
+    const int tw = blockDim.x + 1, th = DIM == 2 ? blockDim.y + 1 : 1;
+    const int x0 = blockIdx.x * blockDim.x, y0 = blockIdx.y * blockDim.y;
+    fill_tile<DIM>(tile, tw, th, x0 - 1, y0 - 1, g, dt, hx, hy, [&](int i, int j, point& o) {
+        if (DIM == 1) j = 0;
+        if (i < -g0 || i >= nx + g0 || j < -g1 || j >= ny + g1) return false;
         const long long k = (long long)(j + g1) * stride + i + g0;
-        old[m].u = load_q4(q, len, k);
-        old[m].x = load_q4(qx, len, k);
-        old[m].y = DIM == 2 ? load_q4(qy, len, k) : make_q4(0, 0, 0, 0);
-    }
-    const point p = march<DIM>(g, alpha, dt, hx, hy, old);
+        o.u = load_q4(q, len, k);
+        o.x = load_q4(qx, len, k);
+        o.y = DIM == 2 ? load_q4(qy, len, k) : make_q4(0, 0, 0, 0);
+        return true;
+    });
+    const int ci = x0 + threadIdx.x, cj = y0 + threadIdx.y;
+    const int cy = DIM == 2 ? ny + 1 : 1;
+    if (ci > nx || cj >= cy) return;
+    const point p = march<DIM>(alpha, dt, hx, hy, tile, tw, tw * th);
     const long long nc = (long long)(nx + 1) * cy, m = (long long)cj * (nx + 1) + ci;
     store_q4(corners, nc, m, p.u);
     store_q4(corners + 4 * nc, nc, m, p.x);
     if (DIM == 2) store_q4(corners + 8 * nc, nc, m, p.y);
 }
 
-// A centre point from its corners; returns its new conserved state.
+// Second half-step's points of the block (as corners_of_block, the tile holding the terms of
+// corners (x0 .. x0 + bx, y0 .. y0 + by)); returns whether this thread's cell (i, j) is interior
+// and its new conserved state in u.
 template <int DIM>
-__device__ __forceinline__ q4 centre(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
-                                       const real* __restrict__ corners, long long len, int stride, int g0, int g1,
-                                       int nx, int cy, int i, int j, real g, real alpha, real dt, real hx, real hy) {
+__device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
+                                                 const real* __restrict__ corners, long long len, int stride, int g0,
+                                                 int g1, int nx, int ny, real g, real alpha, real dt, real hx, real hy,
+                                                 real* tile, q4* u) {
+    const int tw = blockDim.x + 1, th = DIM == 2 ? blockDim.y + 1 : 1;
+    const int x0 = blockIdx.x * blockDim.x, y0 = blockIdx.y * blockDim.y;
+    const int cy = DIM == 2 ? ny + 1 : 1;
     const long long nc = (long long)(nx + 1) * cy;
-    point old[1 << DIM];
-#pragma unroll
-    for (int m = 0; m < (1 << DIM); m++) {
-        const long long c = (long long)(j + (m >> 1)) * (nx + 1) + i + (m & 1);
-        old[m].u = load_q4(corners, nc, c);
-        old[m].x = load_q4(corners + 4 * nc, nc, c);
-        old[m].y = DIM == 2 ? load_q4(corners + 8 * nc, nc, c) : make_q4(0, 0, 0, 0);
-    }
-    const point p = march<DIM>(g, alpha, dt, hx, hy, old);
+    fill_tile<DIM>(tile, tw, th, x0, y0, g, dt, hx, hy, [&](int ci, int cj, point& o) {
+        if (ci > nx || cj >= cy) return false;
+        const long long c = (long long)cj * (nx + 1) + ci;
+        o.u = load_q4(corners, nc, c);
+        o.x = load_q4(corners + 4 * nc, nc, c);
+        o.y = DIM == 2 ? load_q4(corners + 8 * nc, nc, c) : make_q4(0, 0, 0, 0);
+        return true;
+    });
+    const int i = x0 + threadIdx.x, j = y0 + threadIdx.y;
+    if (i >= nx || j >= ny) return false;
+    const point p = march<DIM>(alpha, dt, hx, hy, tile, tw, tw * th);
     const long long k = (long long)(j + g1) * stride + i + g0;
     store_q4(q, len, k, p.u);
     store_q4(qx, len, k, p.x);
     if (DIM == 2) store_q4(qy, len, k, p.y);
-    return p.u;
+    *u = p.u;
+    return true;
 }
 
-// First half-step: the corner points from the centre points around them (ghosts filled), one
-// thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D).
 extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
                                         const real* __restrict__ qy, real* __restrict__ corners, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
                                         const double* __restrict__ clock, real hx, real hy) {
+    extern __shared__ unsigned char tile_bytes[];
+    real* tile = (real*)tile_bytes;
     const real dt = (real)clock[EK_DT];
-    const int ci = blockIdx.x * blockDim.x + threadIdx.x;
-    const int cj = blockIdx.y * blockDim.y + threadIdx.y;
-    const int cy = dim == 2 ? ny + 1 : 1;
-    if (ci > nx || cj >= cy) return;
     if (dim == 2) {
-        corner<2>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, ci, cj, g, alpha, dt, hx, hy);
+        corners_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile);
     } else {
-        corner<1>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, ci, cj, g, alpha, dt, hx, hy);
+        corners_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile);
     }
 }
 
@@ -249,15 +324,13 @@ extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_centres(
                                         real hx, real hy, real inv_dx, real inv_dy, real* __restrict__ part,
                                         int* __restrict__ bad) {
     HALTED(clock);
+    extern __shared__ unsigned char tile_bytes[];
+    real* tile = (real*)tile_bytes;
     const real dt = (real)clock[EK_DT];
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    step_stats st = no_stats();
-    if (i < nx && j < ny) {
-        const int cy = dim == 2 ? ny + 1 : 1;
-        const q4 u = dim == 2 ? centre<2>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy)
-                              : centre<1>(q, qx, qy, corners, len, stride, g0, g1, nx, cy, i, j, g, alpha, dt, hx, hy);
-        st = cell_stats(g, dim, inv_dx, inv_dy, u, i, j, nx);
-    }
-    write_partials(st, part, bad);
+    q4 u;
+    const bool interior =
+        dim == 2 ? centres_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &u)
+                 : centres_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &u);
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+    write_partials(interior ? cell_stats(g, dim, inv_dx, inv_dy, u, i, j, nx) : no_stats(), part, bad);
 }

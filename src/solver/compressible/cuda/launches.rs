@@ -7,12 +7,24 @@
 use super::super::config::Bc;
 use super::super::layout::Layout;
 use crate::backend::cuda::{Arg, Args, CudaError, DevBuf, Launch, Module, Scalars, limiter_code, slots};
-use crate::case::RiemannSolver;
+use crate::case::{Method, RiemannSolver};
 use crate::solver::real::Real;
 
-/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D.
+/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D; the CE/SE half-steps take 32 x 4 in 2D
+/// (their tiles of old points' terms in shared memory, `kernels/cese.cu`).
 pub(super) const B2: (u32, u32, u32) = (32, 8, 1);
 pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
+const CESE_B2: (u32, u32, u32) = (32, 4, 1);
+
+/// The block of the kernels that step the state and reduce it (`mh_update` or the CE/SE
+/// half-steps, and `euler_reduce`, whose partials are one per block).
+pub(super) fn step_block(l: &Layout, method: Method) -> (u32, u32, u32) {
+    match (l.dim, method) {
+        (1, _) => B1,
+        (_, Method::Cese) => CESE_B2,
+        _ => B2,
+    }
+}
 
 /// The flux kernel with Riemann solver `r` compiled in (`mh_flux_*` of
 /// `kernels/muscl_hancock.cu`).
@@ -157,7 +169,8 @@ impl Launches {
                 bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
             })
             .collect::<Result<_, _>>()?;
-        let interior = shape(l, (l.n[0], l.n[1]));
+        let block = step_block(l, cfg.method);
+        let interior = (grid_of((l.n[0], l.n[1]), block), block);
         // The step reduction's last arguments: 1/dx, 1/dy, the partials.
         let partials = |a: Args| {
             a.r(T::of(1.0 / h[0]))
@@ -216,9 +229,14 @@ impl Launches {
                     .r(T::of(h[0]))
                     .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
+                // The tile of old points' terms: 8 (2D) or 4 (1D) terms of 4 reals a point,
+                // (bx + 1) (by + 1) points in 2D, bx + 1 in 1D.
+                let (terms, rows) = if l.dim == 2 { (8, block.1 + 1) } else { (4, 1) };
+                let tile = 4 * terms * (block.0 + 1) * rows * std::mem::size_of::<T>() as u32;
                 SchemeLaunches::Cese {
-                    corners: bind("cese_corners", shape(l, n_corners), a.clone())?,
-                    centres: bind("cese_centres", interior, partials(a))?,
+                    corners: bind("cese_corners", (grid_of(n_corners, block), block), a.clone())?
+                        .with_shared(tile),
+                    centres: bind("cese_centres", interior, partials(a))?.with_shared(tile),
                 }
             }
         };

@@ -43,7 +43,7 @@ use crate::backend::cuda::{
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
 use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
-use launches::{B1, B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of};
+use launches::{B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of, step_block};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
@@ -138,7 +138,7 @@ impl<T: Real> CudaEuler<T> {
             },
         };
         let blocks = {
-            let g = grid_of((nx, ny), if dim == 2 { B2 } else { B1 });
+            let g = grid_of((nx, ny), step_block(&l, cfg.method));
             (g.0 * g.1) as usize
         };
         let solid = gpu.alloc(len)?;
