@@ -202,16 +202,7 @@ fn near_vacuum_and_blast_waves_stay_positive_with_hllc_minmod() {
 #[test]
 fn a_failing_configuration_is_an_error_not_nan() {
     // Roe's linearisation is not positively conservative (Einfeldt et al. 1991): the 123 problem.
-    let mut s = solver(&riemann_1d(
-        200,
-        1.0,
-        0.0,
-        [1.0, -2.0, 0.4],
-        [1.0, 2.0, 0.4],
-        0.5,
-        0.15,
-        "riemann = \"roe_no_fix\"\nlimiter = \"none\"\ncfl = 0.9",
-    ));
+    let mut s = solver(&roe_123("cpu"));
     let err = run_to(s.as_mut(), 0.15).expect_err("Roe fails on the 123 problem");
     let msg = err.to_string();
     println!("{msg}");

@@ -250,16 +250,7 @@ fn cuda_blow_up_is_the_cpu_error() {
         return;
     }
     let run = |backend: &str| {
-        let mut s = solver(&riemann_1d(
-            200,
-            1.0,
-            0.0,
-            [1.0, -2.0, 0.4],
-            [1.0, 2.0, 0.4],
-            0.5,
-            0.15,
-            &format!("riemann = \"roe_no_fix\"\nlimiter = \"none\"\ncfl = 0.9\nbackend = \"{backend}\""),
-        ));
+        let mut s = solver(&roe_123(backend));
         assert_eq!(s.info().backend, backend);
         run_to(s.as_mut(), 0.15).expect_err("Roe fails on the 123 problem")
     };
@@ -268,17 +259,9 @@ fn cuda_blow_up_is_the_cpu_error() {
     assert_eq!(cpu, gpu);
     // One batch far past the failure: the device halts the batch at the failing step, and the
     // error is the same (the cap to t = 0.15 above never bit before the failure).
-    let mut s = solver(&riemann_1d(
-        200,
-        1.0,
-        0.0,
-        [1.0, -2.0, 0.4],
-        [1.0, 2.0, 0.4],
-        0.5,
-        0.15,
-        "riemann = \"roe_no_fix\"\nlimiter = \"none\"\ncfl = 0.9\nbackend = \"cuda\"",
-    ));
-    let batched = s.advance(100_000).expect_err("Roe fails on the 123 problem");
+    let batched = solver(&roe_123("cuda"))
+        .advance(100_000)
+        .expect_err("Roe fails on the 123 problem");
     eprintln!("BLOWUP cuda, one batch: {batched}");
     assert_eq!(cpu, batched);
 }

@@ -124,6 +124,22 @@ pub fn riemann_1d(
     )
 }
 
+/// Toro's 123 problem (two strong rarefactions) on 200 cells to t = 0.15 with Roe's flux without
+/// the entropy fix, on `backend`: Roe's linearisation is not positively conservative (Einfeldt et
+/// al. 1991), so the run fails.
+pub fn roe_123(backend: &str) -> String {
+    riemann_1d(
+        200,
+        1.0,
+        0.0,
+        [1.0, -2.0, 0.4],
+        [1.0, 2.0, 0.4],
+        0.5,
+        0.15,
+        &format!("riemann = \"roe_no_fix\"\nlimiter = \"none\"\ncfl = 0.9\nbackend = \"{backend}\""),
+    )
+}
+
 pub fn sod(nx: usize, solver: &str) -> String {
     riemann_1d(nx, 1.0, 0.0, [1.0, 0.0, 1.0], [0.125, 0.0, 0.1], 0.5, 0.2, solver)
 }
