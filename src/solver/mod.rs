@@ -37,8 +37,9 @@ pub trait Solver: Send {
     /// Advances `n` time steps as one batch, each exactly as [`Solver::step`] would, and stops
     /// at the first that fails. [`Solver::residuals`] and [`Solver::dt`] then describe the last
     /// step taken. A device backend may run the batch without returning to the host between
-    /// steps (the CUDA projection solver with the transform pressure solve replays one CUDA
-    /// graph per step and reads its scalars once); the others step one by one.
+    /// steps (the CUDA projection solver with the transform pressure solve and the CUDA
+    /// compressible solvers replay one CUDA graph per step and read their scalars once); the
+    /// others step one by one.
     fn advance(&mut self, n: u64) -> Result<(), SolverError> {
         for _ in 0..n {
             self.step()?;
