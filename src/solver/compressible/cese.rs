@@ -35,8 +35,6 @@ use rayon::prelude::*;
 /// Ghost layers the scheme needs.
 pub const GHOSTS: usize = 1;
 
-const MIN_CHUNK: usize = 256;
-
 /// Value and gradients `[u, u_x, u_y]` at a solution point.
 type Point<T> = [Q<T>; 3];
 
@@ -124,44 +122,82 @@ struct Step<T> {
     h: [T; 2],
 }
 
-/// The new solution point from its `2^dim` old neighbours, `old[a + 2 b]` at offset signs
-/// `s = (2a - 1, 2b - 1)`.
+/// The share of an old solution point `Q` in the conservation sum of [`march`] that does not
+/// depend on which side of the new point it lies, computed once per old point and shared by the
+/// `2^dim` new points around it: `moved = u + dt/2 u_t`, `ax = h_x/4 u_x`, `ay = h_y/4 u_y`,
+/// `p = f + dt/4 f_t`, `b = h_y/4 f_y`, `q = g + dt/4 g_t`, `c = h_x/4 g_x` (1D: `u`, `moved`,
+/// `ax`, `p`; the rest zero). The share at offset signs `(s_x, s_y)` is then
+/// `u - s_x ax - s_y ay - s_x (dt/h_x) (p - s_y b) - s_y (dt/h_y) (q - s_x c)`: the bracket of
+/// the module's marching formula, whose factors `s = ±1` multiply exactly, so it rounds as
+/// that formula evaluated per new point does (`kernels/cese.cu` computes the same terms).
+#[derive(Clone, Copy, Default)]
+struct Terms<T> {
+    u: Q<T>,
+    moved: Q<T>,
+    ax: Q<T>,
+    p: Q<T>,
+    ay: Q<T>,
+    b: Q<T>,
+    q: Q<T>,
+    c: Q<T>,
+}
+
+/// The [`Terms`] of old point `[u, u_x, u_y]`.
 #[inline(always)]
-fn march<T: Real>(st: &Step<T>, old: [Point<T>; 4]) -> Point<T> {
-    let n = 1usize << st.dim;
+fn terms<T: Real>(st: &Step<T>, [u, ux, uy]: Point<T>) -> Terms<T> {
     let (g, dt, [hx, hy]) = (st.g, st.dt, st.h);
-    let quarter = T::of(0.25);
+    let (quarter, half) = (T::of(0.25), T::of(0.5));
+    let w = primitive(g, u);
+    let f = from_local(0, flux(g, w));
+    let ax = jac(g, 0, u, ux);
+    let mut t = Terms {
+        u,
+        ax: std::array::from_fn(|k| quarter * hx * ux[k]),
+        ..Terms::default()
+    };
+    let ut: Q<T> = if st.dim == 2 {
+        let gg = from_local(1, flux(g, to_local(1, w)));
+        let by = jac(g, 1, u, uy);
+        let ut: Q<T> = std::array::from_fn(|k| -(ax[k] + by[k]));
+        let (gt, fy, gx) = (jac(g, 1, u, ut), jac(g, 0, u, uy), jac(g, 1, u, ux));
+        t.ay = std::array::from_fn(|k| quarter * hy * uy[k]);
+        t.b = std::array::from_fn(|k| quarter * hy * fy[k]);
+        t.q = std::array::from_fn(|k| gg[k] + quarter * dt * gt[k]);
+        t.c = std::array::from_fn(|k| quarter * hx * gx[k]);
+        ut
+    } else {
+        std::array::from_fn(|k| -ax[k])
+    };
+    let ft = jac(g, 0, u, ut);
+    t.moved = std::array::from_fn(|k| u[k] + half * dt * ut[k]);
+    t.p = std::array::from_fn(|k| f[k] + quarter * dt * ft[k]);
+    t
+}
+
+/// The new solution point from the terms of its `2^dim` old neighbours, `old[a + 2 b]` at
+/// offset signs `s = (2a - 1, 2b - 1)`.
+#[inline(always)]
+fn march<T: Real>(st: &Step<T>, old: [&Terms<T>; 4]) -> Point<T> {
+    let n = 1usize << st.dim;
+    let (dt, [hx, hy]) = (st.dt, st.h);
+    let (rx, ry) = (dt / hx, dt / hy);
     let mut sum = [T::zero(); 4];
     let mut moved = [[T::zero(); 4]; 4];
-    for (m, [u, ux, uy]) in old.iter().copied().enumerate().take(n) {
+    for (m, t) in old.iter().enumerate().take(n) {
         let sx = if m & 1 == 1 { T::one() } else { -T::one() };
-        let w = primitive(g, u);
-        let f = from_local(0, flux(g, w));
-        let ax = jac(g, 0, u, ux);
-        let c: Q<T> = if st.dim == 2 {
-            let sy = if m & 2 == 2 { T::one() } else { -T::one() };
-            let gg = from_local(1, flux(g, to_local(1, w)));
-            let by = jac(g, 1, u, uy);
-            let ut: Q<T> = std::array::from_fn(|k| -(ax[k] + by[k]));
-            let (ft, gt) = (jac(g, 0, u, ut), jac(g, 1, u, ut));
-            let (fy, gx) = (jac(g, 0, u, uy), jac(g, 1, u, ux));
-            moved[m] = std::array::from_fn(|k| u[k] + T::of(0.5) * dt * ut[k]);
-            std::array::from_fn(|k| {
-                u[k] - sx * quarter * hx * ux[k]
-                    - sy * quarter * hy * uy[k]
-                    - sx * dt / hx * (f[k] + quarter * dt * ft[k] - sy * quarter * hy * fy[k])
-                    - sy * dt / hy * (gg[k] + quarter * dt * gt[k] - sx * quarter * hx * gx[k])
-            })
-        } else {
-            let ut: Q<T> = std::array::from_fn(|k| -ax[k]);
-            let ft = jac(g, 0, u, ut);
-            moved[m] = std::array::from_fn(|k| u[k] + T::of(0.5) * dt * ut[k]);
-            std::array::from_fn(|k| {
-                u[k] - sx * quarter * hx * ux[k] - sx * dt / hx * (f[k] + quarter * dt * ft[k])
-            })
-        };
+        let sy = if m & 2 == 2 { T::one() } else { -T::one() };
+        moved[m] = t.moved;
         for k in 0..4 {
-            sum[k] = sum[k] + c[k];
+            let c = if st.dim == 2 {
+                t.u[k]
+                    - sx * t.ax[k]
+                    - sy * t.ay[k]
+                    - sx * rx * (t.p[k] - sy * t.b[k])
+                    - sy * ry * (t.q[k] - sx * t.c[k])
+            } else {
+                t.u[k] - sx * t.ax[k] - sx * rx * t.p[k]
+            };
+            sum[k] = sum[k] + c;
         }
     }
     let inv = T::one() / T::of(n as f64);
@@ -219,7 +255,9 @@ impl<T: Real> Cese<T> {
         [&mut self.ux, &mut self.uy]
     }
 
-    /// Advances the centre values `u` by `dt` (two half-steps); `h` are the cell sizes.
+    /// Advances the centre values `u` by `dt` (two half-steps); `h` are the cell sizes. Each
+    /// half-step runs over bands of new points in parallel (rows in 2D, runs of points in 1D);
+    /// a band first computes the [`Terms`] of the old points around it once ([`band`]).
     pub fn advance(
         &mut self,
         l: &Layout,
@@ -237,50 +275,113 @@ impl<T: Real> Cese<T> {
             dt: T::of(dt),
             h: [T::of(h[0]), T::of(h[1])],
         };
-        let n = 1usize << l.dim;
         let cx = l.n[0] + 1;
         boundary::fill(l, bc, gamma, u, Some([&mut self.ux, &mut self.uy]));
+        // Centres -> corners: corner (ci, cj) from cells (ci - 1 + a, cj - 1 + b).
         let (uu, ux, uy) = (&*u, &self.ux, &self.uy);
+        let (width, rows) = if l.dim == 2 {
+            (cx, BAND_ROWS)
+        } else {
+            (BAND_POINTS, 1)
+        };
         self.corners
-            .par_iter_mut()
-            .with_min_len(MIN_CHUNK)
+            .par_chunks_mut(width * rows)
             .enumerate()
-            .for_each(|(c, out)| {
-                let (ci, cj) = ((c % cx) as isize, (c / cx) as isize);
-                let old = std::array::from_fn(|m| {
-                    if m >= n {
-                        return [[T::zero(); 4]; 3];
-                    }
-                    let (a, b) = ((m & 1) as isize, ((m >> 1) & 1) as isize);
-                    let k = if l.dim == 2 {
-                        l.at(ci - 1 + a, cj - 1 + b)
-                    } else {
-                        l.at(ci - 1 + a, 0)
-                    };
+            .for_each_init(Vec::new, |buf, (c, out)| {
+                let first = c * width * rows;
+                let (x0, y0) = (first % cx, first / cx);
+                let size = if l.dim == 2 {
+                    [cx, out.len() / cx]
+                } else {
+                    [out.len(), 1]
+                };
+                let cell = |i: isize, j: isize| {
+                    let k = l.at(i, if l.dim == 2 { j } else { 0 });
                     [uu[k], ux[k], uy[k]]
+                };
+                band(&st, buf, [x0 as isize, y0 as isize], size, -1, cell, |x, y, p| {
+                    out[y * size[0] + x] = p;
                 });
-                *out = march(&st, old);
             });
+        // Corners -> centres: cell (i, j) from corners (i + a, j + b), in bands of the padded
+        // array's rows (2D) or points (1D), ghost cells skipped.
         let corners = &self.corners;
-        u.par_iter_mut()
-            .zip(self.ux.par_iter_mut())
-            .zip(self.uy.par_iter_mut())
-            .with_min_len(MIN_CHUNK)
+        let corner = |i: isize, j: isize| corners[j as usize * cx + i as usize];
+        let (width, rows) = if l.dim == 2 {
+            (l.stride, BAND_ROWS)
+        } else {
+            (BAND_POINTS, 1)
+        };
+        u.par_chunks_mut(width * rows)
+            .zip(self.ux.par_chunks_mut(width * rows))
+            .zip(self.uy.par_chunks_mut(width * rows))
             .enumerate()
-            .for_each(|(k, ((v, gx), gy))| {
-                let c = l.ij(k);
-                if !l.within(c, 0) {
+            .for_each_init(Vec::new, |buf, (c, ((v, gx), gy))| {
+                // The band's interior cells: columns x0.., rows y0.. (padded index `k0` is
+                // its first element).
+                let k0 = c * width * rows;
+                let ([i0, j0], [i1, j1]) = (l.ij(k0), l.ij(k0 + v.len() - 1));
+                let x0 = i0.max(0);
+                let x1 = if l.dim == 2 {
+                    l.n[0] as isize
+                } else {
+                    (i1 + 1).min(l.n[0] as isize)
+                };
+                let (y0, y1) = if l.dim == 2 {
+                    (j0.max(0), (j1 + 1).min(l.n[1] as isize))
+                } else {
+                    (0, 1)
+                };
+                if x1 <= x0 || y1 <= y0 {
                     return;
                 }
-                let (i, j) = (c[0] as usize, c[1] as usize);
-                let old = std::array::from_fn(|m| {
-                    if m >= n {
-                        return [[T::zero(); 4]; 3];
-                    }
-                    corners[(j + (m >> 1)) * cx + i + (m & 1)]
+                let size = [(x1 - x0) as usize, (y1 - y0) as usize];
+                band(&st, buf, [x0, y0], size, 0, corner, |x, y, [p, px, py]| {
+                    let k = l.at(x0 + x as isize, y0 + y as isize) - k0;
+                    (v[k], gx[k], gy[k]) = (p, px, py);
                 });
-                let [p, px, py] = march(&st, old);
-                (*v, *gx, *gy) = (p, px, py);
             });
+    }
+}
+
+/// Rows of new points in a band of a 2D half-step, and new points in a band of a 1D one.
+const BAND_ROWS: usize = 4;
+const BAND_POINTS: usize = 2048;
+
+/// One half-step over a band of new points `(x0 + x, y0 + y)`, `x < size[0]`, `y < size[1]`: the
+/// [`Terms`] of the old points `(x0 + shift + a, y0 + shift + b)` (`a <= size[0]`,
+/// `b <= size[1]` in 2D, `b = 0` in 1D; `shift` is -1 from centres to corners, 0 from corners to
+/// centres), read by `old`, into `buf`, then [`march`] of each new point, handed to `put`.
+fn band<T: Real>(
+    st: &Step<T>,
+    buf: &mut Vec<Terms<T>>,
+    [x0, y0]: [isize; 2],
+    size: [usize; 2],
+    shift: isize,
+    old: impl Fn(isize, isize) -> Point<T>,
+    mut put: impl FnMut(usize, usize, Point<T>),
+) {
+    let tw = size[0] + 1;
+    let th = if st.dim == 2 { size[1] + 1 } else { 1 };
+    let (ox, oy) = (x0 + shift, if st.dim == 2 { y0 + shift } else { 0 });
+    buf.clear();
+    buf.extend(
+        (0..th)
+            .flat_map(|b| (0..tw).map(move |a| (a, b)))
+            .map(|(a, b)| terms(st, old(ox + a as isize, oy + b as isize))),
+    );
+    let zero = Terms::default();
+    for y in 0..size[1] {
+        for x in 0..size[0] {
+            let old = std::array::from_fn(|m| {
+                let (a, b) = (m & 1, m >> 1);
+                if b == 1 && st.dim == 1 {
+                    &zero
+                } else {
+                    &buf[(y + b) * tw + x + a]
+                }
+            });
+            put(x, y, march(st, old));
+        }
     }
 }
