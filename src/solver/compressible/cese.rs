@@ -31,6 +31,7 @@ use super::layout::Layout;
 use super::state::{Q, flux, from_local, primitive, to_local};
 use crate::solver::real::Real;
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// Ghost layers the scheme needs.
 pub const GHOSTS: usize = 1;
@@ -233,15 +234,25 @@ pub struct Cese<T> {
     uy: Vec<Q<T>>,
     /// Corner points, `(nx + 1) * (ny + 1)` (2D) or `nx + 1` (1D), x fastest.
     corners: Vec<Point<T>>,
+    /// The bands' [`Terms`] buffers, one a band being computed: one a thread of the pool made
+    /// with the scheme, each as large as the largest band's, so a step does not allocate.
+    buffers: Mutex<Vec<Vec<Terms<T>>>>,
 }
 
 impl<T: Real> Cese<T> {
     pub fn new(l: &Layout) -> Self {
         let corners = (l.n[0] + 1) * if l.dim == 2 { l.n[1] + 1 } else { 1 };
+        let band = if l.dim == 2 {
+            (l.n[0] + 2) * (BAND_ROWS + 1)
+        } else {
+            BAND_POINTS + 1
+        };
+        let threads = rayon::current_num_threads();
         Self {
             ux: vec![[T::zero(); 4]; l.len()],
             uy: vec![[T::zero(); 4]; l.len()],
             corners: vec![[[T::zero(); 4]; 3]; corners],
+            buffers: Mutex::new((0..threads).map(|_| Vec::with_capacity(band)).collect()),
         }
     }
 
@@ -278,7 +289,7 @@ impl<T: Real> Cese<T> {
         let cx = l.n[0] + 1;
         boundary::fill(l, bc, gamma, u, Some([&mut self.ux, &mut self.uy]));
         // Centres -> corners: corner (ci, cj) from cells (ci - 1 + a, cj - 1 + b).
-        let (uu, ux, uy) = (&*u, &self.ux, &self.uy);
+        let (uu, ux, uy, buffers) = (&*u, &self.ux, &self.uy, &self.buffers);
         let (width, rows) = if l.dim == 2 {
             (cx, BAND_ROWS)
         } else {
@@ -287,7 +298,7 @@ impl<T: Real> Cese<T> {
         self.corners
             .par_chunks_mut(width * rows)
             .enumerate()
-            .for_each_init(Vec::new, |buf, (c, out)| {
+            .for_each(|(c, out)| {
                 let first = c * width * rows;
                 let (x0, y0) = (first % cx, first / cx);
                 let size = if l.dim == 2 {
@@ -299,9 +310,17 @@ impl<T: Real> Cese<T> {
                     let k = l.at(i, if l.dim == 2 { j } else { 0 });
                     [uu[k], ux[k], uy[k]]
                 };
-                band(&st, buf, [x0 as isize, y0 as isize], size, -1, cell, |x, y, p| {
-                    out[y * size[0] + x] = p;
-                });
+                band(
+                    &st,
+                    buffers,
+                    [x0 as isize, y0 as isize],
+                    size,
+                    -1,
+                    cell,
+                    |x, y, p| {
+                        out[y * size[0] + x] = p;
+                    },
+                );
             });
         // Corners -> centres: cell (i, j) from corners (i + a, j + b), in bands of the padded
         // array's rows (2D) or points (1D), ghost cells skipped.
@@ -316,7 +335,7 @@ impl<T: Real> Cese<T> {
             .zip(self.ux.par_chunks_mut(width * rows))
             .zip(self.uy.par_chunks_mut(width * rows))
             .enumerate()
-            .for_each_init(Vec::new, |buf, (c, ((v, gx), gy))| {
+            .for_each(|(c, ((v, gx), gy))| {
                 // The band's interior cells: columns x0.., rows y0.. (padded index `k0` is
                 // its first element).
                 let k0 = c * width * rows;
@@ -336,7 +355,7 @@ impl<T: Real> Cese<T> {
                     return;
                 }
                 let size = [(x1 - x0) as usize, (y1 - y0) as usize];
-                band(&st, buf, [x0, y0], size, 0, corner, |x, y, [p, px, py]| {
+                band(&st, buffers, [x0, y0], size, 0, corner, |x, y, [p, px, py]| {
                     let k = l.at(x0 + x as isize, y0 + y as isize) - k0;
                     (v[k], gx[k], gy[k]) = (p, px, py);
                 });
@@ -351,10 +370,11 @@ const BAND_POINTS: usize = 2048;
 /// One half-step over a band of new points `(x0 + x, y0 + y)`, `x < size[0]`, `y < size[1]`: the
 /// [`Terms`] of the old points `(x0 + shift + a, y0 + shift + b)` (`a <= size[0]`,
 /// `b <= size[1]` in 2D, `b = 0` in 1D; `shift` is -1 from centres to corners, 0 from corners to
-/// centres), read by `old`, into `buf`, then [`march`] of each new point, handed to `put`.
+/// centres), read by `old`, into a buffer taken from `buffers` (and put back), then [`march`] of
+/// each new point, handed to `put`.
 fn band<T: Real>(
     st: &Step<T>,
-    buf: &mut Vec<Terms<T>>,
+    buffers: &Mutex<Vec<Vec<Terms<T>>>>,
     [x0, y0]: [isize; 2],
     size: [usize; 2],
     shift: isize,
@@ -364,6 +384,8 @@ fn band<T: Real>(
     let tw = size[0] + 1;
     let th = if st.dim == 2 { size[1] + 1 } else { 1 };
     let (ox, oy) = (x0 + shift, if st.dim == 2 { y0 + shift } else { 0 });
+    // More bands at once than the pool's threads (another pool) take a new buffer, kept after.
+    let mut buf = buffers.lock().expect("terms buffers").pop().unwrap_or_default();
     buf.clear();
     buf.extend(
         (0..th)
@@ -384,4 +406,5 @@ fn band<T: Real>(
             put(x, y, march(st, old));
         }
     }
+    buffers.lock().expect("terms buffers").push(buf);
 }
