@@ -105,6 +105,8 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
 // u - s_x ax - s_y ay - s_x (dt/h_x) (p - s_y b) - s_y (dt/h_y) (q - s_x c): the CPU's expression,
 // whose factors s = +-1 multiply exactly, so it rounds as the CPU's does.
 enum { T_U, T_MOVED, T_AX, T_P, T_AY, T_B, T_Q, T_C };
+// The host sizes the tiles by these counts (launches.rs).
+static_assert(T_P + 1 == CESE_TERMS_1D && T_C + 1 == CESE_TERMS_2D, "CE/SE terms: slots.rs CESE_TERMS_*");
 
 // The terms of old point o into tile slot t (term e, component k at tile[(4 e + k) tn + t]).
 template <int DIM>

@@ -162,6 +162,11 @@ shared! {
     HALT_WAVE_RATE: i64 = 1;
     HALT_BAD_CELL: i64 = 2;
 
+    /// Terms of 4 reals a CE/SE old point keeps in its half-step's shared tile
+    /// (`kernels/cese.cu` `store_terms`), in 2D and in 1D.
+    CESE_TERMS_2D: usize = 8;
+    CESE_TERMS_1D: usize = 4;
+
     /// The first-bad-cell marker of the compressible step reduction (`kernels/euler.cuh`): no
     /// inadmissible cell.
     NO_BAD_CELL: i32 = i32::MAX;

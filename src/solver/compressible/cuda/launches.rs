@@ -229,10 +229,14 @@ impl Launches {
                     .r(T::of(h[0]))
                     .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
-                // The tile of old points' terms: 8 (2D) or 4 (1D) terms of 4 reals a point,
-                // (bx + 1) (by + 1) points in 2D, bx + 1 in 1D.
-                let (terms, rows) = if l.dim == 2 { (8, block.1 + 1) } else { (4, 1) };
-                let tile = 4 * terms * (block.0 + 1) * rows * std::mem::size_of::<T>() as u32;
+                // The tile of old points' terms, 4 reals each: (bx + 1) (by + 1) points in 2D,
+                // bx + 1 in 1D.
+                let (terms, rows) = if l.dim == 2 {
+                    (slots::CESE_TERMS_2D, block.1 + 1)
+                } else {
+                    (slots::CESE_TERMS_1D, 1)
+                };
+                let tile = 4 * terms as u32 * (block.0 + 1) * rows * std::mem::size_of::<T>() as u32;
                 SchemeLaunches::Cese {
                     corners: bind("cese_corners", (grid_of(n_corners, block), block), a.clone())?
                         .with_shared(tile),
