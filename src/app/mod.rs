@@ -15,6 +15,7 @@ mod view3d;
 
 use crate::case::Case;
 use crate::export::{png, video};
+use crate::render::device_frame::DeviceLink;
 use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::gpu::{self, Gpu};
 use crate::render::offscreen;
@@ -243,6 +244,7 @@ impl WindowState {
             egui_wgpu::RendererOptions::default(),
         );
         let view3d = Window3d::new(&gpu.device, format);
+        let link = DeviceLink::new(&gpu.device);
         Ok(WindowState {
             scene: SceneRenderer::new(&gpu.device, format),
             capture_scene: SceneRenderer::new(&gpu.device, offscreen::FORMAT),
@@ -256,7 +258,7 @@ impl WindowState {
             camera: Camera::fit([0.0, 0.0], [1.0, 1.0]),
             view3d,
             frame: FrameData::default(),
-            scratch: Scratch::default(),
+            scratch: Scratch::drawing_from_device(link),
             canvas: [0.0, 0.0, 1.0, 1.0],
             drag_start: None,
             video: None,

@@ -59,7 +59,10 @@ pub(super) fn present_frame(
         }
         w.egui_renderer.render(&mut pass, jobs, screen);
     }
-    w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
+    let index = w.gpu.queue.submit(extra.into_iter().chain([encoder.finish()]));
+    if let Some(link) = &mut w.scratch.device {
+        link.drawn(index);
+    }
     w.window.pre_present_notify();
     w.gpu.queue.present(texture);
 }

@@ -2,9 +2,11 @@
 //! view shows, all of one state, a 3D state cut to the view's slice, colour ranges mapped and
 //! streamlines traced.
 
+use super::device_frame::{DeviceLink, DeviceRead};
 use super::streamlines::{self, GridVelocity, Limits, spatial};
 use super::view::{
-    FrameData, MAX_ARROWS, Range, Seeding, Slice, ViewSettings, color_range, default_colormap, default_range,
+    FrameData, MAX_ARROWS, OnDevice, Range, Seeding, Slice, ViewSettings, color_range, color_range_of,
+    default_colormap, default_range,
 };
 use crate::solver::grid::Grid;
 use crate::solver::rotor::Rotor;
@@ -30,6 +32,22 @@ pub struct Scratch {
     on_slice: Vec<Vec<f64>>,
     /// The shown fields on a further slice of the 3D view, as `fields`.
     planes: Vec<Vec<f64>>,
+    /// The renderer's link to a CUDA solver's memory, where the window made one: a 2D view of
+    /// the latest state without arrows or streamlines is then drawn from the device.
+    pub device: Option<DeviceLink>,
+    /// The last [`read`]'s fields, when they were written on the device instead of `fields`.
+    device_read: Option<DeviceRead>,
+}
+
+impl Scratch {
+    /// Buffers for a renderer that draws a CUDA solver's 2D fields from the device where it
+    /// can (`link`).
+    pub fn drawing_from_device(link: DeviceLink) -> Scratch {
+        Scratch {
+            device: Some(link),
+            ..Scratch::default()
+        }
+    }
 }
 
 /// Which state [`gather`] reads.
@@ -82,6 +100,26 @@ pub fn read(
         return None;
     }
     let names = view.shown_fields();
+    scratch.device_read = None;
+    if freshness == Freshness::Latest
+        && grid.dim == 2
+        && !view.needs_velocity()
+        && let Some(link) = scratch.device.as_mut()
+    {
+        let samples: Vec<bool> = names
+            .iter()
+            .map(|n| *n == view.field && view.range == Range::Robust)
+            .collect();
+        if let Some(r) = link.read(solver, &names, &samples, grid.n[0] * grid.n[1]) {
+            let step = r.step;
+            scratch.device_read = Some(r);
+            return Some(Read {
+                step,
+                grid,
+                rotor: None,
+            });
+        }
+    }
     scratch.fields.resize_with(names.len(), Vec::new);
     let step = match freshness {
         Freshness::Current => solver::read_fields(solver, &names, &mut scratch.fields)?,
@@ -107,6 +145,16 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
     out.origin = [g.origin[p], g.origin[q]];
     out.extent = [g.extent(p), g.extent(q)];
     let names = view.shown_fields();
+    out.on_device = None;
+    if let Some(r) = &scratch.device_read {
+        out.volume.clear();
+        out.paths.clear();
+        out.segments.clear();
+        out.more_slices.clear();
+        out.rotor = None;
+        plane_frame_on_device(view, &names, r, out);
+        return;
+    }
     let Scratch {
         fields,
         velocity: vel,
@@ -114,6 +162,7 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
         colour_3d,
         on_slice,
         planes,
+        ..
     } = scratch;
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     out.volume.clear();
@@ -301,6 +350,33 @@ fn plane_frame(
         out.velocity = Some((u, v));
         out.arrows = Some(([ax, ay], scale));
     }
+}
+
+/// [`plane_frame`] of a 2D state whose shown fields (the coloured one and the contoured one,
+/// no velocity) the solver wrote into the renderer's buffers: the same ranges, from the
+/// statistics the device computed.
+fn plane_frame_on_device(view: &ViewSettings, names: &[&str], read: &DeviceRead, out: &mut FrameData) {
+    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
+    let field = index(&view.field);
+    out.field.clear();
+    out.colormap = Some(view.colormap);
+    out.log_scale = view.log_scale;
+    out.diverging = view.colormap.is_diverging();
+    out.range = color_range_of(&read.stats[field], view.range, view.log_scale, out.diverging);
+    out.contour = view.contour_field().map(|name| {
+        let r = if name == view.field && !view.log_scale {
+            out.range
+        } else {
+            color_range_of(&read.stats[index(name)], Range::Auto, false, false)
+        };
+        (Vec::new(), view.contours.levels, r)
+    });
+    out.on_device = Some(OnDevice {
+        field: read.buffers[field].clone(),
+        contour: view.contour_field().map(|name| read.buffers[index(name)].clone()),
+    });
+    out.velocity = None;
+    out.arrows = None;
 }
 
 /// One colour scale for every slice and the tubes, over the values of all, and one contour

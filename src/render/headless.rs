@@ -98,6 +98,19 @@ impl Headless {
         paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
         after: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> Result<RgbaImage, String> {
+        self.submit(target, depth, paint, after);
+        target.read(&self.gpu.device, &self.gpu.queue)
+    }
+
+    /// Submits one pass over `target` (cleared, `paint`ed, then `after`) without reading it
+    /// back; returns the submission.
+    pub fn submit(
+        &self,
+        target: &Target,
+        depth: Option<&wgpu::TextureView>,
+        paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
+        after: impl FnOnce(&mut wgpu::CommandEncoder),
+    ) -> wgpu::SubmissionIndex {
         let mut encoder = self
             .gpu
             .device
@@ -124,7 +137,6 @@ impl Headless {
             paint(&mut pass);
         }
         after(&mut encoder);
-        self.gpu.queue.submit([encoder.finish()]);
-        target.read(&self.gpu.device, &self.gpu.queue)
+        self.gpu.queue.submit([encoder.finish()])
     }
 }

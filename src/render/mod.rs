@@ -4,6 +4,7 @@
 
 pub mod camera;
 pub mod colormap;
+pub mod device_frame;
 pub mod field_lattice;
 pub mod gather;
 pub mod gpu;
@@ -13,6 +14,7 @@ pub mod offscreen;
 pub mod pipeline;
 pub mod scene;
 pub mod scene3d;
+pub mod shared_buffer;
 pub mod slice;
 pub mod slice_plane;
 pub mod stream_tubes;

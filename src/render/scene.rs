@@ -1,6 +1,7 @@
 //! The wgpu pipelines of the 2D field view: colour-mapped field, contour lines, velocity
 //! arrows and streamlines, all sharing one bind group of per-frame buffers. [`SceneRenderer::prepare`]
-//! uploads one frame's f32 arrays with `queue.write_buffer` (only when the frame changed);
+//! uploads one frame's f32 arrays with `queue.write_buffer` (only when the frame changed), or
+//! binds the buffers a frame drawn from the solver's memory brings ([`FrameData::on_device`]);
 //! [`SceneRenderer::set_view`] places it (every frame: the view's pan and zoom);
 //! [`SceneRenderer::paint`] records the draws into a render pass whose viewport is the view's
 //! rectangle.
@@ -75,6 +76,9 @@ pub struct SceneRenderer {
     draw: Draw,
     /// The last prepared frame's uniforms, less the view ([`SceneRenderer::set_view`]).
     params: Params,
+    /// The device buffers bound in place of the field and contour storage (a frame drawn
+    /// from the solver's memory, [`FrameData::on_device`]); `None` where the own are bound.
+    bound: Option<[wgpu::Buffer; 2]>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -208,7 +212,8 @@ impl SceneRenderer {
             min_filter: wgpu::FilterMode::Linear,
             ..Default::default()
         });
-        let bind_group = Self::bind_group(device, &layout, &uniform, &storage, &lut_view, &sampler);
+        let buffers = storage.each_ref().map(|s| &s.buffer);
+        let bind_group = Self::bind_group(device, &layout, &uniform, buffers, &lut_view, &sampler);
         SceneRenderer {
             field: pipeline("colormap", COLORMAP, None),
             contour: pipeline("contour", CONTOUR, alpha),
@@ -224,6 +229,7 @@ impl SceneRenderer {
             colormap: None,
             draw: Draw::default(),
             params: Params::default(),
+            bound: None,
         }
     }
 
@@ -231,7 +237,7 @@ impl SceneRenderer {
         device: &wgpu::Device,
         layout: &wgpu::BindGroupLayout,
         uniform: &wgpu::Buffer,
-        storage: &[Storage; 5],
+        storage: [&wgpu::Buffer; 5],
         lut_view: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
     ) -> wgpu::BindGroup {
@@ -246,10 +252,10 @@ impl SceneRenderer {
             layout,
             entries: &[
                 buf(0, uniform),
-                buf(1, &storage[0].buffer),
-                buf(2, &storage[1].buffer),
-                buf(3, &storage[2].buffer),
-                buf(4, &storage[3].buffer),
+                buf(1, storage[0]),
+                buf(2, storage[1]),
+                buf(3, storage[2]),
+                buf(4, storage[3]),
                 wgpu::BindGroupEntry {
                     binding: 5,
                     resource: wgpu::BindingResource::TextureView(lut_view),
@@ -258,7 +264,7 @@ impl SceneRenderer {
                     binding: 6,
                     resource: wgpu::BindingResource::Sampler(sampler),
                 },
-                buf(7, &storage[4].buffer),
+                buf(7, storage[4]),
             ],
         })
     }
@@ -273,6 +279,14 @@ impl SceneRenderer {
             None => (empty, 0, [0.0, 1.0]),
         };
         stale |= self.storage[1].write(device, queue, bytemuck::cast_slice(contour));
+        // A frame drawn from device memory binds the solver's buffers for the field and the
+        // contours (the contours' own buffer when there are none).
+        let bound = frame.on_device.as_ref().map(|d| {
+            let contour = d.contour.as_ref().unwrap_or(&self.storage[1].buffer);
+            [d.field.clone(), contour.clone()]
+        });
+        stale |= bound != self.bound;
+        self.bound = bound;
         let (u, v) = match &frame.velocity {
             Some((u, v)) => (u.as_slice(), v.as_slice()),
             None => (empty, empty),
@@ -281,11 +295,16 @@ impl SceneRenderer {
         stale |= self.storage[3].write(device, queue, bytemuck::cast_slice(v));
         stale |= self.storage[4].write(device, queue, bytemuck::cast_slice(&frame.segments));
         if stale {
+            let mut buffers = self.storage.each_ref().map(|s| &s.buffer);
+            if let Some([field, contour]) = &self.bound {
+                buffers[0] = field;
+                buffers[1] = contour;
+            }
             self.bind_group = Self::bind_group(
                 device,
                 &self.layout,
                 &self.uniform,
-                &self.storage,
+                buffers,
                 &self.lut_view,
                 &self.sampler,
             );
@@ -328,7 +347,11 @@ impl SceneRenderer {
             counts: [frame.n[0] as u32, frame.n[1] as u32, levels, flags],
             extra: [lattice[0], lattice[1], frame.segments.len() as u32, 0],
         };
-        let has_field = !frame.field.is_empty() && frame.field.len() == frame.n[0] * frame.n[1];
+        let cells = frame.n[0] * frame.n[1];
+        let has_field = match &frame.on_device {
+            Some(d) => cells > 0 && d.field.size() >= 4 * cells as u64,
+            None => !frame.field.is_empty() && frame.field.len() == cells,
+        };
         self.draw = Draw {
             field: has_field,
             contour: has_field && levels > 0,

@@ -4,6 +4,7 @@
 use super::colormap::Colormap;
 pub use super::slice::Slice;
 use super::streamlines::{self, Integrator};
+use crate::solver::ValueStats;
 use crate::solver::rotor::Rotor;
 use glam::{Mat4, Vec2, Vec3};
 
@@ -384,8 +385,11 @@ pub struct FrameData {
     pub n: [usize; 2],
     pub origin: [f64; 2],
     pub extent: [f64; 2],
-    /// The shown field at cell centres, `x` fastest.
+    /// The shown field at cell centres, `x` fastest (empty when it is `on_device`).
     pub field: Vec<f32>,
+    /// The shown field and the contoured one in GPU memory the solver wrote them into
+    /// ([`super::device_frame`]) instead of `field` and `contour`'s values.
+    pub on_device: Option<OnDevice>,
     /// Colour range; with the log scale `lo > 0` is the smallest magnitude resolved.
     pub range: [f32; 2],
     pub log_scale: bool,
@@ -420,33 +424,37 @@ pub struct FrameData {
     pub rotor: Option<(Rotor, f64)>,
 }
 
+/// A frame's fields drawn from device memory: buffers of the frame's `n[0] * n[1]` f32 values
+/// (at least), laid out as [`FrameData::field`].
+#[derive(Clone, Debug)]
+pub struct OnDevice {
+    pub field: wgpu::Buffer,
+    /// The contoured field's buffer where contours are drawn (the level count and range are in
+    /// [`FrameData::contour`], whose values are then empty).
+    pub contour: Option<wgpu::Buffer>,
+}
+
 /// The colour range of `data` under `range` (see [`FrameData::range`]).
 pub fn color_range(data: &[f32], range: Range, log_scale: bool, diverging: bool) -> [f32; 2] {
+    let stats = ValueStats::of(data, range == Range::Robust);
+    color_range_of(&stats, range, log_scale, diverging)
+}
+
+/// The colour range under `range` of a field with statistics `stats` (the sample is needed for
+/// [`Range::Robust`] only): what [`color_range`] gives for the field's values, from statistics
+/// the device computed when the field never left it.
+pub fn color_range_of(stats: &ValueStats, range: Range, log_scale: bool, diverging: bool) -> [f32; 2] {
     let (mut lo, mut hi) = match range {
         Range::Fixed { min, max } => (min as f32, max as f32),
-        Range::Auto => {
-            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for &v in data.iter().filter(|v| v.is_finite()) {
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            if lo > hi { (0.0, 1.0) } else { (lo, hi) }
-        }
-        Range::Robust => percentiles(data, 0.01, 0.99).unwrap_or((0.0, 1.0)),
+        Range::Auto if stats.min > stats.max => (0.0, 1.0),
+        Range::Auto => (stats.min, stats.max),
+        Range::Robust => percentiles(&stats.sample, 0.01, 0.99).unwrap_or((0.0, 1.0)),
     };
     if log_scale {
-        let top = if !matches!(range, Range::Fixed { .. }) {
-            lo.abs().max(hi.abs())
-        } else {
-            hi.abs().max(lo.abs())
-        };
+        let top = lo.abs().max(hi.abs());
         let smallest = match range {
             Range::Fixed { min, .. } if min > 0.0 => min as f32,
-            _ => data
-                .iter()
-                .map(|v| v.abs())
-                .filter(|v| *v > 0.0)
-                .fold(f32::INFINITY, f32::min),
+            _ => stats.smallest_magnitude,
         };
         let top = if top > 0.0 { top } else { 1.0 };
         return [smallest.clamp(top * 1e-6, top * 0.999), top];
@@ -462,17 +470,12 @@ pub fn color_range(data: &[f32], range: Range, log_scale: bool, diverging: bool)
     [lo, hi]
 }
 
-/// The `a` and `b` quantiles (`0 <= a < b <= 1`) of the finite values of `data`, from at most
-/// 2^16 of them taken at an even stride (the range of a smooth field barely moves with the
-/// stride, and the cost stays bounded at any grid size); `None` without finite values.
-fn percentiles(data: &[f32], a: f64, b: f64) -> Option<(f32, f32)> {
-    let stride = data.len().div_ceil(1 << 16).max(1);
-    let mut s: Vec<f32> = data
-        .iter()
-        .step_by(stride)
-        .copied()
-        .filter(|v| v.is_finite())
-        .collect();
+/// The `a` and `b` quantiles (`0 <= a < b <= 1`) of the finite values of `sample` (a field's
+/// [`ValueStats::sample`]: at most 2^16 of its values taken at an even stride; the range of a
+/// smooth field barely moves with the stride, and the cost stays bounded at any grid size);
+/// `None` without finite values.
+fn percentiles(sample: &[f32], a: f64, b: f64) -> Option<(f32, f32)> {
+    let mut s: Vec<f32> = sample.iter().copied().filter(|v| v.is_finite()).collect();
     if s.is_empty() {
         return None;
     }

@@ -13,10 +13,12 @@ pub mod real;
 pub mod rotor;
 pub mod snapshot;
 pub mod stopping;
+pub mod value_stats;
 
 pub use grid::Grid;
 pub use snapshot::Snapshot;
 pub use stopping::{Outcome, StopReason, StopRule, run_until};
+pub use value_stats::ValueStats;
 
 use crate::case::{BackendChoice, CaseSpec, Invalid, Kind};
 use std::fmt;
@@ -77,6 +79,26 @@ pub trait Solver: Send {
     /// CPU solvers read the current state.
     fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
         read_fields(self, names, out)
+    }
+    /// The CUDA device whose memory [`Solver::display_fields_on_device`] writes, for a view
+    /// that draws the fields from device memory it shares with CUDA; `None` where fields are
+    /// read on the host (the CPU backend, a run over several devices).
+    fn display_device(&self) -> Option<std::sync::Arc<crate::backend::cuda::Gpu>> {
+        None
+    }
+    /// [`Solver::display_fields`] into device memory of [`Solver::display_device`]: field
+    /// `names[i]` of one state narrowed to f32 into `targets[i]` and its colour-scale
+    /// statistics into `stats[i]` (with the sample where `samples[i]`); the targets hold the
+    /// state when this returns. `None` if a name is unknown, the
+    /// solver has no display device, or (logged) the device failed.
+    fn display_fields_on_device(
+        &self,
+        _names: &[&str],
+        _targets: &[&crate::backend::cuda::SharedBuffer],
+        _samples: &[bool],
+        _stats: &mut [ValueStats],
+    ) -> Option<u64> {
+        None
     }
     /// Brings the state that fields, samples, the summary and snapshots read up to date. On a
     /// run over several processes ([`crate::parallel`]) this gathers every part's state and is

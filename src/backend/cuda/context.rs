@@ -89,7 +89,7 @@ pub fn probe() -> Result<&'static DeviceInfo, String> {
 /// grid cut over several GPUs, each ordered against the compute stream by events only, so they
 /// overlap the compute stream's work. The host waits only where it reads scalars or fields.
 pub struct Gpu {
-    dev: sys::CUdevice,
+    pub(super) dev: sys::CUdevice,
     /// The device's ordinal among the driver's devices.
     pub ordinal: usize,
     pub(super) ctx: sys::CUcontext,

@@ -10,7 +10,7 @@
 //! step, an iteration number).
 
 use super::module::{Kernel, Module};
-use super::{CudaError, DevBuf, Gpu};
+use super::{CudaError, DevBuf, Gpu, Stream};
 use crate::solver::real::Real;
 use cudarc::driver::result as drv;
 use std::ffi::c_void;
@@ -217,6 +217,7 @@ impl Launch {
         unsafe {
             enqueue(
                 gpu,
+                Stream::Compute,
                 self.kernel,
                 self.grid,
                 self.block,
@@ -229,13 +230,15 @@ impl Launch {
 }
 
 /// Checks `head` followed by `tail` against `f`'s parameters and launches `f` on `gpu`'s
-/// compute stream.
+/// `stream`.
 ///
 /// # Safety
 /// The pointers among the arguments must address device memory of the extent the kernel
 /// touches for this grid.
+#[allow(clippy::too_many_arguments)]
 unsafe fn enqueue(
     gpu: &Gpu,
+    stream: Stream,
     f: Kernel,
     grid: (u32, u32, u32),
     block: (u32, u32, u32),
@@ -264,7 +267,8 @@ unsafe fn enqueue(
         ptrs[k] = a.address();
     }
     f.sig.check(&kinds[..n])?;
-    unsafe { drv::launch_kernel(f.handle, grid, block, shared, gpu.stream, &mut ptrs[..n]) }?;
+    let stream = gpu.handle(stream);
+    unsafe { drv::launch_kernel(f.handle, grid, block, shared, stream, &mut ptrs[..n]) }?;
     Ok(())
 }
 
@@ -284,6 +288,21 @@ impl Gpu {
         unsafe { self.launch_shared(f, grid, block, 0, args) }
     }
 
+    /// Launches `f` on `stream` (the compute or the copy stream), after checking `args`.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`].
+    pub unsafe fn launch_on(
+        &self,
+        stream: Stream,
+        f: Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        unsafe { enqueue(self, stream, f, grid, block, 0, &args.0, &[]) }
+    }
+
     /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
     /// [`Gpu::allow_shared`] for that size).
     ///
@@ -297,7 +316,7 @@ impl Gpu {
         shared: u32,
         args: &Args,
     ) -> Result<(), CudaError> {
-        unsafe { enqueue(self, f, grid, block, shared, &args.0, &[]) }
+        unsafe { enqueue(self, Stream::Compute, f, grid, block, shared, &args.0, &[]) }
     }
 }
 

@@ -83,8 +83,18 @@ impl Gpu {
     }
 
     pub fn copy<T: Copy>(&self, dst: &DevBuf<T>, src: &DevBuf<T>) -> Result<(), CudaError> {
+        self.copy_on(Stream::Compute, dst, src)
+    }
+
+    /// Device to device on `stream`, asynchronous.
+    pub fn copy_on<T: Copy>(
+        &self,
+        stream: Stream,
+        dst: &DevBuf<T>,
+        src: &DevBuf<T>,
+    ) -> Result<(), CudaError> {
         assert_eq!(dst.len, src.len, "copy size");
-        unsafe { drv::memcpy_dtod_async(dst.ptr, src.ptr, src.bytes(), self.stream) }?;
+        unsafe { drv::memcpy_dtod_async(dst.ptr, src.ptr, src.bytes(), self.handle(stream)) }?;
         Ok(())
     }
 
@@ -116,6 +126,17 @@ unsafe impl<T> Send for DevBuf<T> {}
 unsafe impl<T> Sync for DevBuf<T> {}
 
 impl<T> DevBuf<T> {
+    /// A buffer over `len` values at `ptr`, memory the driver mapped (imported memory), which
+    /// `cuMemFree` releases as it does allocations.
+    pub(super) fn mapped(gpu: &Arc<Gpu>, ptr: sys::CUdeviceptr, len: usize) -> Self {
+        DevBuf {
+            ptr,
+            len,
+            gpu: gpu.clone(),
+            _t: PhantomData,
+        }
+    }
+
     pub fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()
     }

@@ -20,7 +20,7 @@
 //! Modules: [`context`] (probe, context, streams), [`memory`] (device and pinned buffers,
 //! copies, scalar blocks and staged readbacks), [`module`] (NVRTC, the kernels' parameter lists
 //! read from their PTX, modules), [`launch`] (typed arguments checked against those lists,
-//! bound launches), [`graph`] (graphs, events), [`slots`] (shared constants), [`readback`]
+//! bound launches), [`graph`] (graphs, events), [`external`] (the renderer's memory imported), [`slots`] (shared constants), [`readback`]
 //! (displayed fields), [`fft`] (cuFFT).
 //!
 //! Every driver call returns a [`CudaError`]; the solvers turn it into a
@@ -29,6 +29,7 @@
 pub mod fft;
 
 pub mod context;
+pub mod external;
 pub mod graph;
 pub mod launch;
 pub mod memory;
@@ -38,6 +39,7 @@ pub mod readback;
 pub mod slots;
 
 pub use context::{DeviceInfo, Gpu, Stream, driver_available, nvrtc_available, probe};
+pub use external::SharedBuffer;
 pub use graph::{Event, Graph, exchange_overlap_enabled, graphs_enabled};
 pub use launch::{Arg, ArgKind, Args, Launch};
 pub use memory::{DevBuf, HostMirror, Pinned, Scalars};
@@ -85,10 +87,13 @@ pub enum KernelSet {
     Simple,
     /// `kernels/rotor_source.cu`: a rotor's loads and momentum sources.
     RotorSource,
+    /// `kernels/shown_field.cu`: a shown field narrowed into the renderer's shared buffer and
+    /// its colour-scale statistics ([`readback`]).
+    ShownField,
 }
 
 impl KernelSet {
-    pub const ALL: [KernelSet; 9] = [
+    pub const ALL: [KernelSet; 10] = [
         KernelSet::Projection,
         KernelSet::Poisson,
         KernelSet::Bench,
@@ -98,6 +103,7 @@ impl KernelSet {
         KernelSet::Stencil,
         KernelSet::Simple,
         KernelSet::RotorSource,
+        KernelSet::ShownField,
     ];
 
     /// The dimensions the set is compiled for: 2 and 3 for the staggered-grid sets of the
@@ -138,6 +144,7 @@ impl KernelSet {
             KernelSet::Stencil => "stencil.cu",
             KernelSet::Simple => "simple.cu",
             KernelSet::RotorSource => "rotor_source.cu",
+            KernelSet::ShownField => "shown_field.cu",
         }
     }
 
@@ -152,6 +159,7 @@ impl KernelSet {
             KernelSet::Stencil => include_str!("../../../kernels/stencil.cu"),
             KernelSet::Simple => include_str!("../../../kernels/simple.cu"),
             KernelSet::RotorSource => include_str!("../../../kernels/rotor_source.cu"),
+            KernelSet::ShownField => include_str!("../../../kernels/shown_field.cu"),
         }
     }
 

@@ -20,19 +20,39 @@
 //! waits for the current one. The solver calls [`Readback::invalidate`] whenever its state
 //! changes, so no copy answers for another state than the one it was derived from.
 //!
+//! Drawn from the device: when the renderer draws the fields from device memory it shares with
+//! CUDA ([`Readback::read_shown_on_device`]), the copies are device buffers instead: `prefetch`
+//! derives each field straight into the slot's other device copy on the compute stream (no
+//! copy at all), and the display read narrows the chosen copy into the renderer's buffer and
+//! computes its colour-scale statistics on the copy stream (`kernels/shown_field.cu`), reading
+//! back a few kilobytes. The kind of copy follows the last display read (host or device);
+//! changing it drops every slot. [`Readback::read`] answers from either kind.
+//!
 //! Slots are reused: a name keeps its slot, a new name takes a slot that holds no current field,
 //! and only when every slot holds a field of the current state is another allocated, so there
 //! are as many slots as names read between two state changes (at most the solver's field count).
 
-use super::{CudaError, DevBuf, Event, Gpu, Pinned, Stream};
+use super::{
+    Arg, Args, CudaError, DevBuf, Event, Gpu, Kernel, KernelSet, Module, Pinned, SharedBuffer, Stream,
+};
 use crate::solver::real::Real;
+use crate::solver::value_stats::{self, ValueStats};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// One pinned copy of a display buffer.
+/// Where a copy of a display buffer is held.
+enum Held<T> {
+    /// Pinned host memory, copied into on the copy stream.
+    Host(Pinned<T>),
+    /// Device memory, derived into on the compute stream (the view draws from the device).
+    Device(DevBuf<T>),
+}
+
+/// One copy of a display buffer.
 struct HostCopy<T> {
-    host: Pinned<T>,
-    /// Recorded on the copy stream after the copy into `host`.
+    held: Held<T>,
+    /// Recorded after the copy into `held` (on the copy stream; for a device copy, after the
+    /// derivation into it on the compute stream).
     copied: Event,
     /// The state (`Readback::epoch`) and its step count that `host` holds or is receiving.
     epoch: u64,
@@ -41,7 +61,8 @@ struct HostCopy<T> {
 
 struct Slot<T> {
     name: String,
-    dev: DevBuf<T>,
+    /// The display buffer host copies are made from (allocated with the first host copy).
+    dev: Option<DevBuf<T>>,
     /// Recorded on the compute stream after the derivation into `dev`.
     derived: Event,
     /// At most two; `copies[latest]` is the last one started.
@@ -120,7 +141,35 @@ pub struct Readback<T> {
     step: u64,
     /// The last state anything was prefetched of, and the one before it (0: none).
     prefetched: [u64; 2],
+    /// Whether `prefetch` makes device copies (the last display read drew from the device).
+    on_device: bool,
+    /// Host staging for reading a device copy ([`Readback::read`]).
+    staging: Option<Pinned<T>>,
+    /// The display kernels and buffers of [`Readback::read_shown_on_device`] (made at its first
+    /// call).
+    shown: Option<ShownKernels>,
 }
+
+/// Blocks of the statistics kernel: partial results per field.
+const STATS_BLOCKS: usize = 1024;
+/// Threads per block of the display kernels (`SHOWN_BLOCK` in `kernels/shown_field.cu`).
+const SHOWN_BLOCK: u32 = 256;
+
+/// `kernels/shown_field.cu` in the solver's precision and its result buffers, sized for
+/// `fields` fields (3 partials a block, then a sample of at most
+/// [`value_stats::SAMPLE_VALUES`], per field).
+struct ShownKernels {
+    _module: Module,
+    narrow: Kernel,
+    stats: Kernel,
+    sample: Kernel,
+    fields: usize,
+    dev: DevBuf<f32>,
+    host: Pinned<f32>,
+}
+
+/// Per-field floats of [`ShownKernels`]' buffers.
+const SHOWN_FLOATS: usize = 3 * STATS_BLOCKS + value_stats::SAMPLE_VALUES;
 
 impl<T: Real> Readback<T> {
     /// Readback of fields of `cells` values; nothing is allocated before the first field.
@@ -132,7 +181,24 @@ impl<T: Real> Readback<T> {
             epoch: 1,
             step: 0,
             prefetched: [0; 2],
+            on_device: false,
+            staging: None,
+            shown: None,
         }
+    }
+
+    /// Makes `prefetch` hold its copies on the device (`true`) or the host; a change drops
+    /// every slot once the copies in flight ended.
+    fn hold_on_device(&mut self, device: bool) -> Result<(), CudaError> {
+        if self.on_device != device {
+            self.gpu.bind()?;
+            self.gpu.sync_on(Stream::Copy)?;
+            self.gpu.sync()?;
+            self.slots.clear();
+            self.prefetched = [0; 2];
+            self.on_device = device;
+        }
+        Ok(())
     }
 
     /// The state changed (to one after `step` steps): no slot holds a current field any more.
@@ -162,7 +228,7 @@ impl<T: Real> Readback<T> {
                 Pick::New => {
                     self.slots.push(Slot {
                         name: String::new(),
-                        dev: self.gpu.alloc(self.cells)?,
+                        dev: None,
                         derived: self.gpu.marker()?,
                         copies: Vec::with_capacity(2),
                         latest: 0,
@@ -172,16 +238,16 @@ impl<T: Real> Readback<T> {
             };
             let gpu = &self.gpu;
             let slot = &mut self.slots[k];
-            if let Some(last) = slot.copies.get(slot.latest) {
-                gpu.wait_event(Stream::Compute, &last.copied)?;
-            }
-            derive(name, &slot.dev)?;
-            slot.derived.record()?;
             let target = match slot.copies.len() {
                 2 => 1 - slot.latest,
                 n => {
+                    let held = if self.on_device {
+                        Held::Device(gpu.alloc(self.cells)?)
+                    } else {
+                        Held::Host(gpu.pinned(self.cells)?)
+                    };
                     slot.copies.push(HostCopy {
-                        host: gpu.pinned(self.cells)?,
+                        held,
                         copied: gpu.marker()?,
                         epoch: 0,
                         step: 0,
@@ -189,12 +255,36 @@ impl<T: Real> Readback<T> {
                     n
                 }
             };
-            // A copy is only ever written by the copy stream, in order: the previous one's
-            // copy (into the other buffer) was enqueued before, and reads wait for `copied`.
+            if self.on_device {
+                // Derived straight into the copy: the display read that drew from it last has
+                // ended (it waits for its kernels), and nothing else reads it.
+                let copy = &mut slot.copies[target];
+                let Held::Device(dst) = &copy.held else {
+                    unreachable!("a slot's copies are all of the kind prefetch makes")
+                };
+                derive(name, dst)?;
+                copy.copied.record()?;
+            } else {
+                if let Some(last) = slot.copies.get(slot.latest) {
+                    gpu.wait_event(Stream::Compute, &last.copied)?;
+                }
+                let src = match &mut slot.dev {
+                    Some(d) => &*d,
+                    d => d.insert(gpu.alloc(self.cells)?),
+                };
+                derive(name, src)?;
+                slot.derived.record()?;
+                // A copy is only ever written by the copy stream, in order: the previous one's
+                // copy (into the other buffer) was enqueued before, and reads wait for `copied`.
+                let copy = &mut slot.copies[target];
+                let Held::Host(host) = &mut copy.held else {
+                    unreachable!("a slot's copies are all of the kind prefetch makes")
+                };
+                gpu.wait_event(Stream::Copy, &slot.derived)?;
+                gpu.download_on(Stream::Copy, host, src, self.cells)?;
+                copy.copied.record_on(Stream::Copy)?;
+            }
             let copy = &mut slot.copies[target];
-            gpu.wait_event(Stream::Copy, &slot.derived)?;
-            gpu.download_on(Stream::Copy, &mut copy.host, &slot.dev, self.cells)?;
-            copy.copied.record_on(Stream::Copy)?;
             copy.epoch = epoch;
             copy.step = self.step;
             slot.latest = target;
@@ -211,13 +301,34 @@ impl<T: Real> Readback<T> {
             .expect("prefetch leaves a current slot for the name")
     }
 
-    /// Waits for `copy` and widens it into `out`.
-    fn land(cells: usize, copy: &HostCopy<T>, out: &mut Vec<f64>) -> Result<(), CudaError> {
-        copy.copied.sync()?;
+    /// Waits for `copy` and widens it into `out` (a device copy through `staging`).
+    fn land(
+        gpu: &Arc<Gpu>,
+        cells: usize,
+        copy: &HostCopy<T>,
+        staging: &mut Option<Pinned<T>>,
+        out: &mut Vec<f64>,
+    ) -> Result<(), CudaError> {
+        let host = match &copy.held {
+            Held::Host(host) => {
+                copy.copied.sync()?;
+                host
+            }
+            Held::Device(dev) => {
+                let staging = match staging {
+                    Some(s) => s,
+                    s => s.insert(gpu.pinned(cells)?),
+                };
+                gpu.wait_event(Stream::Copy, &copy.copied)?;
+                gpu.download_on(Stream::Copy, staging, dev, cells)?;
+                gpu.sync_on(Stream::Copy)?;
+                &*staging
+            }
+        };
         out.resize(cells, 0.0);
         // In parallel: widening 4096^2 values on one core takes longer than their copy.
         out.par_iter_mut()
-            .zip(copy.host.as_slice().par_iter())
+            .zip(host.as_slice().par_iter())
             .with_min_len(1 << 14)
             .for_each(|(o, v)| *o = v.f64());
         Ok(())
@@ -232,7 +343,10 @@ impl<T: Real> Readback<T> {
         out: &mut Vec<f64>,
     ) -> Result<(), CudaError> {
         self.prefetch(&[name], derive)?;
-        Self::land(self.cells, self.slot(name).latest(), out)
+        let mut staging = self.staging.take();
+        let landed = Self::land(&self.gpu, self.cells, self.slot(name).latest(), &mut staging, out);
+        self.staging = staging;
+        landed
     }
 
     /// Fields `names` of one state into `out` (one vector per name) for display, the previous
@@ -244,23 +358,133 @@ impl<T: Real> Readback<T> {
         derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
         out: &mut [Vec<f64>],
     ) -> Result<u64, CudaError> {
+        self.hold_on_device(false)?;
         self.prefetch(names, derive)?;
+        let previous = self.shows_previous(names)?;
+        let mut step = self.step;
+        let mut staging = self.staging.take();
+        for (name, out) in names.iter().zip(out) {
+            let copy = self.shown_copy(name, previous);
+            step = copy.step;
+            if let Err(e) = Self::land(&self.gpu, self.cells, copy, &mut staging, out) {
+                self.staging = staging;
+                return Err(e);
+            }
+        }
+        self.staging = staging;
+        Ok(step)
+    }
+
+    /// Whether the display shows the previous prefetched state of `names` rather than the
+    /// current one (see [`choose`]).
+    fn shows_previous(&self, names: &[&str]) -> Result<bool, CudaError> {
         let mut state = Vec::with_capacity(names.len());
         for name in names {
             let s = self.slot(name);
             state.push((s.latest().copied.done()?, s.previous().map(|c| c.epoch)));
         }
-        let previous = choose(state.iter().copied(), self.prefetched[1]) == Choice::Previous;
+        Ok(choose(state.iter().copied(), self.prefetched[1]) == Choice::Previous)
+    }
+
+    /// The copy of `name` the display shows.
+    fn shown_copy(&self, name: &str, previous: bool) -> &HostCopy<T> {
+        let s = self.slot(name);
+        if previous {
+            s.previous().expect("chosen only when every name has one")
+        } else {
+            s.latest()
+        }
+    }
+
+    /// Fields `names` of one state for display written into the renderer's buffers `targets`
+    /// (f32, one per name, at least `cells` values each) instead of the host, as
+    /// [`Readback::read_shown`] chooses the state; `stats[i]` receives field `i`'s colour-scale
+    /// statistics, with the sample where `samples[i]`. Returns the
+    /// step count of the state written; the buffers hold it when this returns.
+    pub fn read_shown_on_device(
+        &mut self,
+        names: &[&str],
+        derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
+        targets: &[&SharedBuffer],
+        samples: &[bool],
+        stats: &mut [ValueStats],
+    ) -> Result<u64, CudaError> {
+        assert!(
+            names.len() == targets.len() && names.len() == samples.len() && names.len() == stats.len(),
+            "one target per name"
+        );
+        if let Some(t) = targets.iter().find(|t| t.buf().len < self.cells) {
+            return Err(CudaError(format!(
+                "the renderer's buffer holds {} values; the field has {}",
+                t.buf().len,
+                self.cells
+            )));
+        }
+        self.hold_on_device(true)?;
+        self.prefetch(names, derive)?;
+        let previous = self.shows_previous(names)?;
+        if self.shown.as_ref().is_none_or(|k| k.fields < names.len()) {
+            self.shown = None;
+            let module = self.gpu.module(KernelSet::ShownField, T::NAME)?;
+            self.shown = Some(ShownKernels {
+                narrow: module.function("shown_narrow")?,
+                stats: module.function("shown_stats")?,
+                sample: module.function("shown_sample")?,
+                _module: module,
+                fields: names.len(),
+                dev: self.gpu.alloc(names.len() * SHOWN_FLOATS)?,
+                host: self.gpu.pinned(names.len() * SHOWN_FLOATS)?,
+            });
+        }
+        let k = self.shown.as_ref().expect("made above");
+        let (gpu, cells) = (&self.gpu, self.cells);
+        let n = cells as i64;
+        let blocks = |count: usize| {
+            (
+                count.div_ceil(SHOWN_BLOCK as usize).clamp(1, STATS_BLOCKS) as u32,
+                1,
+                1,
+            )
+        };
+        let stride = value_stats::sample_stride(cells);
+        let count = cells.div_ceil(stride);
         let mut step = self.step;
-        for (name, out) in names.iter().zip(out) {
-            let s = self.slot(name);
-            let copy = if previous {
-                s.previous().expect("chosen only when every name has one")
-            } else {
-                s.latest()
-            };
+        for (i, (name, target)) in names.iter().zip(targets).enumerate() {
+            let copy = self.shown_copy(name, previous);
             step = copy.step;
-            Self::land(self.cells, copy, out)?;
+            let Held::Device(src) = &copy.held else {
+                unreachable!("hold_on_device(true) makes device copies")
+            };
+            let region = k.dev.ptr + (i * SHOWN_FLOATS * 4) as u64;
+            let partials = Arg::Ptr(region);
+            let sample = Arg::Ptr(region + (3 * STATS_BLOCKS * 4) as u64);
+            let (dst, block) = (target.buf(), (SHOWN_BLOCK, 1, 1));
+            gpu.wait_event(Stream::Copy, &copy.copied)?;
+            // SAFETY: `src` and `dst` hold `cells` values (checked above); the region holds
+            // STATS_BLOCKS blocks' partials, then SAMPLE_VALUES >= `count` values.
+            unsafe {
+                let narrow = Args::new().p(src).p(dst).l(n);
+                gpu.launch_on(Stream::Copy, k.narrow, blocks(cells), block, &narrow)?;
+                let reduce = Args::new().p(dst).l(n).arg(partials);
+                gpu.launch_on(Stream::Copy, k.stats, (STATS_BLOCKS as u32, 1, 1), block, &reduce)?;
+                if samples[i] {
+                    let take = Args::new().p(dst).l(stride as i64).l(count as i64).arg(sample);
+                    gpu.launch_on(Stream::Copy, k.sample, blocks(count), block, &take)?;
+                }
+            }
+        }
+        let k = self.shown.as_mut().expect("made above");
+        gpu.download_on(Stream::Copy, &mut k.host, &k.dev, names.len() * SHOWN_FLOATS)?;
+        gpu.sync_on(Stream::Copy)?;
+        for (i, s) in stats.iter_mut().enumerate() {
+            let region = &k.host.as_slice()[i * SHOWN_FLOATS..(i + 1) * SHOWN_FLOATS];
+            let (partials, sample) = region.split_at(3 * STATS_BLOCKS);
+            let sample = if samples[i] {
+                sample[..count].to_vec()
+            } else {
+                Vec::new()
+            };
+            *s = ValueStats::from_partials(partials, sample);
         }
         Ok(step)
     }
@@ -296,6 +520,25 @@ impl<T: Real> Readback<T> {
         }
         self.read_shown(names, derive, out)
             .map_err(|e| log::error!("reading fields {names:?} back from the GPU failed: {e}"))
+            .ok()
+    }
+
+    /// `Solver::display_fields_on_device` of a CUDA solver whose fields are `fields`: `None` if
+    /// a name is not among them or (logged) a failed read.
+    pub fn solver_display_on_device(
+        &mut self,
+        fields: &[&str],
+        names: &[&str],
+        derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
+        targets: &[&SharedBuffer],
+        samples: &[bool],
+        stats: &mut [ValueStats],
+    ) -> Option<u64> {
+        if !names.iter().all(|n| fields.contains(n)) {
+            return None;
+        }
+        self.read_shown_on_device(names, derive, targets, samples, stats)
+            .map_err(|e| log::error!("writing fields {names:?} for the view on the GPU failed: {e}"))
             .ok()
     }
 

@@ -2,9 +2,10 @@
 //! and what showing a field costs per frame.
 
 use super::*;
+use crate::solver::incompressible::{Config as ProjectionConfig, CudaProjection};
 
 /// Steps per frame of the readback table's frame loop.
-const FRAME_STEPS: usize = 8;
+pub(super) const FRAME_STEPS: usize = 8;
 
 /// What showing a field costs per frame, on the Re = 1000 cavity (multigrid to 1e-4) at each
 /// `--readback-sizes` size, field `speed`, medians over `max(kernel_reps, 3)` frames:
@@ -40,9 +41,9 @@ pub(super) fn readback(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
-    use crate::solver::Solver;
-    use crate::solver::incompressible::{Config as ProjectionConfig, CudaProjection};
+/// The readback tables' solver: the Re = 1000 cavity on an `n x n` grid, multigrid to 1e-4, in
+/// precision `T`, on the GPU.
+pub(super) fn frame_cavity<T: Real>(n: usize) -> anyhow::Result<CudaProjection<T, 2>> {
     let mut case = Case::parse(CAVITY, "bench cavity")?;
     for s in [
         format!("grid.nx={n}"),
@@ -55,7 +56,12 @@ fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
     fits_device(&case)?;
     let cfg =
         ProjectionConfig::from_spec(&case.spec).map_err(|e| anyhow::anyhow!("{}: {}", e.key, e.message))?;
-    let mut s = CudaProjection::<T, 2>::new(cfg, 0)?;
+    Ok(CudaProjection::<T, 2>::new(cfg, 0)?)
+}
+
+fn readback_row<T: Real>(args: &Args, n: usize) -> anyhow::Result<()> {
+    use crate::solver::Solver;
+    let mut s = frame_cavity::<T>(n)?;
     let reps = args.kernel_reps.max(3);
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);

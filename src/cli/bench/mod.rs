@@ -17,7 +17,8 @@
 //! number, on `--backend` ([`steady`]).
 //!
 //! `--family readback` (with `--backend cuda`, not part of `all`) measures only the per-frame
-//! readback table ([`readback`]).
+//! readback table ([`readback`]) and what a field costs per frame up to a drawn image, through
+//! pinned host memory and from device memory shared with Vulkan ([`screen`]).
 //!
 //! `--family render` (not part of `all`) times the 3D view on the wgpu adapter at hand
 //! ([`render`]): field upload, isosurface extraction, drawing and volume rendering.
@@ -39,6 +40,7 @@
 
 mod device;
 mod render;
+mod screen;
 mod steady;
 mod view_load;
 
@@ -262,7 +264,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             anyhow::bail!("--family readback measures the GPU's readback; add --backend cuda");
         }
         device()?;
-        return readback(&args);
+        readback(&args)?;
+        return screen::screen(&args);
     }
     let cuda = args.backend == "cuda";
     if cuda {
