@@ -1,8 +1,9 @@
-//! The 2D view's fields drawn from device memory CUDA shares with Vulkan
-//! (`render::device_frame`) against the same frames read through the host: for the projection
-//! method (f64 and f32) and MUSCL-Hancock (f32), the shared buffer holds the host path's f32
-//! values bit for bit, the colour and contour ranges (auto and robust) are equal, and the drawn
-//! images are equal pixel for pixel. Needs a CUDA device and a Vulkan driver on the same GPU
+//! Fields drawn from device memory CUDA shares with Vulkan (`render::device_frame`) against the
+//! same frames read through the host: for the projection method in 2D (f64 and f32) and 3D,
+//! and MUSCL-Hancock (f32), the shared buffers hold the host path's f32 values bit for bit (a
+//! 3D state's slice cut on the device, its isosurface field whole), the colour and contour
+//! ranges (auto, robust, log) are equal, and the drawn images (2D view, 3D view with the slice
+//! and isosurfaces) are equal pixel for pixel. Needs a CUDA device and a Vulkan driver on the same GPU
 //! that exports memory; skips without (fails under `FLOWLAB_REQUIRE_GPU=1`).
 
 mod common;
@@ -10,7 +11,9 @@ mod common;
 use flowlab::render::device_frame::DeviceLink;
 use flowlab::render::gather::{self, Freshness, Scratch};
 use flowlab::render::headless::Headless;
-use flowlab::render::view::{FrameData, Range, ViewSettings};
+use flowlab::render::scene3d;
+use flowlab::render::surface;
+use flowlab::render::view::{FrameData, Range, View3d, ViewSettings};
 use flowlab::solver;
 
 /// The f32 values of a wgpu buffer (its first `n`).
@@ -83,8 +86,28 @@ fn compare(case: &str, sets: &[&str], views: &[ViewSettings]) {
         if let (Some(buffer), Some((c, _, _))) = (&shared.contour, &on_host.contour) {
             assert_eq!(read_buffer(&h, buffer, n), *c, "{case}: contoured field");
         }
-        let device_image = h.render(&on_device, 320, 240, None).expect("renders");
-        let host_image = h.render(&on_host, 320, 240, None).expect("renders");
+        let g = s.info().grid;
+        if g.dim == 3
+            && let Some(buffer) = &shared.volume
+        {
+            let whole = read_buffer(&h, buffer, g.cells());
+            assert!(whole == on_host.volume, "{case}: the isosurface field");
+        }
+        let (device_image, host_image) = if g.dim == 3 {
+            let (min, max) = scene3d::domain(&g);
+            let camera = surface::camera_from(min, max, 30.0, 20.0, 1.0);
+            (
+                h.render_3d(&on_device, view, &g, &camera, 320, 240)
+                    .expect("renders"),
+                h.render_3d(&on_host, view, &g, &camera, 320, 240)
+                    .expect("renders"),
+            )
+        } else {
+            (
+                h.render(&on_device, 320, 240, None).expect("renders"),
+                h.render(&on_host, 320, 240, None).expect("renders"),
+            )
+        };
         assert!(
             device_image == host_image,
             "{case} {}: the drawn images differ",
@@ -138,5 +161,27 @@ fn compressible_fields_drawn_from_the_device_equal_the_host_path() {
         "riemann_quadrant_config3",
         &["grid.nx=128", "grid.ny=96", "solver.precision=\"f32\""],
         &[density, log, schlieren],
+    );
+}
+
+#[test]
+fn cube_slice_and_isosurface_drawn_from_the_device_equal_the_host_path() {
+    if !common::gpu() {
+        return;
+    }
+    let mut slice = ViewSettings::for_field("speed");
+    slice.view3d = View3d::opening(Some("q_criterion"));
+    slice.view3d.iso_levels = vec![0.5, 2.0];
+    slice.contours.enabled = true;
+    let mut off_centre = ViewSettings::for_field("vorticity_magnitude");
+    off_centre.slice.axis = 0;
+    off_centre.slice.position = 0.37;
+    off_centre.view3d = View3d::opening(None);
+    off_centre.view3d.iso_field = Some("speed".into());
+    off_centre.view3d.iso_levels = vec![0.05];
+    compare(
+        "cavity_3d_re100",
+        &["grid.nx=40", "grid.ny=36", "grid.nz=32"],
+        &[slice, off_centre],
     );
 }

@@ -15,7 +15,7 @@
 
 use super::shared_buffer::{self, device_uuid};
 use crate::backend::cuda::{Gpu, SharedBuffer};
-use crate::solver::{Solver, ValueStats};
+use crate::solver::{DisplayTarget, PlaneCut, Solver, ValueStats};
 use std::sync::Arc;
 
 /// One shown field's buffer, seen by wgpu and by CUDA.
@@ -23,13 +23,12 @@ struct Shared {
     /// Dropped before `buffer`: CUDA's mapping ends before Vulkan frees the memory.
     cuda: SharedBuffer,
     buffer: wgpu::Buffer,
+    values: usize,
 }
 
 /// The buffers of one CUDA device.
 struct Link {
     gpu: Arc<Gpu>,
-    /// Values per buffer.
-    cells: usize,
     sets: [Vec<Shared>; 2],
     /// The submission that last drew from each set.
     drawn: [Option<wgpu::SubmissionIndex>; 2],
@@ -42,12 +41,22 @@ struct Link {
 pub struct DeviceLink {
     device: wgpu::Device,
     link: Option<Link>,
-    /// Why fields are read on the host instead (for the CUDA device of that ordinal).
+    /// Why fields are read on the host instead, for the solver's device of that address (a
+    /// rebuilt solver, with its own context, is tried again).
     refused: Option<(usize, String)>,
 }
 
-/// The result of one [`DeviceLink::read`]: the state's step count and, per shown field, its
-/// buffer (a handle the scene binds) and colour-scale statistics.
+/// One field a view asks for: the whole field or a plane of it, with the sample its colour
+/// scale needs or not.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub name: &'a str,
+    pub plane: Option<PlaneCut>,
+    pub sample: bool,
+}
+
+/// The result of one [`DeviceLink::read`]: the state's step count and, per request, its buffer
+/// (a handle the scene binds) and colour-scale statistics.
 pub struct DeviceRead {
     pub step: u64,
     pub buffers: Vec<wgpu::Buffer>,
@@ -78,47 +87,50 @@ impl DeviceLink {
         self.link.is_some()
     }
 
-    /// Writes fields `names` of `solver`'s display state (`cells` values each) into the shared
-    /// buffers, with the sample of the fields where `samples`; `None` if this solver's fields
-    /// cannot be drawn from the device (see [`DeviceLink::refused`]) or the solver refused the
-    /// names, and the caller reads them on the host.
-    pub fn read(
-        &mut self,
-        solver: &dyn Solver,
-        names: &[&str],
-        samples: &[bool],
-        cells: usize,
-    ) -> Option<DeviceRead> {
+    /// Writes the `requests` of `solver`'s display state (whole fields of `cells` values, or
+    /// planes of them) into the shared buffers; `None` if this solver's fields cannot be drawn
+    /// from the device (see [`DeviceLink::refused`]) or the solver refused a name, and the
+    /// caller reads them on the host.
+    pub fn read(&mut self, solver: &dyn Solver, requests: &[Request], cells: usize) -> Option<DeviceRead> {
         let gpu = solver.display_device()?;
-        if self
-            .refused
-            .as_ref()
-            .is_some_and(|(ordinal, _)| *ordinal == gpu.ordinal)
-        {
+        let key = Arc::as_ptr(&gpu) as usize;
+        if self.refused.as_ref().is_some_and(|(refused, _)| *refused == key) {
             return None;
         }
-        if let Err(why) = self.prepare(&gpu, names.len(), cells) {
-            log::info!("the view reads fields on the host: {why}");
-            self.link = None;
-            self.refused = Some((gpu.ordinal, why));
-            return None;
-        }
-        let link = self.link.as_mut().expect("prepared");
-        let set = 1 - link.shown;
-        if let Some(index) = link.drawn[set].take() {
-            let wait = wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: None,
-            };
-            if let Err(e) = self.device.poll(wait) {
-                log::error!("waiting for the view's last draw failed: {e}");
+        let sizes: Vec<usize> = requests
+            .iter()
+            .map(|r| r.plane.map_or(cells, |p| p.cells()))
+            .collect();
+        let set = match self.prepare(&gpu, &sizes) {
+            Ok(set) => set,
+            Err(why) => {
+                log::info!("the view reads fields on the host: {why}");
+                self.link = None;
+                self.refused = Some((key, why));
                 return None;
             }
-        }
-        let shared = &link.sets[set][..names.len()];
-        let targets: Vec<&SharedBuffer> = shared.iter().map(|s| &s.cuda).collect();
-        let mut stats = vec![ValueStats::default(); names.len()];
-        let step = solver.display_fields_on_device(names, &targets, samples, &mut stats)?;
+        };
+        let link = self.link.as_mut().expect("prepared");
+        let shared = &link.sets[set][..requests.len()];
+        let targets: Vec<DisplayTarget> = shared
+            .iter()
+            .zip(requests)
+            .map(|(s, r)| DisplayTarget {
+                buffer: &s.cuda,
+                plane: r.plane,
+                sample: r.sample,
+            })
+            .collect();
+        let names: Vec<&str> = requests.iter().map(|r| r.name).collect();
+        let mut stats = vec![ValueStats::default(); requests.len()];
+        let Some(step) = solver.display_fields_on_device(&names, &targets, &mut stats) else {
+            // Not tried again for this device: each try and its fallback would change the
+            // solver's copies from device to host memory and back every frame.
+            let why = "the solver did not write its fields on the device (see the log)";
+            log::info!("the view reads fields on the host: {why}");
+            self.refused = Some((key, why.into()));
+            return None;
+        };
         link.shown = set;
         Some(DeviceRead {
             step,
@@ -134,14 +146,10 @@ impl DeviceLink {
         }
     }
 
-    /// Links `gpu` (again, if it is another device or the sizes changed), with `fields` buffers
-    /// of `cells` values per set.
-    fn prepare(&mut self, gpu: &Arc<Gpu>, fields: usize, cells: usize) -> Result<(), String> {
-        let same = self
-            .link
-            .as_ref()
-            .is_some_and(|l| Arc::ptr_eq(&l.gpu, gpu) && l.cells == cells);
-        if !same {
+    /// Links `gpu` (again, if it is another device) and returns the set to write next, once the
+    /// submission that drew it last has ended, with buffers of at least `sizes` values.
+    fn prepare(&mut self, gpu: &Arc<Gpu>, sizes: &[usize]) -> Result<usize, String> {
+        if !self.link.as_ref().is_some_and(|l| Arc::ptr_eq(&l.gpu, gpu)) {
             if !interop_enabled() {
                 return Err("FLOWLAB_DISPLAY_INTEROP=0".into());
             }
@@ -159,26 +167,43 @@ impl DeviceLink {
             }
             self.link = Some(Link {
                 gpu: gpu.clone(),
-                cells,
                 sets: [Vec::new(), Vec::new()],
                 drawn: [None, None],
                 shown: 1,
             });
         }
         let link = self.link.as_mut().expect("made above");
-        for set in &mut link.sets {
-            while set.len() < fields {
-                let exported = shared_buffer::export(&self.device, cells)?;
-                // SAFETY: the descriptor is of `exported.allocation` bytes on this GPU (UUIDs
-                // checked), kept allocated by `buffer`, which outlives the import (field order).
-                let cuda = unsafe { gpu.import(exported.fd, exported.allocation, cells) }
-                    .map_err(|e| e.to_string())?;
-                set.push(Shared {
-                    cuda,
-                    buffer: exported.buffer,
-                });
+        let set = 1 - link.shown;
+        if let Some(index) = link.drawn[set].take() {
+            let wait = wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: None,
+            };
+            self.device
+                .poll(wait)
+                .map_err(|e| format!("waiting for the view's last draw failed: {e}"))?;
+        }
+        let buffers = &mut link.sets[set];
+        for (k, &values) in sizes.iter().enumerate() {
+            if buffers.get(k).is_some_and(|b| b.values >= values) {
+                continue;
+            }
+            let exported = shared_buffer::export(&self.device, values)?;
+            // SAFETY: the descriptor is of `exported.allocation` bytes on this GPU (UUIDs
+            // checked), kept allocated by `buffer`, which outlives the import (field order).
+            let cuda =
+                unsafe { gpu.import(exported.fd, exported.allocation, values) }.map_err(|e| e.to_string())?;
+            let shared = Shared {
+                cuda,
+                buffer: exported.buffer,
+                values,
+            };
+            if k < buffers.len() {
+                buffers[k] = shared;
+            } else {
+                buffers.push(shared);
             }
         }
-        Ok(())
+        Ok(set)
     }
 }

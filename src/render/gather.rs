@@ -2,7 +2,7 @@
 //! view shows, all of one state, a 3D state cut to the view's slice, colour ranges mapped and
 //! streamlines traced.
 
-use super::device_frame::{DeviceLink, DeviceRead};
+use super::device_frame::{DeviceLink, DeviceRead, Request};
 use super::streamlines::{self, GridVelocity, Limits, spatial};
 use super::view::{
     FrameData, MAX_ARROWS, OnDevice, Range, Seeding, Slice, ViewSettings, color_range, color_range_of,
@@ -100,32 +100,22 @@ pub fn read(
         return None;
     }
     let names = view.shown_fields();
+    let rotor = solver.rotor().map(|r| (r, solver.time()));
     scratch.device_read = None;
     if freshness == Freshness::Latest
-        && grid.dim == 2
-        && !view.needs_velocity()
         && let Some(link) = scratch.device.as_mut()
+        && let Some(requests) = device_requests(view, &grid)
+        && let Some(r) = link.read(solver, &requests, grid.cells())
     {
-        let samples: Vec<bool> = names
-            .iter()
-            .map(|n| *n == view.field && view.range == Range::Robust)
-            .collect();
-        if let Some(r) = link.read(solver, &names, &samples, grid.n[0] * grid.n[1]) {
-            let step = r.step;
-            scratch.device_read = Some(r);
-            return Some(Read {
-                step,
-                grid,
-                rotor: None,
-            });
-        }
+        let step = r.step;
+        scratch.device_read = Some(r);
+        return Some(Read { step, grid, rotor });
     }
     scratch.fields.resize_with(names.len(), Vec::new);
     let step = match freshness {
         Freshness::Current => solver::read_fields(solver, &names, &mut scratch.fields)?,
         Freshness::Latest => solver.display_fields(&names, &mut scratch.fields)?,
     };
-    let rotor = solver.rotor().map(|r| (r, solver.time()));
     Some(Read { step, grid, rotor })
 }
 
@@ -148,11 +138,13 @@ pub fn compose(read: &Read, view: &ViewSettings, scratch: &mut Scratch, out: &mu
     out.on_device = None;
     if let Some(r) = &scratch.device_read {
         out.volume.clear();
+        out.iso_colour.clear();
+        out.rendered.clear();
         out.paths.clear();
         out.segments.clear();
         out.more_slices.clear();
-        out.rotor = None;
-        plane_frame_on_device(view, &names, r, out);
+        out.rotor = read.rotor.filter(|_| g.dim == 3);
+        frame_on_device(view, g.dim, r, out);
         return;
     }
     let Scratch {
@@ -352,28 +344,76 @@ fn plane_frame(
     }
 }
 
-/// [`plane_frame`] of a 2D state whose shown fields (the coloured one and the contoured one,
-/// no velocity) the solver wrote into the renderer's buffers: the same ranges, from the
-/// statistics the device computed.
-fn plane_frame_on_device(view: &ViewSettings, names: &[&str], read: &DeviceRead, out: &mut FrameData) {
-    let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
-    let field = index(&view.field);
+/// What the device writes for `view` of a state on `grid` when the view needs no host values
+/// (no arrows or streamlines; in 3D one slice, no surface colouring or volume rendering, and
+/// the isosurface's levels set, as choosing one reads the field): the coloured field, then the
+/// contoured one if another, on the slice of a 3D state; then a 3D state's isosurface field
+/// whole. `None`: the view reads its fields on the host.
+fn device_requests<'a>(view: &'a ViewSettings, grid: &Grid) -> Option<Vec<Request<'a>>> {
+    let v3 = &view.view3d;
+    if grid.dim < 2 || view.needs_velocity() {
+        return None;
+    }
+    let plane = if grid.dim == 3 {
+        let iso_unset = v3.shown_iso_field().is_some() && v3.iso_levels.is_empty();
+        let on_host = !v3.shown_more_slices().is_empty()
+            || view.traces_in_space()
+            || v3.shown_iso_colour().is_some()
+            || v3.shown_volume_field().is_some();
+        if iso_unset || on_host {
+            return None;
+        }
+        Some(view.slice.cut(grid.n))
+    } else {
+        None
+    };
+    let mut requests = vec![Request {
+        name: view.field.as_str(),
+        plane,
+        sample: view.range == Range::Robust,
+    }];
+    if let Some(name) = view.contour_field().filter(|c| *c != view.field) {
+        requests.push(Request {
+            name,
+            plane,
+            sample: false,
+        });
+    }
+    if grid.dim == 3
+        && let Some(name) = v3.shown_iso_field()
+    {
+        requests.push(Request {
+            name,
+            plane: None,
+            sample: false,
+        });
+    }
+    Some(requests)
+}
+
+/// [`plane_frame`] of a state whose shown fields the solver wrote into the renderer's buffers
+/// (the requests of [`device_requests`]): the same ranges, from the statistics the device
+/// computed; a 3D state's isosurface field stays in its buffer.
+fn frame_on_device(view: &ViewSettings, dim: usize, read: &DeviceRead, out: &mut FrameData) {
     out.field.clear();
     out.colormap = Some(view.colormap);
     out.log_scale = view.log_scale;
     out.diverging = view.colormap.is_diverging();
-    out.range = color_range_of(&read.stats[field], view.range, view.log_scale, out.diverging);
-    out.contour = view.contour_field().map(|name| {
-        let r = if name == view.field && !view.log_scale {
+    out.range = color_range_of(&read.stats[0], view.range, view.log_scale, out.diverging);
+    let contour = view.contour_field().map(|name| usize::from(name != view.field));
+    out.contour = contour.map(|k| {
+        let r = if k == 0 && !view.log_scale {
             out.range
         } else {
-            color_range_of(&read.stats[index(name)], Range::Auto, false, false)
+            color_range_of(&read.stats[k], Range::Auto, false, false)
         };
         (Vec::new(), view.contours.levels, r)
     });
+    let iso = (dim == 3 && view.view3d.shown_iso_field().is_some()).then(|| read.buffers.last());
     out.on_device = Some(OnDevice {
-        field: read.buffers[field].clone(),
-        contour: view.contour_field().map(|name| read.buffers[index(name)].clone()),
+        field: read.buffers[0].clone(),
+        contour: contour.map(|k| read.buffers[k].clone()),
+        volume: iso.flatten().cloned(),
     });
     out.velocity = None;
     out.arrows = None;

@@ -69,7 +69,8 @@ impl Scene3d {
     ) -> Result<(), String> {
         let (min, max) = domain(grid);
         let h = DVec3::from_slice(&grid.spacing).as_vec3();
-        let levels: Vec<f32> = if frame.volume.is_empty() {
+        let iso_on_device = frame.on_device.as_ref().and_then(|d| d.volume.as_ref());
+        let levels: Vec<f32> = if frame.volume.is_empty() && iso_on_device.is_none() {
             Vec::new()
         } else {
             view.view3d.iso_levels.iter().map(|l| *l as f32).collect()
@@ -95,6 +96,7 @@ impl Scene3d {
             .unwrap_or_default();
         let surfaces = SurfaceFrame {
             values: &frame.volume,
+            on_device: iso_on_device,
             n: grid.n.map(|m| m as u32),
             origin: min + 0.5 * h,
             spacing: h,
@@ -123,7 +125,7 @@ impl Scene3d {
         });
         self.volume.prepare(device, queue, volume.as_ref())?;
         self.shown_slices = 0;
-        if view.view3d.slice && !frame.field.is_empty() {
+        if view.view3d.slice && (!frame.field.is_empty() || frame.on_device.is_some()) {
             let further = view.view3d.shown_more_slices().iter().zip(&frame.more_slices);
             for (s, plane) in std::iter::once((&view.slice, frame)).chain(further) {
                 if self.slices.len() == self.shown_slices {

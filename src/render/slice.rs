@@ -1,6 +1,8 @@
 //! Axis-aligned planes through a 3D grid ([`Slice`]): which plane a view shows, and a cell
 //! field's values on it.
 
+use crate::solver::PlaneCut;
+
 /// An axis-aligned plane through a 3D grid: normal to `axis` (0, 1, 2: x, y, z) at `position`,
 /// a fraction of the domain's extent along it (0 to 1).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,17 +42,31 @@ impl Slice {
         origin + self.position.clamp(0.0, 1.0) * extent
     }
 
+    /// Where this plane cuts a 3D cell field of `n` cells: the layers and weight
+    /// [`Slice::cut_into`] interpolates with (the device cuts with the same).
+    pub fn cut(&self, n: [usize; 3]) -> PlaneCut {
+        let a = self.axis;
+        let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
+        let lo = (s.floor() as usize).min(n[a] - 1);
+        PlaneCut {
+            n,
+            axis: a,
+            plane_axes: self.plane_axes(),
+            lo,
+            hi: (lo + 1).min(n[a] - 1),
+            t: s - lo as f64,
+        }
+    }
+
     /// The values of a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) on this plane, into
     /// `out`: linearly interpolated between the two cell layers around it (cell centres at
     /// `(i + 1/2) h`; beyond the first or last centre the nearest layer), x-fastest over the
     /// plane's axes ([`Slice::plane_axes`]). The mid-plane of an even grid is the mean of the
     /// two middle layers, of an odd one the middle layer.
     pub fn cut_into(&self, field: &[f64], n: [usize; 3], out: &mut Vec<f64>) {
-        let a = self.axis;
-        let s = (self.position.clamp(0.0, 1.0) * n[a] as f64 - 0.5).clamp(0.0, (n[a] - 1) as f64);
-        let lo = (s.floor() as usize).min(n[a] - 1);
-        let hi = (lo + 1).min(n[a] - 1);
-        let t = s - lo as f64;
+        let PlaneCut {
+            axis: a, lo, hi, t, ..
+        } = self.cut(n);
         let stride = [1, n[0], n[0] * n[1]];
         let [p, q] = self.plane_axes();
         out.clear();

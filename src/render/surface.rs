@@ -39,7 +39,10 @@ struct Uniforms {
 /// `origin + spacing * (i, j, k)`), the surfaces at `levels` coloured by `colour_by` (else a
 /// colour per level) with `opacity` (1: opaque), the domain `min..max`.
 pub struct SurfaceFrame<'a> {
+    /// The field's values on the host, uploaded here; or, where `on_device` is given, that
+    /// buffer of them is extracted from as it is (the solver wrote it, [`crate::render::device_frame`]).
     pub values: &'a [f32],
+    pub on_device: Option<&'a wgpu::Buffer>,
     pub n: [u32; 3],
     pub origin: Vec3,
     pub spacing: Vec3,
@@ -189,7 +192,6 @@ impl SurfaceScene {
         self.rotor_vertices = frame.rotor_lines.len() as u32;
         self.opacity = frame.opacity.clamp(0.0, 1.0);
         self.colour_by(device, queue, frame.colour_by.as_ref())?;
-        let bytes = std::mem::size_of_val(frame.values) as u64;
         if frame.levels.is_empty() {
             for (surface, _) in &mut self.levels {
                 if let Some(s) = surface {
@@ -198,24 +200,13 @@ impl SurfaceScene {
             }
             return Ok(());
         }
-        let limit = super::gpu::storage_buffer_limit(device);
-        if bytes > limit {
-            return Err(format!(
-                "the field is {} MiB, over the GPU's storage buffer limit of {} MiB",
-                bytes >> 20,
-                limit >> 20
-            ));
+        if frame.on_device.is_none() {
+            self.upload(device, queue, frame.values)?;
         }
-        if self.field.as_ref().is_none_or(|f| f.size() != bytes) {
-            self.field = Some(device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("shown 3D field"),
-                size: bytes,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }));
-        }
-        let field = self.field.as_ref().expect("made above");
-        queue.write_buffer(field, 0, bytemuck::cast_slice(frame.values));
+        let field = match frame.on_device {
+            Some(buffer) => buffer,
+            None => self.field.as_ref().expect("uploaded above"),
+        };
         let lattice = GpuLattice {
             values: field,
             n: frame.n,
@@ -236,6 +227,30 @@ impl SurfaceScene {
                 s.triangles = 0;
             }
         }
+        Ok(())
+    }
+
+    /// Uploads the field's host `values` into the scene's own buffer (made or grown here).
+    fn upload(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, values: &[f32]) -> Result<(), String> {
+        let bytes = std::mem::size_of_val(values) as u64;
+        let limit = super::gpu::storage_buffer_limit(device);
+        if bytes > limit {
+            return Err(format!(
+                "the field is {} MiB, over the GPU's storage buffer limit of {} MiB",
+                bytes >> 20,
+                limit >> 20
+            ));
+        }
+        if self.field.as_ref().is_none_or(|f| f.size() != bytes) {
+            self.field = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("shown 3D field"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let field = self.field.as_ref().expect("made above");
+        queue.write_buffer(field, 0, bytemuck::cast_slice(values));
         Ok(())
     }
 

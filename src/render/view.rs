@@ -424,14 +424,16 @@ pub struct FrameData {
     pub rotor: Option<(Rotor, f64)>,
 }
 
-/// A frame's fields drawn from device memory: buffers of the frame's `n[0] * n[1]` f32 values
-/// (at least), laid out as [`FrameData::field`].
+/// A frame's fields drawn from device memory: buffers of (at least) the frame's `n[0] * n[1]`
+/// f32 values, laid out as [`FrameData::field`], and of a 3D state's whole grid.
 #[derive(Clone, Debug)]
 pub struct OnDevice {
     pub field: wgpu::Buffer,
     /// The contoured field's buffer where contours are drawn (the level count and range are in
     /// [`FrameData::contour`], whose values are then empty).
     pub contour: Option<wgpu::Buffer>,
+    /// A 3D state's isosurface field over the whole grid, in place of [`FrameData::volume`].
+    pub volume: Option<wgpu::Buffer>,
 }
 
 /// The colour range of `data` under `range` (see [`FrameData::range`]).

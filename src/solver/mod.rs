@@ -3,6 +3,7 @@
 //! change live settings, read residuals and diagnostics.
 
 pub mod compressible;
+pub mod display;
 pub mod grid;
 pub mod incompressible;
 pub mod limiter;
@@ -13,12 +14,11 @@ pub mod real;
 pub mod rotor;
 pub mod snapshot;
 pub mod stopping;
-pub mod value_stats;
 
+pub use display::{DisplayTarget, PlaneCut, ValueStats};
 pub use grid::Grid;
 pub use snapshot::Snapshot;
 pub use stopping::{Outcome, StopReason, StopRule, run_until};
-pub use value_stats::ValueStats;
 
 use crate::case::{BackendChoice, CaseSpec, Invalid, Kind};
 use std::fmt;
@@ -87,15 +87,14 @@ pub trait Solver: Send {
         None
     }
     /// [`Solver::display_fields`] into device memory of [`Solver::display_device`]: field
-    /// `names[i]` of one state narrowed to f32 into `targets[i]` and its colour-scale
-    /// statistics into `stats[i]` (with the sample where `samples[i]`); the targets hold the
-    /// state when this returns. `None` if a name is unknown, the
-    /// solver has no display device, or (logged) the device failed.
+    /// `names[i]` of one state narrowed to f32 into `targets[i]` (whole, or a plane of it) and
+    /// the colour-scale statistics of what it holds into `stats[i]`; the targets hold the state
+    /// when this returns. `None` if a name is unknown, the solver has no display device, or
+    /// (logged) the device failed.
     fn display_fields_on_device(
         &self,
         _names: &[&str],
-        _targets: &[&crate::backend::cuda::SharedBuffer],
-        _samples: &[bool],
+        _targets: &[DisplayTarget],
         _stats: &mut [ValueStats],
     ) -> Option<u64> {
         None

@@ -32,11 +32,9 @@
 //! and only when every slot holds a field of the current state is another allocated, so there
 //! are as many slots as names read between two state changes (at most the solver's field count).
 
-use super::{
-    Arg, Args, CudaError, DevBuf, Event, Gpu, Kernel, KernelSet, Module, Pinned, SharedBuffer, Stream,
-};
+use super::{Arg, Args, CudaError, DevBuf, Event, Gpu, Kernel, KernelSet, Module, Pinned, Stream};
+use crate::solver::display::{self, DisplayTarget, PlaneCut, ValueStats};
 use crate::solver::real::Real;
-use crate::solver::value_stats::{self, ValueStats};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -157,10 +155,11 @@ const SHOWN_BLOCK: u32 = 256;
 
 /// `kernels/shown_field.cu` in the solver's precision and its result buffers, sized for
 /// `fields` fields (3 partials a block, then a sample of at most
-/// [`value_stats::SAMPLE_VALUES`], per field).
+/// [`display::SAMPLE_VALUES`], per field).
 struct ShownKernels {
     _module: Module,
     narrow: Kernel,
+    cut: Kernel,
     stats: Kernel,
     sample: Kernel,
     fields: usize,
@@ -168,8 +167,48 @@ struct ShownKernels {
     host: Pinned<f32>,
 }
 
+/// `shown_narrow`'s arguments: `values` values from `src` (the solver's precision) to `dst`.
+fn narrow_args(src: u64, dst: u64, values: usize) -> Args {
+    Args::new().arg(Arg::Ptr(src)).arg(Arg::Ptr(dst)).l(values as i64)
+}
+
+/// `shown_cut`'s arguments: plane `c` of `src` into `dst`.
+fn cut_args(src: u64, dst: u64, c: &PlaneCut) -> Args {
+    let [p, q] = c.plane_axes;
+    let n = c.n.map(|m| m as i64);
+    Args::new()
+        .arg(Arg::Ptr(src))
+        .arg(Arg::Ptr(dst))
+        .l(n[0])
+        .l(n[1])
+        .l(n[2])
+        .i(c.axis as i64)
+        .i(p as i64)
+        .i(q as i64)
+        .l(c.lo as i64)
+        .l(c.hi as i64)
+        .d(c.t)
+}
+
+/// `shown_stats`' arguments: `values` values of `field`, partials into `partials`.
+fn stats_args(field: u64, values: usize, partials: u64) -> Args {
+    Args::new()
+        .arg(Arg::Ptr(field))
+        .l(values as i64)
+        .arg(Arg::Ptr(partials))
+}
+
+/// `shown_sample`'s arguments: every `stride`-th of `field`, `count` of them, into `sample`.
+fn sample_args(field: u64, stride: usize, count: usize, sample: u64) -> Args {
+    Args::new()
+        .arg(Arg::Ptr(field))
+        .l(stride as i64)
+        .l(count as i64)
+        .arg(Arg::Ptr(sample))
+}
+
 /// Per-field floats of [`ShownKernels`]' buffers.
-const SHOWN_FLOATS: usize = 3 * STATS_BLOCKS + value_stats::SAMPLE_VALUES;
+const SHOWN_FLOATS: usize = 3 * STATS_BLOCKS + display::SAMPLE_VALUES;
 
 impl<T: Real> Readback<T> {
     /// Readback of fields of `cells` values; nothing is allocated before the first field.
@@ -396,29 +435,40 @@ impl<T: Real> Readback<T> {
         }
     }
 
-    /// Fields `names` of one state for display written into the renderer's buffers `targets`
-    /// (f32, one per name, at least `cells` values each) instead of the host, as
-    /// [`Readback::read_shown`] chooses the state; `stats[i]` receives field `i`'s colour-scale
-    /// statistics, with the sample where `samples[i]`. Returns the
-    /// step count of the state written; the buffers hold it when this returns.
+    /// Fields `names` of one state for display written into the renderer's buffers (target
+    /// `i` of `names[i]`: the whole field, or a plane of it) instead of the host, as
+    /// [`Readback::read_shown`] chooses the state; `stats[i]` receives what target `i` holds's
+    /// colour-scale statistics, with the sample where the target asks for it. A name may come
+    /// more than once (a plane and the whole field). Returns the step count of the state
+    /// written; the buffers hold it when this returns.
     pub fn read_shown_on_device(
         &mut self,
         names: &[&str],
         derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
-        targets: &[&SharedBuffer],
-        samples: &[bool],
+        targets: &[DisplayTarget],
         stats: &mut [ValueStats],
     ) -> Result<u64, CudaError> {
         assert!(
-            names.len() == targets.len() && names.len() == samples.len() && names.len() == stats.len(),
+            names.len() == targets.len() && names.len() == stats.len(),
             "one target per name"
         );
-        if let Some(t) = targets.iter().find(|t| t.buf().len < self.cells) {
-            return Err(CudaError(format!(
-                "the renderer's buffer holds {} values; the field has {}",
-                t.buf().len,
-                self.cells
-            )));
+        for t in targets {
+            let values = t.plane.map_or(self.cells, |p| p.cells());
+            if t.plane
+                .is_some_and(|p| p.n.iter().product::<usize>() != self.cells)
+            {
+                return Err(CudaError(format!(
+                    "a plane of a {:?} grid was asked of a field of {} cells",
+                    t.plane.map(|p| p.n),
+                    self.cells
+                )));
+            }
+            if t.buffer.buf().len < values {
+                return Err(CudaError(format!(
+                    "the renderer's buffer holds {} values; the field has {values}",
+                    t.buffer.buf().len
+                )));
+            }
         }
         self.hold_on_device(true)?;
         self.prefetch(names, derive)?;
@@ -428,6 +478,7 @@ impl<T: Real> Readback<T> {
             let module = self.gpu.module(KernelSet::ShownField, T::NAME)?;
             self.shown = Some(ShownKernels {
                 narrow: module.function("shown_narrow")?,
+                cut: module.function("shown_cut")?,
                 stats: module.function("shown_stats")?,
                 sample: module.function("shown_sample")?,
                 _module: module,
@@ -437,8 +488,7 @@ impl<T: Real> Readback<T> {
             });
         }
         let k = self.shown.as_ref().expect("made above");
-        let (gpu, cells) = (&self.gpu, self.cells);
-        let n = cells as i64;
+        let gpu = &self.gpu;
         let blocks = |count: usize| {
             (
                 count.div_ceil(SHOWN_BLOCK as usize).clamp(1, STATS_BLOCKS) as u32,
@@ -446,8 +496,7 @@ impl<T: Real> Readback<T> {
                 1,
             )
         };
-        let stride = value_stats::sample_stride(cells);
-        let count = cells.div_ceil(stride);
+        let block = (SHOWN_BLOCK, 1, 1);
         let mut step = self.step;
         for (i, (name, target)) in names.iter().zip(targets).enumerate() {
             let copy = self.shown_copy(name, previous);
@@ -455,20 +504,32 @@ impl<T: Real> Readback<T> {
             let Held::Device(src) = &copy.held else {
                 unreachable!("hold_on_device(true) makes device copies")
             };
+            let values = target.plane.map_or(self.cells, |p| p.cells());
+            let stride = display::sample_stride(values);
             let region = k.dev.ptr + (i * SHOWN_FLOATS * 4) as u64;
-            let partials = Arg::Ptr(region);
-            let sample = Arg::Ptr(region + (3 * STATS_BLOCKS * 4) as u64);
-            let (dst, block) = (target.buf(), (SHOWN_BLOCK, 1, 1));
+            let (partials, sample) = (region, region + (3 * STATS_BLOCKS * 4) as u64);
+            let dst = target.buffer.buf();
             gpu.wait_event(Stream::Copy, &copy.copied)?;
-            // SAFETY: `src` and `dst` hold `cells` values (checked above); the region holds
-            // STATS_BLOCKS blocks' partials, then SAMPLE_VALUES >= `count` values.
+            // SAFETY: `src` holds `cells` values, `dst` at least `values` (checked above); the
+            // region holds STATS_BLOCKS blocks' partials, then SAMPLE_VALUES values, which is at
+            // least `values / stride`.
             unsafe {
-                let narrow = Args::new().p(src).p(dst).l(n);
-                gpu.launch_on(Stream::Copy, k.narrow, blocks(cells), block, &narrow)?;
-                let reduce = Args::new().p(dst).l(n).arg(partials);
+                let (src, dst) = (src.ptr, dst.ptr);
+                match &target.plane {
+                    None => {
+                        let narrow = narrow_args(src, dst, values);
+                        gpu.launch_on(Stream::Copy, k.narrow, blocks(values), block, &narrow)?;
+                    }
+                    Some(c) => {
+                        let cut = cut_args(src, dst, c);
+                        gpu.launch_on(Stream::Copy, k.cut, blocks(values), block, &cut)?;
+                    }
+                }
+                let reduce = stats_args(dst, values, partials);
                 gpu.launch_on(Stream::Copy, k.stats, (STATS_BLOCKS as u32, 1, 1), block, &reduce)?;
-                if samples[i] {
-                    let take = Args::new().p(dst).l(stride as i64).l(count as i64).arg(sample);
+                if target.sample {
+                    let count = values.div_ceil(stride);
+                    let take = sample_args(dst, stride, count, sample);
                     gpu.launch_on(Stream::Copy, k.sample, blocks(count), block, &take)?;
                 }
             }
@@ -476,11 +537,12 @@ impl<T: Real> Readback<T> {
         let k = self.shown.as_mut().expect("made above");
         gpu.download_on(Stream::Copy, &mut k.host, &k.dev, names.len() * SHOWN_FLOATS)?;
         gpu.sync_on(Stream::Copy)?;
-        for (i, s) in stats.iter_mut().enumerate() {
+        for (i, (s, target)) in stats.iter_mut().zip(targets).enumerate() {
+            let values = target.plane.map_or(self.cells, |p| p.cells());
             let region = &k.host.as_slice()[i * SHOWN_FLOATS..(i + 1) * SHOWN_FLOATS];
             let (partials, sample) = region.split_at(3 * STATS_BLOCKS);
-            let sample = if samples[i] {
-                sample[..count].to_vec()
+            let sample = if target.sample {
+                sample[..values.div_ceil(display::sample_stride(values))].to_vec()
             } else {
                 Vec::new()
             };
@@ -530,14 +592,13 @@ impl<T: Real> Readback<T> {
         fields: &[&str],
         names: &[&str],
         derive: impl Fn(&str, &DevBuf<T>) -> Result<(), CudaError>,
-        targets: &[&SharedBuffer],
-        samples: &[bool],
+        targets: &[DisplayTarget],
         stats: &mut [ValueStats],
     ) -> Option<u64> {
         if !names.iter().all(|n| fields.contains(n)) {
             return None;
         }
-        self.read_shown_on_device(names, derive, targets, samples, stats)
+        self.read_shown_on_device(names, derive, targets, stats)
             .map_err(|e| log::error!("writing fields {names:?} for the view on the GPU failed: {e}"))
             .ok()
     }
@@ -567,7 +628,42 @@ impl<T> Drop for Readback<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Choice, Pick, choose, pick};
+    use super::{Choice, Pick, choose, cut_args, narrow_args, pick, sample_args, stats_args};
+    use crate::backend::cuda::{ArgKind, KernelSet, compile_ptx, nvrtc_available};
+    use crate::solver::PlaneCut;
+
+    /// The display kernels' arguments as the readback passes them match their PTX parameters
+    /// in both precisions (NVRTC only, no device): a mismatch would refuse every launch.
+    #[test]
+    fn the_shown_field_kernels_take_the_arguments_passed() {
+        if !nvrtc_available() {
+            eprintln!("skipped: no NVRTC");
+            return;
+        }
+        let cut = PlaneCut {
+            n: [4, 5, 6],
+            axis: 0,
+            plane_axes: [1, 2],
+            lo: 1,
+            hi: 2,
+            t: 0.25,
+        };
+        for precision in ["f32", "f64"] {
+            let ptx = compile_ptx(KernelSet::ShownField, precision, 2, (9, 0)).expect("compiles");
+            for (name, args) in [
+                ("shown_narrow", narrow_args(1, 2, 3)),
+                ("shown_cut", cut_args(1, 2, &cut)),
+                ("shown_stats", stats_args(1, 3, 2)),
+                ("shown_sample", sample_args(1, 2, 3, 4)),
+            ] {
+                let kinds: Vec<ArgKind> = args.as_slice().iter().map(|a| a.kind()).collect();
+                let entry = ptx.entry(name).unwrap_or_else(|| panic!("{name} in the PTX"));
+                entry
+                    .check(&kinds)
+                    .unwrap_or_else(|e| panic!("{name} ({precision}): {e}"));
+            }
+        }
+    }
 
     fn slots<'a>(s: &'a [(&'a str, bool)]) -> impl Iterator<Item = (&'a str, bool)> + Clone + 'a {
         s.iter().copied()

@@ -16,6 +16,7 @@ use super::render::{draw, wait};
 use super::{Args, CAVITY_3D};
 use crate::app::stepper::Stepper;
 use crate::case::Case;
+use crate::render::device_frame::DeviceLink;
 use crate::render::gather::{self, Freshness, Scratch};
 use crate::render::headless::Headless;
 use crate::render::offscreen::Target;
@@ -54,9 +55,9 @@ pub fn solver_with_view(
         args.backend, args.precision
     );
     println!(
-        "| N^3 | steps a frame | alone (ms/step) | with the read (ms/step, kept) | with the read and the frame made | with the whole view | Mcell/s | frames/s |"
+        "| N^3 | steps a frame | alone (ms/step) | with the read (ms/step, kept) | with the read and the frame made | with the whole view | Mcell/s | frames/s | fields through |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &n in &args.render_sizes {
         let mut case = Case::parse(CAVITY_3D, "bench 3D cavity")?;
         let f32 = args.precision == "f32";
@@ -100,7 +101,10 @@ pub fn solver_with_view(
         let (min, max) = scene3d::domain(&grid);
         let camera = camera_from(min, max, 30.0, 20.0, 1.0);
         let aspect = size[0] as f32 / size[1] as f32;
-        let (mut scratch, mut frame) = (Scratch::default(), FrameData::default());
+        // Fields drawn from the solver's memory where it can (a CUDA solver on the renderer's
+        // GPU; `FLOWLAB_DISPLAY_INTEROP=0` measures the path through the host).
+        let link = DeviceLink::new(&headless.gpu.device);
+        let (mut scratch, mut frame) = (Scratch::drawing_from_device(link), FrameData::default());
         let mut view_frame = |stepper: &Stepper, headless: &mut Headless, part: Part| -> anyhow::Result<()> {
             let mut guard = stepper.state();
             let state = &mut *guard;
@@ -164,7 +168,13 @@ pub fn solver_with_view(
                 row += &format!(" {:.1} | {:.1} |", cells / with / 1e3, FRAMES as f64 / seconds);
             }
         }
-        println!("{row}");
+        drop(view_frame);
+        let path = match scratch.device.as_ref().map(|l| (l.linked(), l.refused())) {
+            Some((true, _)) => "device memory shared with Vulkan".to_string(),
+            Some((false, Some(why))) => format!("the host ({why})"),
+            _ => "the host".to_string(),
+        };
+        println!("{row} {path} |");
     }
     Ok(())
 }

@@ -38,11 +38,11 @@ use super::state::{conserved, from_soa, to_soa};
 use super::{Euler, FIELDS_2D, time_step};
 use crate::backend::cuda::{
     Args, CudaError, DevBuf, Gpu, Graph, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
-    SharedBuffer, graphs_enabled, slots,
+    graphs_enabled, slots,
 };
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer};
+use crate::solver::{DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer};
 use launches::{B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of, step_block};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -524,8 +524,7 @@ impl<T: Real> Solver for CudaEuler<T> {
     fn display_fields_on_device(
         &self,
         names: &[&str],
-        targets: &[&SharedBuffer],
-        samples: &[bool],
+        targets: &[DisplayTarget],
         stats: &mut [ValueStats],
     ) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
@@ -534,7 +533,6 @@ impl<T: Real> Solver for CudaEuler<T> {
             names,
             |n, dst| self.derive(n, dst),
             targets,
-            samples,
             stats,
         )
     }

@@ -3,7 +3,7 @@
 
 use super::slab::part_unsupported;
 use super::{CTRL_LEN, CudaProjection, DeviceRotor, Mirror, Work, unsupported};
-use crate::backend::cuda::{CudaError, DevBuf, Gpu, SharedBuffer};
+use crate::backend::cuda::{CudaError, DevBuf, Gpu};
 use crate::case::{CaseSpec, Invalid, Kind};
 use crate::solver::incompressible::Projection;
 use crate::solver::incompressible::config::Config;
@@ -11,7 +11,9 @@ use crate::solver::incompressible::derived::fields;
 use crate::solver::incompressible::device_fields::StaggeredState;
 use crate::solver::incompressible::projection::{HISTORY, VELOCITY};
 use crate::solver::real::Real;
-use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer};
+use crate::solver::{
+    CappedSolve, DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer,
+};
 use std::sync::Arc;
 
 /// The CPU mirror's configuration: the solver's without its rotor, whose loads the device
@@ -248,19 +250,11 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
     fn display_fields_on_device(
         &self,
         names: &[&str],
-        targets: &[&SharedBuffer],
-        samples: &[bool],
+        targets: &[DisplayTarget],
         stats: &mut [ValueStats],
     ) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display_on_device(
-            fields::<D>(),
-            names,
-            |n, dst| self.derive(n, dst),
-            targets,
-            samples,
-            stats,
-        )
+        r.solver_display_on_device(fields::<D>(), names, |n, dst| self.derive(n, dst), targets, stats)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {

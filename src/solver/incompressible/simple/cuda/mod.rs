@@ -23,7 +23,7 @@ use super::viscosity::Viscosity;
 use super::{Simple, SimpleConfig, coefficients, fields};
 use crate::backend::cuda::{
     Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
-    SharedBuffer, limiter_code, slots,
+    limiter_code, slots,
 };
 use crate::case::{Boundary, CaseSpec, Invalid, Side};
 use crate::solver::incompressible::config::BLOW_UP_FACTOR;
@@ -32,7 +32,9 @@ use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::{Layout, side, side_velocity};
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
-use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer};
+use crate::solver::{
+    CappedSolve, DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer,
+};
 use std::sync::{Arc, Mutex};
 
 mod launches;
@@ -474,19 +476,11 @@ impl<const D: usize> Solver for CudaSimple<D> {
     fn display_fields_on_device(
         &self,
         names: &[&str],
-        targets: &[&SharedBuffer],
-        samples: &[bool],
+        targets: &[DisplayTarget],
         stats: &mut [ValueStats],
     ) -> Option<u64> {
         let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display_on_device(
-            fields::<D>(),
-            names,
-            |n, dst| self.derive(n, dst),
-            targets,
-            samples,
-            stats,
-        )
+        r.solver_display_on_device(fields::<D>(), names, |n, dst| self.derive(n, dst), targets, stats)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {

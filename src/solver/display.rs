@@ -1,8 +1,41 @@
-//! What a colour scale needs of a shown field's f32 values ([`crate::render::view::color_range`]),
-//! computed from host values here and by `kernels/shown_field.cu` on the device when the field
-//! is drawn from device memory ([`crate::solver::Solver::display_fields_on_device`]): both give
-//! the same numbers (min and max do not depend on the order they are taken in, and the sample
-//! is the same values).
+//! What a view that draws from the solver's device asks of it and gets back
+//! ([`crate::solver::Solver::display_fields_on_device`]): where each field goes and in what
+//! shape ([`DisplayTarget`], [`PlaneCut`]), and what a colour scale needs of its values
+//! ([`ValueStats`], which [`crate::render::view::color_range`] takes on the host too). The
+//! device computes them with `kernels/shown_field.cu` and gives the same numbers as the host
+//! path: min and max do not depend on the order they are taken in, the sample is the same
+//! values, and a cut interpolates in double as [`crate::render::slice::Slice::cut_into`] does.
+
+use crate::backend::cuda::SharedBuffer;
+
+/// A plane of a 3D cell field (`n[0] x n[1] x n[2]`, x fastest) normal to `axis`: the values
+/// linearly interpolated between cell layers `lo` and `hi` with weight `t` on `hi`
+/// (`(1 - t) x_lo + t x_hi` in double, or `x_lo` where `t` is 0), x-fastest over the plane's
+/// axes `plane_axes` ([`crate::render::slice::Slice::cut`] makes one).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlaneCut {
+    pub n: [usize; 3],
+    pub axis: usize,
+    pub plane_axes: [usize; 2],
+    pub lo: usize,
+    pub hi: usize,
+    pub t: f64,
+}
+
+impl PlaneCut {
+    /// Values in the plane.
+    pub fn cells(&self) -> usize {
+        self.n[self.plane_axes[0]] * self.n[self.plane_axes[1]]
+    }
+}
+
+/// Where one shown field goes: the renderer's buffer, the whole field or a plane of it, and
+/// whether its [`ValueStats::sample`] is wanted.
+pub struct DisplayTarget<'a> {
+    pub buffer: &'a SharedBuffer,
+    pub plane: Option<PlaneCut>,
+    pub sample: bool,
+}
 
 /// At most this many values in [`ValueStats::sample`].
 pub const SAMPLE_VALUES: usize = 1 << 16;
