@@ -618,6 +618,40 @@ impl<T: Real> Readback<T> {
     }
 }
 
+/// The [`crate::solver::Solver`] methods through which a CUDA solver's fields leave it
+/// (`field`, `prefetch`, `display_fields`, `display_fields_on_device`), for a solver with a
+/// `readback: Mutex<Readback<T>>` and a method `derive(&self, name, dst)` that enqueues field
+/// `name` into `dst`; `$fields` (an expression in `$s`, the receiver `self`) lists its fields.
+macro_rules! readback_methods {
+    ($s:ident, $fields:expr) => {
+        fn field(&$s, name: &str, out: &mut Vec<f64>) -> Option<()> {
+            let mut r = $s.readback.lock().expect("readback lock");
+            r.solver_field($fields, name, |n, dst| $s.derive(n, dst), out)
+        }
+
+        fn prefetch(&$s, names: &[&str]) {
+            let mut r = $s.readback.lock().expect("readback lock");
+            r.solver_prefetch($fields, names, |n, dst| $s.derive(n, dst));
+        }
+
+        fn display_fields(&$s, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
+            let mut r = $s.readback.lock().expect("readback lock");
+            r.solver_display($fields, names, |n, dst| $s.derive(n, dst), out)
+        }
+
+        fn display_fields_on_device(
+            &$s,
+            names: &[&str],
+            targets: &[$crate::solver::DisplayTarget],
+            stats: &mut [$crate::solver::ValueStats],
+        ) -> Option<u64> {
+            let mut r = $s.readback.lock().expect("readback lock");
+            r.solver_display_on_device($fields, names, |n, dst| $s.derive(n, dst), targets, stats)
+        }
+    };
+}
+pub(crate) use readback_methods;
+
 impl<T> Drop for Readback<T> {
     /// Lets the copies in flight end before their buffers are freed.
     fn drop(&mut self) {

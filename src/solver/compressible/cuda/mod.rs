@@ -36,13 +36,14 @@ use super::config::Bc;
 use super::layout::Layout;
 use super::state::{conserved, from_soa, to_soa};
 use super::{Euler, FIELDS_2D, time_step};
+use crate::backend::cuda::readback::readback_methods;
 use crate::backend::cuda::{
     Args, CudaError, DevBuf, Gpu, Graph, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
     graphs_enabled, slots,
 };
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
-use crate::solver::{DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use launches::{B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of, step_block};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -502,39 +503,10 @@ impl<T: Real> Solver for CudaEuler<T> {
         }
     }
 
-    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(self.field_names(), name, |n, dst| self.derive(n, dst), out)
-    }
-
-    fn prefetch(&self, names: &[&str]) {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(self.field_names(), names, |n, dst| self.derive(n, dst));
-    }
-
-    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(self.field_names(), names, |n, dst| self.derive(n, dst), out)
-    }
+    readback_methods!(self, self.field_names());
 
     fn display_device(&self) -> Option<Arc<Gpu>> {
         Some(self.gpu.clone())
-    }
-
-    fn display_fields_on_device(
-        &self,
-        names: &[&str],
-        targets: &[DisplayTarget],
-        stats: &mut [ValueStats],
-    ) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display_on_device(
-            self.field_names(),
-            names,
-            |n, dst| self.derive(n, dst),
-            targets,
-            stats,
-        )
     }
 
     fn exact_field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {

@@ -3,6 +3,7 @@
 
 use super::slab::part_unsupported;
 use super::{CTRL_LEN, CudaProjection, DeviceRotor, Mirror, Work, unsupported};
+use crate::backend::cuda::readback::readback_methods;
 use crate::backend::cuda::{CudaError, DevBuf, Gpu};
 use crate::case::{CaseSpec, Invalid, Kind};
 use crate::solver::incompressible::Projection;
@@ -11,9 +12,7 @@ use crate::solver::incompressible::derived::fields;
 use crate::solver::incompressible::device_fields::StaggeredState;
 use crate::solver::incompressible::projection::{HISTORY, VELOCITY};
 use crate::solver::real::Real;
-use crate::solver::{
-    CappedSolve, DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer,
-};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::Arc;
 
 /// The CPU mirror's configuration: the solver's without its rotor, whose loads the device
@@ -228,33 +227,10 @@ impl<T: Real, const D: usize> Solver for CudaProjection<T, D> {
         fields::<D>()
     }
 
-    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(fields::<D>(), name, |n, dst| self.derive(n, dst), out)
-    }
-
-    fn prefetch(&self, names: &[&str]) {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(fields::<D>(), names, |n, dst| self.derive(n, dst));
-    }
-
-    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(fields::<D>(), names, |n, dst| self.derive(n, dst), out)
-    }
+    readback_methods!(self, fields::<D>());
 
     fn display_device(&self) -> Option<Arc<Gpu>> {
         self.slab.is_none().then(|| self.gpu.clone())
-    }
-
-    fn display_fields_on_device(
-        &self,
-        names: &[&str],
-        targets: &[DisplayTarget],
-        stats: &mut [ValueStats],
-    ) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display_on_device(fields::<D>(), names, |n, dst| self.derive(n, dst), targets, stats)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {

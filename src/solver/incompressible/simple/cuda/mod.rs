@@ -21,6 +21,7 @@
 
 use super::viscosity::Viscosity;
 use super::{Simple, SimpleConfig, coefficients, fields};
+use crate::backend::cuda::readback::readback_methods;
 use crate::backend::cuda::{
     Arg, Args, CudaError, DevBuf, Gpu, HostMirror, KernelSet, Launch, Module, Readback, Scalars,
     limiter_code, slots,
@@ -32,9 +33,7 @@ use crate::solver::incompressible::cuda::{boundary_codes, err, fill_ghosts};
 use crate::solver::incompressible::device_fields::{StaggeredDisplay, StaggeredState};
 use crate::solver::incompressible::staggered::{Layout, side, side_velocity};
 use crate::solver::linear::cuda::{DeviceLinearSolver, DeviceSystem};
-use crate::solver::{
-    CappedSolve, DisplayTarget, Snapshot, Solver, SolverError, SolverInfo, ValueStats, check_transfer,
-};
+use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use std::sync::{Arc, Mutex};
 
 mod launches;
@@ -454,33 +453,10 @@ impl<const D: usize> Solver for CudaSimple<D> {
         fields::<D>()
     }
 
-    fn field(&self, name: &str, out: &mut Vec<f64>) -> Option<()> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_field(fields::<D>(), name, |n, dst| self.derive(n, dst), out)
-    }
-
-    fn prefetch(&self, names: &[&str]) {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_prefetch(fields::<D>(), names, |n, dst| self.derive(n, dst));
-    }
-
-    fn display_fields(&self, names: &[&str], out: &mut [Vec<f64>]) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display(fields::<D>(), names, |n, dst| self.derive(n, dst), out)
-    }
+    readback_methods!(self, fields::<D>());
 
     fn display_device(&self) -> Option<Arc<Gpu>> {
         Some(self.gpu.clone())
-    }
-
-    fn display_fields_on_device(
-        &self,
-        names: &[&str],
-        targets: &[DisplayTarget],
-        stats: &mut [ValueStats],
-    ) -> Option<u64> {
-        let mut r = self.readback.lock().expect("readback lock");
-        r.solver_display_on_device(fields::<D>(), names, |n, dst| self.derive(n, dst), targets, stats)
     }
 
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
