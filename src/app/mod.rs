@@ -502,7 +502,8 @@ impl App {
             || grid.dim < 2
             || (solid && state.view.view3d.iso_levels.is_empty());
         let mut later = None;
-        let shown = if w.shown.as_ref() == Some(&key) {
+        let read_now = w.shown.as_ref() != Some(&key);
+        let shown = if !read_now {
             Some(key.step)
         } else if now {
             let shown = gather(state, w, Freshness::Latest);
@@ -530,6 +531,9 @@ impl App {
             read.map(|r| r.step)
         };
         let has_frame = shown.is_some();
+        if read_now {
+            state.fields_through = state.solver.display_device().map(|_| w.scratch.fields_through());
+        }
         let jobs = ctx.tessellate(output.shapes, ppp);
         let screen = egui_wgpu::ScreenDescriptor {
             size_in_pixels: [w.config.width, w.config.height],

@@ -50,6 +50,20 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// How the last [`read`] of a GPU solver's fields reached the view: from its memory, or
+    /// through the host (with the reason where the link to its memory was refused).
+    pub fn fields_through(&self) -> String {
+        if self.device_read.is_some() {
+            return "GPU memory shared with the view".into();
+        }
+        match self.device.as_ref().and_then(DeviceLink::refused) {
+            Some(why) => format!("host memory: {why}"),
+            None => "host memory (the view needs host values)".into(),
+        }
+    }
+}
+
 /// Which state [`gather`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Freshness {

@@ -104,6 +104,9 @@ pub struct AppState {
     pub fit_grid: bool,
     /// How long the window thread took to draw the last frame (set by the window side).
     pub draw_time: Duration,
+    /// How a GPU solver's shown fields last reached the view (set by the window side; `None`
+    /// for a CPU solver).
+    pub fields_through: Option<String>,
     /// Names the solver's state apart from its step count: a new value whenever the state
     /// changes otherwise than by stepping (a new case or state, reset, a new grid or method,
     /// going back, a live setting), so that a view can tell whether what it shows is current.
@@ -196,6 +199,7 @@ impl AppState {
             grid_choice: None,
             fit_grid: false,
             draw_time: Duration::ZERO,
+            fields_through: None,
             revision: next_revision(),
         };
         s.record();

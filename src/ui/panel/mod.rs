@@ -629,6 +629,9 @@ fn stats_section(ui: &mut Ui, state: &mut AppState) {
             row("dt", format!("{:.3e}", s.dt()));
         }
         row("steps/s", format!("{:.1}", state.perf.steps_per_second));
+        if let Some(through) = &state.fields_through {
+            row("fields drawn from", through.clone());
+        }
         row(
             "cell updates/s",
             format!("{:.3e}", state.perf.cell_updates_per_second),
