@@ -145,35 +145,6 @@ extern "C" __global__ void euler_ghosts(real* __restrict__ q, real* __restrict__
     }
 }
 
-// Reduction over the block with an identity element (any blockDim up to 1024); valid in thread 0.
-// Every thread of the block must call it. Max and min are exact, so the order does not matter.
-template <typename T, typename Op>
-__device__ __forceinline__ T block_reduce(T v, T identity, Op op) {
-    __shared__ T part[32];
-    const int t = thread_linear();
-    const int lane = t & 31, w = t >> 5;
-    for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, off));
-    if (lane == 0) part[w] = v;
-    __syncthreads();
-    const int nw = (block_threads() + 31) >> 5;
-    if (w == 0) {
-        v = lane < nw ? part[lane] : identity;
-        for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_down_sync(0xffffffffu, v, off));
-    }
-    __syncthreads();
-    return v;
-}
-
-struct MaxOp {
-    __device__ real operator()(real a, real b) const { return fmax(a, b); }
-};
-struct MinOp {
-    __device__ real operator()(real a, real b) const { return fmin(a, b); }
-};
-struct IMinOp {
-    __device__ int operator()(int a, int b) const { return a < b ? a : b; }
-};
-
 // NO_BAD_CELL (no inadmissible cell, INT_MAX) comes from src/backend/cuda/slots.rs.
 // +infinity in the working precision.
 #define REAL_INF ((real)__int_as_float(0x7f800000))
@@ -219,19 +190,26 @@ __device__ __forceinline__ step_stats warp_stats(step_stats s) {
     return s;
 }
 
-// The block's partials of the step reduction: block b of nb writes part[b] (max rate),
-// part[nb + b] (min density), part[2 nb + b] (min pressure) and bad[b] (first bad cell); the four
-// reduced together, with one barrier. Every thread of the block must call it, as its last work.
-__device__ __forceinline__ void write_partials(step_stats s, real* __restrict__ part, int* __restrict__ bad) {
+// The four reductions of step_stats over the block (any blockDim up to 1024; valid in thread
+// 0), together, with one barrier. Every thread of the block must call it, once per kernel. Max
+// and min are exact, so the order does not matter.
+__device__ __forceinline__ step_stats block_stats(step_stats s) {
     __shared__ step_stats warps[32];
     const int t = thread_linear();
     const int lane = t & 31, w = t >> 5;
     s = warp_stats(s);
     if (lane == 0) warps[w] = s;
     __syncthreads();
-    if (w != 0) return;
-    s = warp_stats(lane < (block_threads() + 31) >> 5 ? warps[lane] : no_stats());
-    if (lane == 0) {
+    if (w == 0) s = warp_stats(lane < (block_threads() + 31) >> 5 ? warps[lane] : no_stats());
+    return s;
+}
+
+// The block's partials of the step reduction: block b of nb writes part[b] (max rate),
+// part[nb + b] (min density), part[2 nb + b] (min pressure) and bad[b] (first bad cell)
+// (block_stats). Every thread of the block must call it, as its last work.
+__device__ __forceinline__ void write_partials(step_stats s, real* __restrict__ part, int* __restrict__ bad) {
+    s = block_stats(s);
+    if (thread_linear() == 0) {
         const int nb = gridDim.x * gridDim.y, me = block_linear();
         part[me] = s.rate;
         part[nb + me] = s.rho;
@@ -261,23 +239,19 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
 // EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double.
 extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
                                                  double* __restrict__ clock) {
-    real r = 0, lo_rho = REAL_INF, lo_p = REAL_INF;
-    int first = NO_BAD_CELL;
+    step_stats s = no_stats();
     for (int k = thread_linear(); k < nb; k += block_threads()) {
-        r = fmax(r, part[k]);
-        lo_rho = fmin(lo_rho, part[nb + k]);
-        lo_p = fmin(lo_p, part[2 * nb + k]);
-        first = min(first, bad[k]);
+        s.rate = fmax(s.rate, part[k]);
+        s.rho = fmin(s.rho, part[nb + k]);
+        s.p = fmin(s.p, part[2 * nb + k]);
+        s.first = min(s.first, bad[k]);
     }
-    r = block_reduce(r, (real)0, MaxOp());
-    lo_rho = block_reduce(lo_rho, REAL_INF, MinOp());
-    lo_p = block_reduce(lo_p, REAL_INF, MinOp());
-    first = block_reduce(first, NO_BAD_CELL, IMinOp());
+    s = block_stats(s);
     if (thread_linear() == 0) {
-        clock[EK_RATE] = (double)r;
-        clock[EK_MIN_DENSITY] = (double)lo_rho;
-        clock[EK_MIN_PRESSURE] = (double)lo_p;
-        clock[EK_BAD_CELL] = (double)first;
+        clock[EK_RATE] = (double)s.rate;
+        clock[EK_MIN_DENSITY] = (double)s.rho;
+        clock[EK_MIN_PRESSURE] = (double)s.p;
+        clock[EK_BAD_CELL] = (double)s.first;
     }
 }
 
