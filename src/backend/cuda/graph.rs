@@ -51,6 +51,20 @@ impl Graph {
         }
     }
 
+    /// [`Graph::capture`], or, where capturing fails, one warning naming `what` and `None`:
+    /// the caller then launches `record`'s kernels one by one from then on.
+    pub fn capture_or_warn(
+        gpu: &Arc<Gpu>,
+        what: &str,
+        record: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Option<Graph> {
+        Graph::capture(gpu, record)
+            .map_err(|e| {
+                log::warn!("capturing {what} as a CUDA graph failed ({e}); launching its kernels one by one")
+            })
+            .ok()
+    }
+
     /// Replays the graph on the stream (asynchronously).
     pub fn launch(&self) -> Result<(), CudaError> {
         unsafe { drv::graph::launch(self.exec, self.gpu.stream) }?;

@@ -277,15 +277,9 @@ impl<T: Real> CudaEuler<T> {
             self.write_clock()?;
         }
         if self.graphs && self.step_graph.is_none() {
-            match Graph::capture(&self.gpu, || self.enqueue_step()) {
-                Ok(g) => self.step_graph = Some(g),
-                Err(e) => {
-                    log::warn!(
-                        "capturing the compressible step as a CUDA graph failed ({e}); launching its kernels one by one"
-                    );
-                    self.graphs = false;
-                }
-            }
+            self.step_graph =
+                Graph::capture_or_warn(&self.gpu, "the compressible step", || self.enqueue_step());
+            self.graphs = self.step_graph.is_some();
         }
         for _ in 0..n {
             match &self.step_graph {

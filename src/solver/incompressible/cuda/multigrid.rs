@@ -156,15 +156,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             return self.launched_v_cycle();
         }
         if self.graphs && self.v_cycle_graph.is_none() {
-            match Graph::capture(&self.gpu, || self.launched_v_cycle()) {
-                Ok(g) => self.v_cycle_graph = Some(g),
-                Err(e) => {
-                    log::warn!(
-                        "capturing the multigrid V-cycle as a CUDA graph failed ({e}); launching it kernel by kernel"
-                    );
-                    self.graphs = false;
-                }
-            }
+            self.v_cycle_graph =
+                Graph::capture_or_warn(&self.gpu, "the multigrid V-cycle", || self.launched_v_cycle());
+            self.graphs = self.v_cycle_graph.is_some();
         }
         match &self.v_cycle_graph {
             Some(g) => g.launch(),

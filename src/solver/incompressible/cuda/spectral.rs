@@ -122,15 +122,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub(super) fn launch_spectral_step(&mut self, stats: bool) -> Result<(), CudaError> {
         let slot = stats as usize;
         if self.graphs && self.step_graphs[slot].is_none() {
-            match Graph::capture(&self.gpu, || self.spectral_step(stats)) {
-                Ok(g) => self.step_graphs[slot] = Some(g),
-                Err(e) => {
-                    log::warn!(
-                        "capturing the step as a CUDA graph failed ({e}); launching it kernel by kernel"
-                    );
-                    self.graphs = false;
-                }
-            }
+            self.step_graphs[slot] =
+                Graph::capture_or_warn(&self.gpu, "the projection step", || self.spectral_step(stats));
+            self.graphs = self.step_graphs[slot].is_some();
         }
         match &self.step_graphs[slot] {
             Some(g) => g.launch(),

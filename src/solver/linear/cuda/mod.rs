@@ -210,16 +210,11 @@ impl DeviceLinearSolver {
         record: impl Fn(&Self) -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         if self.graphs_on && !self.graphs.contains_key(&key) {
-            match Graph::capture(&self.gpu, || record(self)) {
-                Ok(g) => {
+            match Graph::capture_or_warn(&self.gpu, "linear-solver iterations", || record(self)) {
+                Some(g) => {
                     self.graphs.insert(key, g);
                 }
-                Err(e) => {
-                    log::warn!(
-                        "capturing linear-solver iterations as a CUDA graph failed ({e}); launching kernel by kernel"
-                    );
-                    self.graphs_on = false;
-                }
+                None => self.graphs_on = false,
             }
         }
         match self.graphs.get(&key) {
