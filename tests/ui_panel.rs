@@ -512,3 +512,21 @@ fn the_rotor_collective_applies_live_beside_momentum_theory() {
     assert_eq!(state.solver.steps(), 1, "live: the flow is kept");
     assert!(state.single_step(), "{:?}", state.message);
 }
+
+#[test]
+fn the_statistics_say_how_a_gpu_solvers_fields_reach_the_view() {
+    let state = AppState::new(common::cavity(100.0, 16)).unwrap();
+    assert!(
+        state.fields_through.is_none(),
+        "a CPU solver's fields have no path to tell"
+    );
+    let mut h = harness(state);
+    h.run();
+    assert!(h.query_by_label("fields drawn from").is_none());
+    let mut state = AppState::new(common::cavity(100.0, 16)).unwrap();
+    state.fields_through = Some("GPU memory shared with the view".into());
+    let mut h = harness(state);
+    h.run();
+    h.get_by_label("fields drawn from");
+    h.get_by_label("GPU memory shared with the view");
+}
