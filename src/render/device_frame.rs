@@ -1,8 +1,9 @@
-//! The 2D view's fields drawn straight from the solver's GPU (issue 23): buffers the renderer's
-//! Vulkan device allocates and exports ([`shared_buffer`]), imported into the CUDA solver's
-//! context once; each frame the solver narrows the shown fields into them on the device
-//! ([`Solver::display_fields_on_device`]) and the scene binds them as its field buffers. Only
-//! each field's colour-scale statistics cross the bus.
+//! The view's fields drawn straight from the solver's GPU (issues 23, 21): buffers the
+//! renderer's Vulkan device allocates and exports ([`shared_buffer`]), imported into the CUDA
+//! solver's context once; each frame the solver narrows the shown fields into them on the
+//! device, a 3D state's slice cut there too ([`Solver::display_fields_on_device`]), and the 2D
+//! scene, the slice in the 3D view and the isosurface extraction bind them as their field
+//! buffers. Only each field's colour-scale statistics cross the bus.
 //!
 //! Two sets of buffers are written alternately. The CUDA writes end before
 //! [`DeviceLink::read`] returns; before writing a set again, it waits for the submission that
