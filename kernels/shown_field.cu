@@ -7,7 +7,7 @@
 // depend on the order they are taken in, so both paths give one range.
 #include "common.cuh"
 
-#define SHOWN_BLOCK 256
+// SHOWN_BLOCK (threads per block) comes from src/backend/cuda/slots.rs.
 // +infinity (NVRTC has no math.h macros).
 #define SHOWN_INF __int_as_float(0x7f800000)
 

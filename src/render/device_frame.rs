@@ -16,6 +16,7 @@
 
 use super::shared_buffer::{self, device_uuid};
 use crate::backend::cuda::{Gpu, SharedBuffer};
+use crate::solver::display;
 use crate::solver::{DisplayTarget, PlaneCut, Solver, ValueStats};
 use std::sync::Arc;
 
@@ -100,7 +101,7 @@ impl DeviceLink {
         }
         let sizes: Vec<usize> = requests
             .iter()
-            .map(|r| r.plane.map_or(cells, |p| p.cells()))
+            .map(|r| display::shown_values(r.plane.as_ref(), cells))
             .collect();
         let set = match self.prepare(&gpu, &sizes) {
             Ok(set) => set,

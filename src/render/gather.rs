@@ -10,7 +10,7 @@ use super::view::{
 };
 use crate::solver::grid::Grid;
 use crate::solver::rotor::Rotor;
-use crate::solver::{self, Solver};
+use crate::solver::{self, Solver, ValueStats};
 use rayon::prelude::*;
 
 /// A streamline closes when it returns through its seed's section within this many cells of the
@@ -318,10 +318,11 @@ fn plane_frame(
 ) {
     let index = |name: &str| names.iter().position(|n| *n == name).expect("a shown field");
     to_f32(&planes[index(&view.field)], &mut out.field);
-    out.colormap = Some(view.colormap);
-    out.log_scale = view.log_scale;
-    out.diverging = view.colormap.is_diverging();
-    out.range = color_range(&out.field, view.range, view.log_scale, out.diverging);
+    colour_scale(
+        view,
+        &ValueStats::of(&out.field, view.range == Range::Robust),
+        out,
+    );
     out.contour = None;
     if let Some(name) = view.contour_field() {
         let mut c = Vec::new();
@@ -330,11 +331,7 @@ fn plane_frame(
         } else {
             to_f32(&planes[index(name)], &mut c);
         }
-        let r = if name == view.field && !view.log_scale {
-            out.range
-        } else {
-            color_range(&c, Range::Auto, false, false)
-        };
+        let r = contour_range(view, name, out.range, || ValueStats::of(&c, false));
         out.contour = Some((c, view.contours.levels, r));
     }
     out.velocity = None;
@@ -355,6 +352,31 @@ fn plane_frame(
         };
         out.velocity = Some((u, v));
         out.arrows = Some(([ax, ay], scale));
+    }
+}
+
+/// The shown field's colour map, scale and range, from the statistics of its values (both
+/// paths: [`plane_frame`], [`frame_on_device`]).
+fn colour_scale(view: &ViewSettings, stats: &ValueStats, out: &mut FrameData) {
+    out.colormap = Some(view.colormap);
+    out.log_scale = view.log_scale;
+    out.diverging = view.colormap.is_diverging();
+    out.range = color_range_of(stats, view.range, view.log_scale, out.diverging);
+}
+
+/// The range of the contours of field `name`: the colour range `colour` where they contour the
+/// shown field on a linear scale, else the contoured field's own auto range, from `stats()` of
+/// its values.
+fn contour_range(
+    view: &ViewSettings,
+    name: &str,
+    colour: [f32; 2],
+    stats: impl FnOnce() -> ValueStats,
+) -> [f32; 2] {
+    if name == view.field && !view.log_scale {
+        colour
+    } else {
+        color_range_of(&stats(), Range::Auto, false, false)
     }
 }
 
@@ -410,23 +432,18 @@ fn device_requests<'a>(view: &'a ViewSettings, grid: &Grid) -> Option<Vec<Reques
 /// computed; a 3D state's isosurface field stays in its buffer.
 fn frame_on_device(view: &ViewSettings, dim: usize, read: &DeviceRead, out: &mut FrameData) {
     out.field.clear();
-    out.colormap = Some(view.colormap);
-    out.log_scale = view.log_scale;
-    out.diverging = view.colormap.is_diverging();
-    out.range = color_range_of(&read.stats[0], view.range, view.log_scale, out.diverging);
-    let contour = view.contour_field().map(|name| usize::from(name != view.field));
-    out.contour = contour.map(|k| {
-        let r = if k == 0 && !view.log_scale {
-            out.range
-        } else {
-            color_range_of(&read.stats[k], Range::Auto, false, false)
-        };
+    colour_scale(view, &read.stats[0], out);
+    let contour = view
+        .contour_field()
+        .map(|name| (name, usize::from(name != view.field)));
+    out.contour = contour.map(|(name, k)| {
+        let r = contour_range(view, name, out.range, || read.stats[k].clone());
         (Vec::new(), view.contours.levels, r)
     });
     let iso = (dim == 3 && view.view3d.shown_iso_field().is_some()).then(|| read.buffers.last());
     out.on_device = Some(OnDevice {
         field: read.buffers[0].clone(),
-        contour: contour.map(|k| read.buffers[k].clone()),
+        contour: contour.map(|(_, k)| read.buffers[k].clone()),
         volume: iso.flatten().cloned(),
     });
     out.velocity = None;

@@ -29,12 +29,24 @@ impl PlaneCut {
     }
 }
 
+/// Values a shown field takes: a plane's, or the whole field's `whole`.
+pub fn shown_values(plane: Option<&PlaneCut>, whole: usize) -> usize {
+    plane.map_or(whole, PlaneCut::cells)
+}
+
 /// Where one shown field goes: the renderer's buffer, the whole field or a plane of it, and
 /// whether its [`ValueStats::sample`] is wanted.
 pub struct DisplayTarget<'a> {
     pub buffer: &'a SharedBuffer,
     pub plane: Option<PlaneCut>,
     pub sample: bool,
+}
+
+impl DisplayTarget<'_> {
+    /// Values this target receives of a field of `whole` values.
+    pub fn values(&self, whole: usize) -> usize {
+        shown_values(self.plane.as_ref(), whole)
+    }
 }
 
 /// At most this many values in [`ValueStats::sample`].

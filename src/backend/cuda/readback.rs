@@ -32,6 +32,7 @@
 //! and only when every slot holds a field of the current state is another allocated, so there
 //! are as many slots as names read between two state changes (at most the solver's field count).
 
+use super::slots::SHOWN_BLOCK;
 use super::{Arg, Args, CudaError, DevBuf, Event, Gpu, Kernel, KernelSet, Module, Pinned, Stream};
 use crate::solver::display::{self, DisplayTarget, PlaneCut, ValueStats};
 use crate::solver::real::Real;
@@ -47,12 +48,12 @@ enum Held<T> {
 }
 
 /// One copy of a display buffer.
-struct HostCopy<T> {
+struct HeldCopy<T> {
     held: Held<T>,
     /// Recorded after the copy into `held` (on the copy stream; for a device copy, after the
     /// derivation into it on the compute stream).
     copied: Event,
-    /// The state (`Readback::epoch`) and its step count that `host` holds or is receiving.
+    /// The state (`Readback::epoch`) and its step count that `held` holds or is receiving.
     epoch: u64,
     step: u64,
 }
@@ -64,7 +65,7 @@ struct Slot<T> {
     /// Recorded on the compute stream after the derivation into `dev`.
     derived: Event,
     /// At most two; `copies[latest]` is the last one started.
-    copies: Vec<HostCopy<T>>,
+    copies: Vec<HeldCopy<T>>,
     latest: usize,
 }
 
@@ -74,12 +75,12 @@ impl<T> Slot<T> {
         self.copies.get(self.latest).is_some_and(|c| c.epoch == epoch)
     }
 
-    fn latest(&self) -> &HostCopy<T> {
+    fn latest(&self) -> &HeldCopy<T> {
         &self.copies[self.latest]
     }
 
     /// The copy before the latest one, if there is one.
-    fn previous(&self) -> Option<&HostCopy<T>> {
+    fn previous(&self) -> Option<&HeldCopy<T>> {
         (self.copies.len() == 2).then(|| &self.copies[1 - self.latest])
     }
 }
@@ -150,8 +151,6 @@ pub struct Readback<T> {
 
 /// Blocks of the statistics kernel: partial results per field.
 const STATS_BLOCKS: usize = 1024;
-/// Threads per block of the display kernels (`SHOWN_BLOCK` in `kernels/shown_field.cu`).
-const SHOWN_BLOCK: u32 = 256;
 
 /// `kernels/shown_field.cu` in the solver's precision and its result buffers, sized for
 /// `fields` fields (3 partials a block, then a sample of at most
@@ -285,7 +284,7 @@ impl<T: Real> Readback<T> {
                     } else {
                         Held::Host(gpu.pinned(self.cells)?)
                     };
-                    slot.copies.push(HostCopy {
+                    slot.copies.push(HeldCopy {
                         held,
                         copied: gpu.marker()?,
                         epoch: 0,
@@ -344,7 +343,7 @@ impl<T: Real> Readback<T> {
     fn land(
         gpu: &Arc<Gpu>,
         cells: usize,
-        copy: &HostCopy<T>,
+        copy: &HeldCopy<T>,
         staging: &mut Option<Pinned<T>>,
         out: &mut Vec<f64>,
     ) -> Result<(), CudaError> {
@@ -426,7 +425,7 @@ impl<T: Real> Readback<T> {
     }
 
     /// The copy of `name` the display shows.
-    fn shown_copy(&self, name: &str, previous: bool) -> &HostCopy<T> {
+    fn shown_copy(&self, name: &str, previous: bool) -> &HeldCopy<T> {
         let s = self.slot(name);
         if previous {
             s.previous().expect("chosen only when every name has one")
@@ -453,7 +452,7 @@ impl<T: Real> Readback<T> {
             "one target per name"
         );
         for t in targets {
-            let values = t.plane.map_or(self.cells, |p| p.cells());
+            let values = t.values(self.cells);
             if t.plane
                 .is_some_and(|p| p.n.iter().product::<usize>() != self.cells)
             {
@@ -504,7 +503,7 @@ impl<T: Real> Readback<T> {
             let Held::Device(src) = &copy.held else {
                 unreachable!("hold_on_device(true) makes device copies")
             };
-            let values = target.plane.map_or(self.cells, |p| p.cells());
+            let values = target.values(self.cells);
             let stride = display::sample_stride(values);
             let region = k.dev.ptr + (i * SHOWN_FLOATS * 4) as u64;
             let (partials, sample) = (region, region + (3 * STATS_BLOCKS * 4) as u64);
@@ -538,7 +537,7 @@ impl<T: Real> Readback<T> {
         gpu.download_on(Stream::Copy, &mut k.host, &k.dev, names.len() * SHOWN_FLOATS)?;
         gpu.sync_on(Stream::Copy)?;
         for (i, (s, target)) in stats.iter_mut().zip(targets).enumerate() {
-            let values = target.plane.map_or(self.cells, |p| p.cells());
+            let values = target.values(self.cells);
             let region = &k.host.as_slice()[i * SHOWN_FLOATS..(i + 1) * SHOWN_FLOATS];
             let (partials, sample) = region.split_at(3 * STATS_BLOCKS);
             let sample = if target.sample {

@@ -167,6 +167,9 @@ shared! {
     CESE_TERMS_2D: usize = 8;
     CESE_TERMS_1D: usize = 4;
 
+    /// Threads per block of the shown field's kernels (`kernels/shown_field.cu`).
+    SHOWN_BLOCK: u32 = 256;
+
     /// The first-bad-cell marker of the compressible step reduction (`kernels/euler.cuh`): no
     /// inadmissible cell.
     NO_BAD_CELL: i32 = i32::MAX;
