@@ -113,6 +113,11 @@ fn compare(case: &str, sets: &[&str], views: &[ViewSettings]) {
             "{case} {}: the drawn images differ",
             view.field
         );
+        // `FLOWLAB_SHOWN_PNG=DIR` keeps the device path's images, to look at.
+        if let Some(dir) = std::env::var_os("FLOWLAB_SHOWN_PNG") {
+            let path = std::path::Path::new(&dir).join(format!("{case}_{}_{}d.png", view.field, g.dim));
+            device_image.save(&path).expect("writes the image");
+        }
         eprintln!(
             "{case} {}: {n} values and range {:?} equal on both paths",
             view.field, on_device.range
