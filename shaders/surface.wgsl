@@ -27,22 +27,32 @@ struct Lit {
 
 @vertex
 fn vs_surface(@location(0) position: vec4<f32>, @location(1) normal: vec4<f32>) -> Lit {
-    var t = 0.0;
+    return Lit(u.view_projection * vec4<f32>(position.xyz, 1.0), normal.xyz, colouring_at(position.xyz));
+}
+
+// The colour of a surface point with `normal` (any length) at `t` on the colouring field's
+// scale, premultiplied by the surfaces' opacity.
+fn shade(normal: vec3<f32>, t: f32) -> vec4<f32> {
+    var base = u.colour.rgb;
     if u.lattice.range.w == 1.0 {
-        t = scale_position(u.lattice, lattice_sample(u.lattice, position.xyz));
+        base = lut[u32(round(clamp(t, 0.0, 1.0) * 255.0))].rgb;
     }
-    return Lit(u.view_projection * vec4<f32>(position.xyz, 1.0), normal.xyz, t);
+    let diffuse = abs(dot(normalize(normal), u.light.xyz));
+    let a = u.colour.a;
+    return vec4<f32>(a * base * (0.25 + 0.75 * diffuse), a);
+}
+
+// Position of world point `p` on the colouring field's scale (0 when none colours).
+fn colouring_at(p: vec3<f32>) -> f32 {
+    if u.lattice.range.w == 1.0 {
+        return scale_position(u.lattice, lattice_sample(u.lattice, p));
+    }
+    return 0.0;
 }
 
 @fragment
 fn fs_surface(v: Lit) -> @location(0) vec4<f32> {
-    var base = u.colour.rgb;
-    if u.lattice.range.w == 1.0 {
-        base = lut[u32(round(clamp(v.t, 0.0, 1.0) * 255.0))].rgb;
-    }
-    let diffuse = abs(dot(normalize(v.normal), u.light.xyz));
-    let a = u.colour.a;
-    return vec4<f32>(a * base * (0.25 + 0.75 * diffuse), a);
+    return shade(v.normal, v.t);
 }
 
 @vertex

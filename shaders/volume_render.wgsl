@@ -5,7 +5,7 @@
 // opacity by a piecewise-linear curve (4 values at t = 0, 1/3, 2/3, 1 of the colour scale), the
 // opacity corrected for the step length (1 - (1 - a)^(step / cell)), and composited
 // (Levoy 1988; Engel et al., Real-Time Volume Graphics, 2006, ch. 7). Follows
-// shaders/field_lattice.wgsl in one module. The ray stops at the
+// shaders/field_lattice.wgsl and shaders/full_screen.wgsl in one module. The ray stops at the
 // opaque scene's depth; the result is premultiplied and a full-screen pass (`fs_composite`)
 // blends it over the scene.
 
@@ -28,14 +28,6 @@ struct Uniforms {
 // The marched image: pixel (i, j) is the target's (floor(canvas.x) + i, floor(canvas.y) + j).
 @group(0) @binding(4) var marched_out: texture_storage_2d<rgba16float, write>;
 @group(0) @binding(5) var marched: texture_2d<f32>;
-
-@vertex
-fn vs_main(@builtin(vertex_index) index: u32) -> @builtin(position) vec4<f32> {
-    // One triangle covering the viewport.
-    let x = f32((index << 1u) & 2u);
-    let y = f32(index & 2u);
-    return vec4<f32>(2.0 * x - 1.0, 1.0 - 2.0 * y, 0.0, 1.0);
-}
 
 fn opacity_at(t: f32) -> f32 {
     let x = 3.0 * t;

@@ -5,7 +5,7 @@
 use super::camera_control::CameraControl;
 use crate::render::offscreen;
 use crate::render::scene3d::{self, Scene3d};
-use crate::render::surface::{self, DEPTH};
+use crate::render::surface::DEPTH;
 use crate::render::view::{self, FrameData, ViewSettings};
 use crate::solver::grid::Grid;
 use crate::ui::state::AppState;
@@ -109,30 +109,11 @@ impl Window3d {
             });
         }
         let depth = &slot.as_ref().expect("made above").view;
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("3D view"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(background),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(surface::depth_cleared(depth)),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
         let scene = if capture {
             self.capture.as_ref().expect("prepared")
         } else {
             &self.scene
         };
-        scene.paint(&mut pass);
-        drop(pass);
-        scene.draw_volume(device, queue, encoder, target, depth, canvas);
+        scene.draw(device, queue, encoder, target, depth, canvas, background);
     }
 }

@@ -49,7 +49,7 @@ impl Headless {
         self.scene.prepare(&self.gpu.device, &self.gpu.queue, frame);
         self.scene.set_view(&self.gpu.queue, view, viewport);
         let scene = &self.scene;
-        self.draw(&target, None, |pass| scene.paint(pass), |_| ())
+        self.draw(&target, |pass| scene.paint(pass))
     }
 
     /// Renders the 3D view of `frame` (gathered for `view` from a state on `grid`) seen by
@@ -78,38 +78,40 @@ impl Headless {
             scene3d::DEPTH_USAGE,
         );
         let depth = depth.create_view(&wgpu::TextureViewDescriptor::default());
-        let view3d = &self.view3d;
         let (device, queue) = (&self.gpu.device, &self.gpu.queue);
         let canvas = [0.0, 0.0, width as f32, height as f32];
-        self.draw(
-            &target,
-            Some(&depth),
-            |pass| view3d.paint(pass),
-            |encoder| view3d.draw_volume(device, queue, encoder, &target.view, &depth, canvas),
-        )
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("headless 3D view"),
+        });
+        self.view3d.draw(
+            device,
+            queue,
+            &mut encoder,
+            &target.view,
+            &depth,
+            canvas,
+            BACKGROUND,
+        );
+        queue.submit([encoder.finish()]);
+        target.read(device, queue)
     }
 
-    /// One render pass into `target` (cleared to the background, and `depth` to the far plane
-    /// when given) with `paint`, then what `after` records, read back.
+    /// One render pass into `target` (cleared to the background) with `paint`, read back.
     fn draw(
         &self,
         target: &Target,
-        depth: Option<&wgpu::TextureView>,
         paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
-        after: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> Result<RgbaImage, String> {
-        self.submit(target, depth, paint, after);
+        self.submit(target, paint);
         target.read(&self.gpu.device, &self.gpu.queue)
     }
 
-    /// Submits one pass over `target` (cleared, `paint`ed, then `after`) without reading it
-    /// back; returns the submission.
+    /// Submits one pass over `target` (cleared, then `paint`ed) without reading it back;
+    /// returns the submission.
     pub fn submit(
         &self,
         target: &Target,
-        depth: Option<&wgpu::TextureView>,
         paint: impl FnOnce(&mut wgpu::RenderPass<'_>),
-        after: impl FnOnce(&mut wgpu::CommandEncoder),
     ) -> wgpu::SubmissionIndex {
         let mut encoder = self
             .gpu
@@ -129,14 +131,13 @@ impl Headless {
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: depth.map(surface::depth_cleared),
+                depth_stencil_attachment: None,
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
             paint(&mut pass);
         }
-        after(&mut encoder);
         self.gpu.queue.submit([encoder.finish()])
     }
 }

@@ -20,5 +20,6 @@ pub mod slice_plane;
 pub mod stream_tubes;
 pub mod streamlines;
 pub mod surface;
+pub mod surface_raster;
 pub mod view;
 pub mod volume_render;

@@ -2,6 +2,19 @@
 //! WGSL module, one bind group layout, a vertex and a fragment entry point, the vertex buffer
 //! layouts, the topology, the 3D view's depth test or none, and the blending.
 
+/// The WGSL of `vs_full_screen`: one triangle covering the viewport (put in front of the
+/// shader of a pass that draws an image a compute shader made).
+pub const FULL_SCREEN: &str = include_str!("../../shaders/full_screen.wgsl");
+
+/// The target's pixels the rectangle `canvas` (x, y, width, height, pixels) touches, at least
+/// one each way: the size of an image a compute shader makes for it.
+pub fn canvas_pixels(canvas: [f32; 4]) -> [u32; 2] {
+    [
+        ((canvas[0] + canvas[2]).ceil() - canvas[0].floor()).max(1.0) as u32,
+        ((canvas[1] + canvas[3]).ceil() - canvas[1].floor()).max(1.0) as u32,
+    ]
+}
+
 /// What a view's render pipeline consists of.
 pub struct PipelineSpec<'a> {
     pub label: &'a str,

@@ -9,7 +9,8 @@ use super::colormap::{Colormap, scale_position};
 use super::field_lattice::ColouredField;
 use super::slice_plane::SlicePlane;
 use super::stream_tubes::StreamTubes;
-use super::surface::{SurfaceFrame, SurfaceScene, disk_lines};
+use super::surface::{SurfaceFrame, SurfaceScene, depth_cleared, disk_lines};
+use super::surface_raster::Rasteriser;
 use super::view::default_colormap;
 use super::view::{FrameData, ViewSettings};
 use super::volume_render::{VolumeFrame, VolumeRenderer};
@@ -161,10 +162,18 @@ impl Scene3d {
         self.surfaces.triangles()
     }
 
-    /// Records the volume rendering, when the frame has one, into a pass of its own over
-    /// `target` after the pass of [`Scene3d::paint`] wrote `depth` (a [`super::surface::DEPTH`]
-    /// texture made with [`DEPTH_USAGE`]), in the rectangle `canvas` (x, y, width, height).
-    pub fn draw_volume(
+    /// How the opaque isosurfaces are drawn (in compute unless set otherwise).
+    pub fn set_rasteriser(&mut self, rasteriser: Rasteriser) {
+        self.surfaces.rasteriser = rasteriser;
+    }
+
+    /// Records the prepared frame over `target`, cleared to `background`, in the rectangle
+    /// `canvas` (x, y, width, height in pixels): the isosurfaces rasterised in compute, the
+    /// view's pass with `depth` (a [`super::surface::DEPTH`] texture of the target's size
+    /// made with [`DEPTH_USAGE`], cleared to the far plane), then the volume rendering, when
+    /// the frame has one, in a pass of its own that reads that depth.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -172,17 +181,34 @@ impl Scene3d {
         target: &wgpu::TextureView,
         depth: &wgpu::TextureView,
         canvas: [f32; 4],
+        background: wgpu::Color,
     ) {
-        self.volume.draw(device, queue, encoder, target, depth, canvas);
-    }
-
-    /// Draws the prepared frame into `pass` (which has a [`super::surface::DEPTH`] attachment).
-    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
-        self.surfaces.paint(pass);
-        self.tubes.paint(pass);
-        for slice in &self.slices[..self.shown_slices] {
-            slice.paint(pass);
+        self.surfaces.record(device, queue, encoder, canvas);
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("3D view"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(background),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(depth_cleared(depth)),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_viewport(canvas[0], canvas[1], canvas[2], canvas[3], 0.0, 1.0);
+            self.surfaces.paint(&mut pass);
+            self.tubes.paint(&mut pass);
+            for slice in &self.slices[..self.shown_slices] {
+                slice.paint(&mut pass);
+            }
+            self.surfaces.paint_transparent(&mut pass);
         }
-        self.surfaces.paint_transparent(pass);
+        self.volume.draw(device, queue, encoder, target, depth, canvas);
     }
 }

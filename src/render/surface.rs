@@ -2,14 +2,16 @@
 //! once per frame as a storage buffer, each level's surface extracted on the GPU
 //! ([`super::isosurface::gpu`]) into a vertex buffer drawn straight from there, in a colour per
 //! level or coloured by another field (sampled at the vertices), lit by a headlight,
-//! depth-tested, opaque or transparent (drawn after the opaque scene, unsorted, without
-//! writing depth), inside the domain's bounding box, seen through an [`OrbitCamera`].
+//! depth-tested, opaque (rasterised in compute, [`super::surface_raster`], or through the
+//! pipeline) or transparent (drawn after the opaque scene, unsorted, without writing depth),
+//! inside the domain's bounding box, seen through an [`OrbitCamera`].
 
 use super::camera::OrbitCamera;
 use super::colormap::Colormap;
 use super::field_lattice::{self, ColouredField, FieldBuffers, FieldLattice};
 use super::isosurface::gpu::{Extractor, GpuLattice, Surface, Vertex};
 use super::pipeline::{Depth, PipelineSpec, STORAGE, UNIFORM, entry, render_pipeline};
+use super::surface_raster::{RasterLevel, Rasteriser, SurfaceRaster};
 use crate::solver::rotor::Rotor;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -81,6 +83,13 @@ pub struct SurfaceScene {
     box_lines: wgpu::Buffer,
     rotor: Item,
     rotor_vertices: u32,
+    raster: SurfaceRaster,
+    /// How the opaque surfaces are drawn.
+    pub rasteriser: Rasteriser,
+    /// Whether the last [`SurfaceScene::record`] rasterised them (else the pipeline draws them).
+    rasterised: std::cell::Cell<bool>,
+    /// The last reason the compute rasteriser refused a frame (logged once).
+    refusal: std::cell::RefCell<Option<String>>,
 }
 
 impl SurfaceScene {
@@ -162,6 +171,10 @@ impl SurfaceScene {
             rotor,
             rotor_vertices: 0,
             layout,
+            raster: SurfaceRaster::new(device, format, &shader),
+            rasteriser: Rasteriser::default(),
+            rasterised: std::cell::Cell::new(false),
+            refusal: std::cell::RefCell::new(None),
         }
     }
 
@@ -305,7 +318,52 @@ impl SurfaceScene {
             .sum()
     }
 
-    /// Draws the box and the opaque surfaces into `pass` (which has a [`DEPTH`] attachment).
+    /// Records what must run before the view's pass: the opaque surfaces rasterised in compute
+    /// for the rectangle `canvas` (x, y, width, height in pixels) of the target, unless they
+    /// are transparent, the pipeline draws them, or the rasteriser refuses (the canvas or a
+    /// level past the device's limits: logged, and the pipeline draws them).
+    pub fn record(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        canvas: [f32; 4],
+    ) {
+        self.rasterised.set(false);
+        if self.opacity < 1.0 || self.rasteriser == Rasteriser::Pipeline {
+            return;
+        }
+        let levels: Vec<RasterLevel> = self
+            .levels
+            .iter()
+            .filter_map(|(s, it)| {
+                s.as_ref().filter(|s| s.triangles > 0).map(|s| RasterLevel {
+                    uniforms: &it.uniforms,
+                    vertices: &s.vertices,
+                    triangles: s.triangles,
+                })
+            })
+            .collect();
+        if levels.is_empty() {
+            return;
+        }
+        match self
+            .raster
+            .record(device, queue, encoder, &self.colouring, &levels, canvas)
+        {
+            Ok(()) => self.rasterised.set(true),
+            Err(e) => {
+                let mut last = self.refusal.borrow_mut();
+                if last.as_ref() != Some(&e) {
+                    log::warn!("{e}: the isosurfaces are drawn through the graphics pipeline");
+                    *last = Some(e);
+                }
+            }
+        }
+    }
+
+    /// Draws the box and the opaque surfaces into `pass` (which has a [`DEPTH`] attachment),
+    /// after [`SurfaceScene::record`].
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
         pass.set_pipeline(&self.lines);
         pass.set_bind_group(0, &self.frame.group, &[]);
@@ -316,7 +374,11 @@ impl SurfaceScene {
             pass.draw(24..24 + self.rotor_vertices, 0..1);
         }
         if self.opacity >= 1.0 {
-            self.draw_surfaces(pass, &self.surfaces);
+            if self.rasterised.get() {
+                self.raster.paint(pass);
+            } else {
+                self.draw_surfaces(pass, &self.surfaces);
+            }
         }
     }
 

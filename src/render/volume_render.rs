@@ -9,7 +9,9 @@
 
 use super::camera::OrbitCamera;
 use super::field_lattice::{self, ColouredField, FieldBuffers, FieldLattice};
-use super::pipeline::{Depth, PipelineSpec, STORAGE, UNIFORM, entry, render_pipeline};
+use super::pipeline::{
+    Depth, FULL_SCREEN, PipelineSpec, STORAGE, UNIFORM, canvas_pixels, entry, render_pipeline,
+};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -91,7 +93,7 @@ impl VolumeRenderer {
                 ),
             ],
         });
-        let shader = [field_lattice::SHADER, SHADER].concat();
+        let shader = [field_lattice::SHADER, FULL_SCREEN, SHADER].concat();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("volume march"),
             source: wgpu::ShaderSource::Wgsl(shader.as_str().into()),
@@ -128,7 +130,7 @@ impl VolumeRenderer {
                 label: "volume composite",
                 shader: &shader,
                 layout: &layout,
-                vertex: "vs_main",
+                vertex: "vs_full_screen",
                 fragment: "fs_composite",
                 buffers: &[],
                 topology: wgpu::PrimitiveTopology::TriangleList,
@@ -210,11 +212,7 @@ impl VolumeRenderer {
         };
         u.canvas = canvas;
         queue.write_buffer(&self.uniforms, 0, bytemuck::bytes_of(&u));
-        // Every target pixel the canvas touches.
-        let size = [
-            ((canvas[0] + canvas[2]).ceil() - canvas[0].floor()).max(1.0) as u32,
-            ((canvas[1] + canvas[3]).ceil() - canvas[1].floor()).max(1.0) as u32,
-        ];
+        let size = canvas_pixels(canvas);
         let mut slot = self.image.borrow_mut();
         if slot.as_ref().is_none_or(|i| i.size != size) {
             let texture = device.create_texture(&wgpu::TextureDescriptor {

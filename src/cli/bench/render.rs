@@ -1,7 +1,8 @@
 //! `flowlab bench --family render`: what the 3D view costs a frame on the wgpu adapter at hand
 //! (the GPU machine's Vulkan driver, or lavapipe): the upload of one field of `N^3` f32 values,
 //! the isosurface extraction of one level ([`crate::render::isosurface::gpu`]), drawing the
-//! surface and the domain's box, the volume rendering, and a whole frame with both (upload of
+//! surface and the domain's box (the surface through the graphics pipeline, and rasterised in
+//! compute as the view draws it, [`crate::render::surface_raster`]), the volume rendering, and a whole frame with both (upload of
 //! both fields included), at each `--render-sizes` N into a `--render-resolution` target.
 //!
 //! The field is analytic, `f = sin(pi x) sin(pi y) sin(pi z) + 0.25 sin(6 pi x) sin(4 pi y)` on
@@ -15,6 +16,7 @@ use crate::render::headless::Headless;
 use crate::render::offscreen::{self, Target};
 use crate::render::scene3d::{self, Scene3d};
 use crate::render::surface::{self, camera_from};
+use crate::render::surface_raster::Rasteriser;
 use crate::render::view::{FrameData, ViewSettings, VolumeSettings};
 use crate::solver::grid::Grid;
 use std::time::Instant;
@@ -32,9 +34,9 @@ pub fn render(args: &Args) -> anyhow::Result<()> {
         info.name, info.backend, info.driver, info.driver_info, args.kernel_reps
     );
     println!(
-        "| N^3 | upload of one field (ms) | GB/s | isosurface extraction (ms) | triangles | surface + box drawn (ms) | volume rendering (ms) | whole frame (ms) | frames/s |"
+        "| N^3 | upload of one field (ms) | GB/s | isosurface extraction (ms) | triangles | surface + box drawn, graphics pipeline (ms) | the same, surface rasterised in compute (ms) | volume rendering (ms) | whole frame (ms) | frames/s |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let target = Target::new(&headless.gpu.device, width, height).map_err(anyhow::Error::msg)?;
     let depth = offscreen::attachment(
         &headless.gpu.device,
@@ -130,19 +132,23 @@ fn measure(
     let with_upload = median(&mut || prepare(&view, &frame, scene))?;
     let extraction = (with_upload - upload).max(0.0);
     let triangles = scene.triangles();
-    let draw = |scene: &Scene3d, volume: bool| draw(gpu, scene, target, depth, size, volume);
-    let surface_drawn = median(&mut || draw(scene, false))?;
+    let draw = |scene: &Scene3d| draw(gpu, scene, target, depth, size);
+    // The surface drawn through the graphics pipeline, then rasterised in compute (kept).
+    scene.set_rasteriser(Rasteriser::Pipeline);
+    let through_pipeline = median(&mut || draw(scene))?;
+    scene.set_rasteriser(Rasteriser::Compute);
+    let surface_drawn = median(&mut || draw(scene))?;
     // The volume: prepared with it on (and the surface), the surface pass's time taken off.
     view.view3d.volume = Some(VolumeSettings::of("speed"));
     prepare(&view, &frame, scene)?;
-    let volume = (median(&mut || draw(scene, true))? - surface_drawn).max(0.0);
+    let volume = (median(&mut || draw(scene))? - surface_drawn).max(0.0);
     // A whole frame: both fields uploaded, the surface extracted, everything drawn.
     let whole = median(&mut || {
         prepare(&view, &frame, scene)?;
-        draw(scene, true)
+        draw(scene)
     })?;
     Ok(format!(
-        "| {n}^3 | {upload:.2} | {:.1} | {extraction:.2} | {triangles} | {surface_drawn:.2} | {volume:.2} | {whole:.2} | {:.0} |",
+        "| {n}^3 | {upload:.2} | {:.1} | {extraction:.2} | {triangles} | {through_pipeline:.2} | {surface_drawn:.2} | {volume:.2} | {whole:.2} | {:.0} |",
         bytes as f64 / upload / 1e6,
         1e3 / whole
     ))
@@ -159,41 +165,27 @@ pub(super) fn wait(device: &wgpu::Device) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("waiting for the GPU failed: {e}"))
 }
 
-/// Draws `scene` (prepared) into `target` (`size` pixels) with its depth buffer `depth`, the
-/// volume rendering too when `volume`, and waits for it.
+/// Draws `scene` (prepared: with the volume rendering when it was prepared with one) into
+/// `target` (`size` pixels) with its depth buffer `depth`, and waits for it.
 pub(super) fn draw(
     gpu: &Gpu,
     scene: &Scene3d,
     target: &Target,
     depth: &wgpu::TextureView,
     size: [u32; 2],
-    volume: bool,
 ) -> anyhow::Result<()> {
     let (device, queue) = (&gpu.device, &gpu.queue);
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("bench") });
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("bench"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &target.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(surface::depth_cleared(depth)),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        scene.paint(&mut pass);
-    }
-    if volume {
-        let canvas = [0.0, 0.0, size[0] as f32, size[1] as f32];
-        scene.draw_volume(device, queue, &mut encoder, &target.view, depth, canvas);
-    }
+    let canvas = [0.0, 0.0, size[0] as f32, size[1] as f32];
+    scene.draw(
+        device,
+        queue,
+        &mut encoder,
+        &target.view,
+        depth,
+        canvas,
+        wgpu::Color::BLACK,
+    );
     queue.submit([encoder.finish()]);
     wait(device)
 }

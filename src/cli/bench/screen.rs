@@ -79,7 +79,7 @@ fn frame<T: Real>(
         viewport,
     );
     let scene = &headless.scene;
-    let index = headless.submit(target, None, |pass| scene.paint(pass), |_| ());
+    let index = headless.submit(target, |pass| scene.paint(pass));
     // (Every frame is waited for below, so a frame drawing the last field again needs no
     // record for the link.)
     if let Some(link) = shown.and_then(|s| s.device.as_mut()) {

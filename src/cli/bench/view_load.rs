@@ -143,7 +143,7 @@ pub fn solver_with_view(
                 .prepare(&gpu.device, &gpu.queue, &frame, &shown, &grid)
                 .map_err(anyhow::Error::msg)?;
             headless.view3d.set_camera(&headless.gpu.queue, &camera, aspect);
-            draw(&headless.gpu, &headless.view3d, target, depth, size, false)?;
+            draw(&headless.gpu, &headless.view3d, target, depth, size)?;
             wait(&headless.gpu.device)
         };
         stepper.go();

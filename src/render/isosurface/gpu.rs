@@ -9,6 +9,8 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 const SHADER: &str = include_str!("../../../shaders/isosurface.wgsl");
+/// The WGSL of [`Vertex`], put in front of the shaders that write or read the triangles.
+pub const VERTEX_SHADER: &str = include_str!("../../../shaders/surface_vertex.wgsl");
 /// Invocations of a workgroup along each axis (`@workgroup_size` in the shader).
 const WORKGROUP: u32 = 4;
 
@@ -90,7 +92,7 @@ impl Extractor {
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("isosurface"),
-            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+            source: wgpu::ShaderSource::Wgsl([VERTEX_SHADER, SHADER].concat().into()),
         });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("isosurface"),
