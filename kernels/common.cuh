@@ -76,17 +76,44 @@ __device__ __forceinline__ real block_max(real v) {
     return v;
 }
 
+struct FoldSum {
+    __device__ __forceinline__ real operator()(real a, real b) const { return a + b; }
+};
+struct FoldMax {
+    __device__ __forceinline__ real operator()(real a, real b) const { return fmax(a, b); }
+};
+
+// Loads of one thread in flight in `fold_strided`.
+#define FOLD_LOADS 8
+
+// partial[t], partial[t + T], ... (t this thread, T the block's threads) folded by `op` from 0, in
+// that order. The loads do not wait for the running value: FOLD_LOADS of them are issued at once,
+// so one block reading a whole grid's block partials (a finalize kernel: 131,072 of them at 512^3)
+// waits for memory once per FOLD_LOADS values instead of once per value; the fold's order, and so
+// its result, is the plain loop's.
+template <typename Op>
+__device__ __forceinline__ real fold_strided(const real* __restrict__ partial, int n, Op op) {
+    const int step = block_threads();
+    int k = thread_linear();
+    real s = 0;
+    for (; k + (FOLD_LOADS - 1) * step < n; k += FOLD_LOADS * step) {
+        real v[FOLD_LOADS];
+#pragma unroll
+        for (int j = 0; j < FOLD_LOADS; ++j) v[j] = partial[k + j * step];
+#pragma unroll
+        for (int j = 0; j < FOLD_LOADS; ++j) s = op(s, v[j]);
+    }
+    for (; k < n; k += step) s = op(s, partial[k]);
+    return s;
+}
+
 // Sum of partial[0..n) by one block (thread t adds t, t + T, ...; then block_sum).
 __device__ __forceinline__ real sum_partials(const real* partial, int n) {
-    real s = 0;
-    for (int k = thread_linear(); k < n; k += block_threads()) s += partial[k];
-    return block_sum(s);
+    return block_sum(fold_strided(partial, n, FoldSum()));
 }
 
 __device__ __forceinline__ real max_partials(const real* partial, int n) {
-    real s = 0;
-    for (int k = thread_linear(); k < n; k += block_threads()) s = fmax(s, partial[k]);
-    return block_max(s);
+    return block_max(fold_strided(partial, n, FoldMax()));
 }
 
 // Boundary kinds of the velocity conditions (bck[side], side 2 a + s of axis a): BC_* of
