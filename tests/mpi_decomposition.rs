@@ -219,13 +219,36 @@ fn agrees_when_launched(
         );
         // GPU parts: NCCL's share, measured on the GPU.
         let gpu = s["backend"] == "cuda";
+        let nccl = extra
+            .remove("device_communication_seconds")
+            .and_then(|t| t.as_f64());
         assert_eq!(
-            extra
-                .remove("device_communication_seconds")
-                .is_some_and(|t| t.as_f64().is_some_and(|t| t > 0.0)),
+            nccl.is_some_and(|t| t > 0.0),
             gpu,
             "{name}: device_communication_seconds on the GPU parts only"
         );
+        // GPU parts: the same NCCL time by kind of call (untraced, the only phases timed).
+        let phases = extra.remove("device_phase_seconds");
+        assert_eq!(
+            phases.is_some(),
+            gpu,
+            "{name}: device_phase_seconds on the GPU parts only"
+        );
+        if let (Some(phases), Some(nccl)) = (phases, nccl) {
+            let by_kind: f64 = phases
+                .as_object()
+                .expect("a map of phases")
+                .iter()
+                .map(|(kind, t)| {
+                    assert!(kind.starts_with("nccl "), "{name}: phase {kind} timed untraced");
+                    t.as_f64().expect("seconds")
+                })
+                .sum();
+            assert!(
+                (by_kind - nccl).abs() <= 1e-9 * nccl,
+                "{name}: the NCCL calls by kind sum to {by_kind} s, not {nccl} s"
+            );
+        }
         let reference_results = &reference["results"];
         match agreement {
             Agreement::Bitwise | Agreement::SameState => {

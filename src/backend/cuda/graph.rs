@@ -97,6 +97,14 @@ pub fn exchange_overlap_enabled() -> bool {
     std::env::var("FLOWLAB_OVERLAP_EXCHANGE").map_or(true, |v| v != "0")
 }
 
+/// Whether a GPU part of a decomposed run times the phases of its pressure sweeps too
+/// (`FLOWLAB_TRACE_SWEEPS=1`: the sweeps and the compute stream's waits for the exchange and
+/// the gathered partials, reported per phase in the run's summary beside the NCCL calls; off
+/// by default, as each timed phase adds two event records to the host's work).
+pub fn sweep_trace_enabled() -> bool {
+    std::env::var("FLOWLAB_TRACE_SWEEPS").is_ok_and(|v| v == "1")
+}
+
 /// A CUDA event: a point in a stream's work, for timing ([`Gpu::event`]) or for ordering one
 /// stream after another and waiting on the host ([`Gpu::marker`]).
 pub struct Event {

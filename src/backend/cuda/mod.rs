@@ -40,7 +40,7 @@ pub mod slots;
 
 pub use context::{DeviceInfo, Gpu, Stream, driver_available, nvrtc_available, probe};
 pub use external::SharedBuffer;
-pub use graph::{Event, Graph, exchange_overlap_enabled, graphs_enabled};
+pub use graph::{Event, Graph, exchange_overlap_enabled, graphs_enabled, sweep_trace_enabled};
 pub use launch::{Arg, ArgKind, Args, Launch};
 pub use memory::{DevBuf, HostMirror, Pinned, Scalars};
 pub use module::{Kernel, Module, Ptx, compile_ptx};

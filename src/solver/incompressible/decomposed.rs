@@ -40,6 +40,11 @@ pub trait SlabPart<T: Real, const D: usize>: Solver + Sized {
     fn device_communication_seconds(&self) -> Option<f64> {
         None
     }
+    /// Seconds of each timed phase on a GPU part: its NCCL calls by kind and, with
+    /// `FLOWLAB_TRACE_SWEEPS=1`, its pressure sweeps and the waits between them.
+    fn device_phase_seconds(&self) -> Option<std::collections::BTreeMap<&'static str, f64>> {
+        None
+    }
 }
 
 impl<T: Real, const D: usize> SlabPart<T, D> for Projection<T, D> {
@@ -250,6 +255,13 @@ impl<T: Real, const D: usize, P: SlabPart<T, D>> Solver for Decomposed<T, D, P> 
         m.insert("communication_seconds".into(), self.link.comm.seconds().into());
         if let Some(t) = self.part.device_communication_seconds() {
             m.insert("device_communication_seconds".into(), t.into());
+        }
+        if let Some(phases) = self.part.device_phase_seconds() {
+            let phases: serde_json::Map<String, serde_json::Value> = phases
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.into()))
+                .collect();
+            m.insert("device_phase_seconds".into(), phases.into());
         }
         m
     }

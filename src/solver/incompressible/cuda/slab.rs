@@ -81,13 +81,25 @@ struct JacobiPipeline<T> {
     gathered: Event,
 }
 
-/// Event pairs around the NCCL calls enqueued since the host last waited, and the seconds of
-/// those already complete.
+/// Event pairs around the NCCL calls (and, when traced, the sweeps' other phases) enqueued
+/// since the host last waited, what each pair times, and the seconds of those already complete:
+/// the NCCL calls' sum and every phase's.
 struct Timing {
     gpu: Arc<Gpu>,
     pairs: Vec<(Event, Event)>,
+    phases: Vec<Phase>,
     used: usize,
     seconds: f64,
+    by_phase: std::collections::BTreeMap<&'static str, f64>,
+    /// Whether the sweeps' phases are timed ([`cuda::sweep_trace_enabled`]).
+    trace: bool,
+}
+
+/// What a pair of timing events brackets: an NCCL call, or (traced) another phase of a sweep.
+#[derive(Clone, Copy)]
+struct Phase {
+    name: &'static str,
+    communication: bool,
 }
 
 impl<T: Real> GpuSlab<T> {
@@ -121,20 +133,68 @@ impl<T: Real> GpuSlab<T> {
             timing: Mutex::new(Timing {
                 gpu: gpu.clone(),
                 pairs: Vec::new(),
+                phases: Vec::new(),
                 used: 0,
                 seconds: 0.0,
+                by_phase: Default::default(),
+                trace: cuda::sweep_trace_enabled(),
             }),
         })
     }
 
-    /// Enqueues `f` (NCCL calls on `stream`) between two timing events.
-    fn timed(&self, stream: Stream, f: impl FnOnce() -> Result<(), CudaError>) -> Result<(), CudaError> {
+    /// Enqueues `f` (NCCL calls on `stream`, named `name`) between two timing events.
+    fn timed(
+        &self,
+        stream: Stream,
+        name: &'static str,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        self.bracket(
+            stream,
+            Phase {
+                name,
+                communication: true,
+            },
+            f,
+        )
+    }
+
+    /// Enqueues `f` (work or a wait on `stream`), between two timing events when the sweeps
+    /// are traced.
+    pub(super) fn traced(
+        &self,
+        stream: Stream,
+        name: &'static str,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        if !self.timing.lock().expect("timing lock").trace {
+            return f();
+        }
+        self.bracket(
+            stream,
+            Phase {
+                name,
+                communication: false,
+            },
+            f,
+        )
+    }
+
+    fn bracket(
+        &self,
+        stream: Stream,
+        phase: Phase,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
         let mut t = self.timing.lock().expect("timing lock");
         if t.used == t.pairs.len() {
             let pair = (t.gpu.event()?, t.gpu.event()?);
             t.pairs.push(pair);
+            t.phases.push(phase);
         }
-        let (start, end) = &t.pairs[t.used];
+        let used = t.used;
+        t.phases[used] = phase;
+        let (start, end) = &t.pairs[used];
         start.record_on(stream)?;
         f()?;
         end.record_on(stream)?;
@@ -142,14 +202,18 @@ impl<T: Real> GpuSlab<T> {
         Ok(())
     }
 
-    /// Adds the time of the NCCL calls enqueued so far (call after the host waited for them).
+    /// Adds the time of the phases enqueued so far (call after the host waited for them).
     pub(super) fn settle(&self) -> Result<(), CudaError> {
         let mut t = self.timing.lock().expect("timing lock");
-        let mut ms = 0.0;
-        for (start, end) in &t.pairs[..t.used] {
-            ms += start.elapsed_ms(end)? as f64;
+        for k in 0..t.used {
+            let (start, end) = &t.pairs[k];
+            let seconds = start.elapsed_ms(end)? as f64 * 1e-3;
+            let phase = t.phases[k];
+            if phase.communication {
+                t.seconds += seconds;
+            }
+            *t.by_phase.entry(phase.name).or_default() += seconds;
         }
-        t.seconds += ms * 1e-3;
         t.used = 0;
         Ok(())
     }
@@ -158,13 +222,21 @@ impl<T: Real> GpuSlab<T> {
     /// first calls).
     pub(super) fn restart_timing(&self) -> Result<(), CudaError> {
         self.settle()?;
-        self.timing.lock().expect("timing lock").seconds = 0.0;
+        let mut t = self.timing.lock().expect("timing lock");
+        t.seconds = 0.0;
+        t.by_phase.clear();
         Ok(())
     }
 
     /// Seconds this part's GPU spent in NCCL calls (waiting for the others included).
     pub(super) fn seconds(&self) -> f64 {
         self.timing.lock().expect("timing lock").seconds
+    }
+
+    /// Seconds this part's GPU spent in each timed phase: the NCCL calls by kind and, traced,
+    /// the sweeps and the compute stream's waits.
+    pub(super) fn phase_seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
+        self.timing.lock().expect("timing lock").by_phase.clone()
     }
 
     /// Part `r`'s own layers along the cut axis (global indices), with the last part's `extra`
@@ -197,7 +269,7 @@ impl<T: Real> GpuSlab<T> {
         layer_len: usize,
         ghosts: usize,
     ) -> Result<(), CudaError> {
-        self.timed(stream, || {
+        self.timed(stream, "nccl exchange", || {
             self.nccl
                 .exchange::<T>(stream, x, len, layer_len, crate::parallel::EXTENSION + ghosts)
         })
@@ -230,7 +302,7 @@ impl<T: Real> GpuSlab<T> {
     /// Every part's `counts[r]` values (at the device address `mine` on this part) concatenated
     /// into `dst` in part order on every part, on the compute stream.
     pub(super) fn all_gather(&self, mine: u64, counts: &[usize], dst: &DevBuf<T>) -> Result<(), CudaError> {
-        self.timed(Stream::Compute, || {
+        self.timed(Stream::Compute, "nccl all-gather", || {
             self.nccl.all_gather(Stream::Compute, mine, 0, counts, 1, dst)
         })
     }
@@ -271,7 +343,7 @@ impl<T: Real> GpuSlab<T> {
             }
         };
         let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
-        self.timed(stream, || {
+        self.timed(stream, "nccl gather of partials", || {
             self.nccl.all_gather(stream, mine, stride, &counts, segments, dst)
         })?;
         Ok(counts.iter().sum())
@@ -378,18 +450,20 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     ) -> Result<(), CudaError> {
         let s = self.slab.as_ref().expect("a part");
         let (_, boundary, interior) = s.sweep_layers();
-        for layers in boundary {
-            sweep(layers)?;
-        }
+        s.traced(Stream::Compute, "sweep of the boundary layers", || {
+            boundary.into_iter().try_for_each(&sweep)
+        })?;
         s.swept.record_on(Stream::Compute)?;
         self.gpu.wait_event(Stream::Exchange, &s.swept)?;
         s.exchange_at(Stream::Exchange, x, self.op.len(), self.op.stride[D - 1], 0)?;
         s.exchanged.record_on(Stream::Exchange)?;
         if !interior.is_empty() {
-            sweep(interior)?;
+            s.traced(Stream::Compute, "sweep of the interior", || sweep(interior))?;
         }
         after_interior()?;
-        self.gpu.wait_event(Stream::Compute, &s.exchanged)
+        s.traced(Stream::Compute, "compute waits for the exchange", || {
+            self.gpu.wait_event(Stream::Compute, &s.exchanged)
+        })
     }
 }
 
@@ -449,8 +523,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let box_cells = cells3(self.l.n);
         // The check of this sweep waits for its partials' gather: (sweep, partial count).
         let check = |k: usize, nb: usize| -> Result<(), CudaError> {
-            self.gpu.wait_event(Stream::Compute, &line.gathered)?;
-            self.finalize_check_of(sums[k % 2].ptr, nb, k, max, false)
+            s.traced(Stream::Compute, "compute waits for the gathered partials", || {
+                self.gpu.wait_event(Stream::Compute, &line.gathered)
+            })?;
+            s.traced(Stream::Compute, "convergence check", || {
+                self.finalize_check_of(sums[k % 2].ptr, nb, k, max, false)
+            })
         };
         let mut pending = None;
         for _ in 0..CHECK_EVERY {
@@ -536,6 +614,10 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
 
     fn device_communication_seconds(&self) -> Option<f64> {
         self.slab.as_ref().map(|s| s.seconds())
+    }
+
+    fn device_phase_seconds(&self) -> Option<std::collections::BTreeMap<&'static str, f64>> {
+        self.slab.as_ref().map(|s| s.phase_seconds())
     }
 
     fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {
