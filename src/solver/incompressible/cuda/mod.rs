@@ -54,7 +54,7 @@ use super::pressure_poisson::{FaceBc, Laplacian};
 use super::projection::{steady_change, with_nan};
 use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
 use crate::backend::cuda::{
-    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, slots,
+    self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, Stream, slots,
 };
 use crate::case::{Boundary, Invalid, PressureSolverKind, Side};
 use crate::parallel::SlabLink;
@@ -476,10 +476,22 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
+        self.kq_on(Stream::Compute, name, grid, block, a)
+    }
+
+    /// [`Self::kq`] on `stream`.
+    fn kq_on(
+        &self,
+        stream: Stream,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        a: Args,
+    ) -> Result<(), CudaError> {
         let f = self.mq.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
-        unsafe { self.gpu.launch(f, grid, block, &a) }
+        unsafe { self.gpu.launch_on(stream, f, grid, block, &a) }
     }
 
     /// Reads the scalar, control and clock blocks (one host wait) into the host's copies.

@@ -7,7 +7,7 @@ use super::{
     B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SOR_CHECK, SpectralWork, Work, cells3,
     grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
 };
-use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Stream};
 use crate::case::PressureSolverKind;
 use crate::solver::incompressible::pressure_poisson::{
     FaceBc, Laplacian, PoissonSettings, optimal_sor_omega,
@@ -103,7 +103,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         omega: T,
         ctrl: u64,
     ) -> Result<(), CudaError> {
-        self.colour_layers(op, x, b, colour, omega, ctrl, 0..cells3(op.n)[2])?;
+        self.colour_layers(op, x, b, colour, omega, ctrl, Stream::Compute, 0..cells3(op.n)[2])?;
         if odd_periodic(op) {
             let a = box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
                 .i(colour)
@@ -124,6 +124,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         colour: i64,
         omega: T,
         ctrl: u64,
+        stream: Stream,
         layers: Range<usize>,
     ) -> Result<(), CudaError> {
         let mut half = cells3(op.n);
@@ -133,7 +134,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(colour)
             .r(omega)
             .i(layers.start as i64);
-        self.kq("colour_sweep", grid2(half), (BX, BY, 1), a)
+        self.kq_on(stream, "colour_sweep", grid2(half), (BX, BY, 1), a)
     }
 
     /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
@@ -152,8 +153,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             self.colour(op, x, b, colour, omega, ctrl)?;
             return self.exchange_cells(x);
         }
-        self.swept(x, |layers| {
-            self.colour_layers(op, x, b, colour, omega, ctrl, layers)
+        self.swept(x, |stream, layers| {
+            self.colour_layers(op, x, b, colour, omega, ctrl, stream, layers)
         })
     }
 
@@ -188,6 +189,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         rhs: u64,
         partial: &DevBuf<T>,
         ctrl: u64,
+        stream: Stream,
         layers: Range<usize>,
     ) -> Result<(), CudaError> {
         let a = Args::new()
@@ -198,7 +200,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(ctrl as i64);
         let mut n = cells3(self.op.n);
         n[2] = layers.len();
-        self.kq(
+        self.kq_on(
+            stream,
             "jacobi_sweep",
             grid_tile(n),
             (BX, BY, 1),
@@ -304,8 +307,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             break;
                         }
                         let (src, dst) = if it % 2 == 0 { (p, next) } else { (next, p) };
-                        self.swept(dst, |layers| {
-                            self.jacobi(src, dst, rhs, &self.part_a, ctrl, layers)
+                        self.swept(dst, |stream, layers| {
+                            self.jacobi(src, dst, rhs, &self.part_a, ctrl, stream, layers)
                         })?;
                         self.finalize_check(Partials::Cells, it, max)?;
                         it += 1;

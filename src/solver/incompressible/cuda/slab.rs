@@ -420,21 +420,23 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     }
 
     /// `sweep` (a stencil kernel over a range of the stored x-y planes, writing the
-    /// cell-centred array at `x`) with the layers this part stores but does not own refreshed
-    /// after it. One GPU: one launch over every plane. On a part: the own layers next to each
-    /// neighbour first; their exchange on the exchange stream overlaps the sweep of the own
-    /// interior; the compute stream waits for it after the interior. The layers the part does
-    /// not own are not swept (the exchange overwrites them).
+    /// cell-centred array at `x`, launched on the stream it is given) with the layers this part
+    /// stores but does not own refreshed after it. One GPU: one launch over every plane. On a
+    /// part: the own layers next to each neighbour are swept on the exchange stream, once the
+    /// compute stream's work so far is done, and exchanged from there, while the compute stream
+    /// sweeps the own interior (a colour or Jacobi sweep reads no cell another layer's sweep
+    /// writes); the compute stream waits for the exchange after the interior. The layers the
+    /// part does not own are not swept (the exchange overwrites them).
     pub(super) fn swept(
         &self,
         x: u64,
-        sweep: impl Fn(Range<usize>) -> Result<(), CudaError>,
+        sweep: impl Fn(Stream, Range<usize>) -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let Some(s) = &self.slab else {
-            return sweep(0..cells3(self.op.n)[2]);
+            return sweep(Stream::Compute, 0..cells3(self.op.n)[2]);
         };
         if !s.overlap {
-            sweep(s.sweep_layers().0)?;
+            sweep(Stream::Compute, s.sweep_layers().0)?;
             return self.exchange_cells(x);
         }
         self.swept_then(x, sweep, || Ok(()))
@@ -445,20 +447,24 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     fn swept_then(
         &self,
         x: u64,
-        sweep: impl Fn(Range<usize>) -> Result<(), CudaError>,
+        sweep: impl Fn(Stream, Range<usize>) -> Result<(), CudaError>,
         after_interior: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let s = self.slab.as_ref().expect("a part");
         let (_, boundary, interior) = s.sweep_layers();
-        s.traced(Stream::Compute, "sweep of the boundary layers", || {
-            boundary.into_iter().try_for_each(&sweep)
-        })?;
         s.swept.record_on(Stream::Compute)?;
         self.gpu.wait_event(Stream::Exchange, &s.swept)?;
+        s.traced(Stream::Exchange, "sweep of the boundary layers", || {
+            boundary
+                .into_iter()
+                .try_for_each(|layers| sweep(Stream::Exchange, layers))
+        })?;
         s.exchange_at(Stream::Exchange, x, self.op.len(), self.op.stride[D - 1], 0)?;
         s.exchanged.record_on(Stream::Exchange)?;
         if !interior.is_empty() {
-            s.traced(Stream::Compute, "sweep of the interior", || sweep(interior))?;
+            s.traced(Stream::Compute, "sweep of the interior", || {
+                sweep(Stream::Compute, interior)
+            })?;
         }
         after_interior()?;
         s.traced(Stream::Compute, "compute waits for the exchange", || {
@@ -539,7 +545,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             let mut nb = 0;
             self.swept_then(
                 dst,
-                |layers| self.jacobi(src, dst, rhs, partial, ctrl, layers),
+                |stream, layers| self.jacobi(src, dst, rhs, partial, ctrl, stream, layers),
                 || {
                     line.interior.record_on(Stream::Compute)?;
                     if let Some((k, nb)) = pending.take() {

@@ -1,7 +1,7 @@
 //! Kernel timings with CUDA events for `flowlab bench`.
 
 use super::{CudaProjection, Work, cells3};
-use crate::backend::cuda::CudaError;
+use crate::backend::cuda::{CudaError, Stream};
 use crate::case::TimeIntegrator;
 use crate::solver::real::Real;
 
@@ -47,7 +47,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             (
                 "jacobi_sweep",
                 3.0,
-                Box::new(move |s| s.jacobi(p, sp, rhs, &s.part_a, 0, 0..cells3(op.n)[2])),
+                Box::new(move |s| s.jacobi(p, sp, rhs, &s.part_a, 0, Stream::Compute, 0..cells3(op.n)[2])),
             ),
             (
                 "residual",
