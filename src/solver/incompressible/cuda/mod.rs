@@ -141,13 +141,13 @@ fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
 }
 
 /// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts` of
-/// `kernels/projection.cu` (module `mp`) for the sides of each axis in turn, with the side codes
-/// of [`boundary_codes`]. `ctrl` is the projection's control block (its halt flag skips the
+/// `kernels/projection.cu` (module `projection_kernels`) for the sides of each axis in turn,
+/// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its halt flag skips the
 /// kernels); the SIMPLE family passes `None`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     gpu: &Gpu,
-    mp: &Module,
+    projection_kernels: &Module,
     l: &Layout<D>,
     vel: [&DevBuf<T>; D],
     (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
@@ -175,7 +175,14 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
         // SAFETY: ghosts takes (u, v, w, bck, bcv, nx, ny, nz, px, py, pz, axis, ctrl); the
         // velocity arrays are the staggered arrays of `l` (with ghosts), bck and bcv the sides'
         // codes and velocity vectors.
-        unsafe { gpu.launch(mp.function("ghosts")?, grid_plane::<D>(m), (B1, 1, 1), &a)? };
+        unsafe {
+            gpu.launch(
+                projection_kernels.function("ghosts")?,
+                grid_plane::<D>(m),
+                (B1, 1, 1),
+                &a,
+            )?
+        };
     }
     Ok(())
 }
@@ -283,8 +290,8 @@ struct Mirror<T: Real, const D: usize> {
 /// The projection solver on a CUDA device (precision `T`, `D` dimensions).
 pub struct CudaProjection<T: Real, const D: usize> {
     gpu: Arc<Gpu>,
-    mp: Module,
-    mq: Module,
+    projection_kernels: Module,
+    poisson_kernels: Module,
     cfg: Config,
     l: Layout<D>,
     op: Laplacian<T, D>,
@@ -375,8 +382,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     fn build(cfg: Config, gpu: Arc<Gpu>, slab: Option<GpuSlab<T>>) -> Result<Self, CudaError> {
         assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
-        let mp = gpu.module_dim(KernelSet::Projection, T::NAME, D)?;
-        let mq = gpu.module_dim(KernelSet::Poisson, T::NAME, D)?;
+        let projection_kernels = gpu.module_dim(KernelSet::Projection, T::NAME, D)?;
+        let poisson_kernels = gpu.module_dim(KernelSet::Poisson, T::NAME, D)?;
         let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
         let l = Layout::new(n, &cfg.bc);
         let op = cfg.pressure_operator::<T, D>();
@@ -420,8 +427,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             readback: Mutex::new(Readback::new(&gpu, cells)),
             display: StaggeredDisplay::new(&gpu, T::NAME, D)?,
             gpu,
-            mp,
-            mq,
+            projection_kernels,
+            poisson_kernels,
             l,
             op,
             cfg,
@@ -456,31 +463,33 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.vel.iter().map(|b| b.ptr)
     }
 
-    fn kp(
+    /// Launches the kernel `name` of `kernels/projection.cu` on the compute stream.
+    fn launch_projection(
         &self,
         name: &'static str,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        let f = self.mp.function(name)?;
+        let f = self.projection_kernels.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
         unsafe { self.gpu.launch(f, grid, block, &a) }
     }
 
-    fn kq(
+    /// Launches the kernel `name` of `kernels/poisson.cu` on the compute stream.
+    fn launch_poisson(
         &self,
         name: &'static str,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        self.kq_on(Stream::Compute, name, grid, block, a)
+        self.launch_poisson_on(Stream::Compute, name, grid, block, a)
     }
 
-    /// [`Self::kq`] on `stream`.
-    fn kq_on(
+    /// [`Self::launch_poisson`] on `stream`.
+    fn launch_poisson_on(
         &self,
         stream: Stream,
         name: &'static str,
@@ -488,7 +497,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        let f = self.mq.function(name)?;
+        let f = self.poisson_kernels.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
         unsafe { self.gpu.launch_on(stream, f, grid, block, &a) }

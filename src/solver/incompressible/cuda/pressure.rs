@@ -62,7 +62,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let n = self.op.len();
         let ctrl = if guard { self.ctrl.ptr } else { 0 };
         let own = self.reduced_cells();
-        self.kq(
+        self.launch_poisson(
             "sum_partial",
             grid1(own.len()),
             (B1, 1, 1),
@@ -73,7 +73,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .i(own.len() as i64),
         )?;
         let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
-        self.kq(
+        self.launch_poisson(
             "finalize_mean",
             (1, 1, 1),
             (1024, 1, 1),
@@ -84,7 +84,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .l(ctrl as i64)
                 .r(T::of(self.whole_cells() as f64)),
         )?;
-        self.kq(
+        self.launch_poisson(
             "subtract_mean",
             grid1(n),
             (B1, 1, 1),
@@ -108,7 +108,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             let a = box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
                 .i(colour)
                 .r(omega);
-            self.kq("colour_seam", (1, 1, 1), (1, 1, 1), a)?;
+            self.launch_poisson("colour_seam", (1, 1, 1), (1, 1, 1), a)?;
         }
         Ok(())
     }
@@ -134,7 +134,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(colour)
             .r(omega)
             .i(layers.start as i64);
-        self.kq_on(stream, "colour_sweep", grid2(half), (BX, BY, 1), a)
+        self.launch_poisson_on(stream, "colour_sweep", grid2(half), (BX, BY, 1), a)
     }
 
     /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
@@ -175,7 +175,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(r as i64)
             .l(part as i64)
             .l(ctrl as i64);
-        self.kq("residual", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, op))
+        self.launch_poisson("residual", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, op))
     }
 
     /// One damped Jacobi sweep `src -> dst` of `L p = rhs` over the x-y planes `layers` of a 3D
@@ -200,7 +200,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(ctrl as i64);
         let mut n = cells3(self.op.n);
         n[2] = layers.len();
-        self.kq_on(
+        self.launch_poisson_on(
             stream,
             "jacobi_sweep",
             grid_tile(n),
@@ -235,7 +235,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         max: usize,
         until_not_greater: bool,
     ) -> Result<(), CudaError> {
-        self.kq(
+        self.launch_poisson(
             "finalize_check",
             (1, 1, 1),
             (1024, 1, 1),
@@ -258,7 +258,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         }
         let own = self.reduced_cells();
         let rhs = at::<T>(self.rhs.ptr, own.start);
-        self.kq(
+        self.launch_poisson(
             "dot_partial",
             grid1(own.len()),
             (B1, 1, 1),
@@ -270,7 +270,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .i(own.len() as i64),
         )?;
         let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
-        self.kq(
+        self.launch_poisson(
             "finalize_bnorm",
             (1, 1, 1),
             (1024, 1, 1),
@@ -357,7 +357,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 self.residual(&op, p, rhs, r, true, ctrl)?;
                 self.finalize_check(Partials::Cells, 0, usize::MAX)?;
                 let precondition = |s: &Self| -> Result<(), CudaError> {
-                    s.kq(
+                    s.launch_poisson(
                         "zero_fill",
                         grid1(n),
                         (B1, 1, 1),
@@ -371,7 +371,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 };
                 let gamma = |s: &Self, first: i64| -> Result<(), CudaError> {
                     let own = s.reduced_cells();
-                    s.kq(
+                    s.launch_poisson(
                         "dot_partial",
                         grid1(own.len()),
                         (B1, 1, 1),
@@ -383,7 +383,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             .i(own.len() as i64),
                     )?;
                     let (part, nb) = s.partials(&s.part_a, Partials::Linear, false)?;
-                    s.kq(
+                    s.launch_poisson(
                         "finalize_gamma",
                         (1, 1, 1),
                         (1024, 1, 1),
@@ -396,7 +396,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     )
                 };
                 let direction = |s: &Self, first: i64| -> Result<(), CudaError> {
-                    s.kq(
+                    s.launch_poisson(
                         "pcg_direction",
                         grid1(n),
                         (B1, 1, 1),
@@ -419,14 +419,14 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             break 'outer;
                         }
                         let a = Args::new().l(d as i64).l(q as i64).p(&self.part_a).l(ctrl as i64);
-                        self.kq(
+                        self.launch_poisson(
                             "apply_dot",
                             grid_tile(cells3(op.n)),
                             (BX, BY, 1),
                             box_args(a, &op),
                         )?;
                         let (part, nb) = self.partials(&self.part_a, Partials::Cells, false)?;
-                        self.kq(
+                        self.launch_poisson(
                             "finalize_alpha",
                             (1, 1, 1),
                             (1024, 1, 1),
@@ -449,7 +449,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             if range.is_empty() {
                                 continue;
                             }
-                            self.kq(
+                            self.launch_poisson(
                                 "pcg_axpy",
                                 grid1(range.len()),
                                 (B1, 1, 1),
@@ -490,7 +490,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             }
             Work::Spectral(_) => unreachable!("the transform solve runs in spectral_step"),
         }
-        self.kq(
+        self.launch_poisson(
             "zero_if_flag",
             grid1(n),
             (B1, 1, 1),

@@ -29,7 +29,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Enqueues the max speeds of a state not made by a step (`max_speed`) into `sc`.
     pub(super) fn max_speeds(&self) -> Result<(), CudaError> {
         let a = Args::new().axes(self.vel_ptrs()).p(&self.part_b);
-        self.kp(
+        self.launch_projection(
             "max_speed",
             grid_tile(faces3(self.l.n)),
             (BX, BY, 1),
@@ -54,7 +54,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         } else {
             (self.part_a.ptr, 0)
         };
-        self.kp(
+        self.launch_projection(
             "step_finalize",
             (1, 1, 1),
             (1024, 1, 1),
@@ -77,7 +77,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Some(s) => (s.maxima.ptr, self.whole_face_blocks()),
             None => (self.part_b.ptr, blocks_tile(faces3(self.l.n))),
         };
-        self.kp(
+        self.launch_projection(
             "step_dt",
             (1, 1, 1),
             (1024, 1, 1),
@@ -129,12 +129,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
-        self.kp("predict", grid_tile(faces3(l.n)), (BX, BY, 1), args)?;
+        self.launch_projection("predict", grid_tile(faces3(l.n)), (BX, BY, 1), args)?;
         let a = Args::new()
             .axes(self.vel_ptrs())
             .axes(self.pred.iter().map(|b| b.ptr))
             .p(&self.bck);
-        self.kp(
+        self.launch_projection(
             "predictor_boundaries",
             grid_plane::<D>(l.n.into_iter().max().unwrap_or(1)),
             (super::B1, 1, 1),
@@ -152,7 +152,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let c = &self.cfg;
         let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
         let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / c.grid.spacing[a]));
-        self.kp(
+        self.launch_projection(
             "poisson_rhs",
             grid_tile(super::cells3(l.n)),
             (BX, BY, 1),
@@ -191,7 +191,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     pub(super) fn velocity_ghosts(&self) -> Result<(), CudaError> {
         fill_ghosts(
             &self.gpu,
-            &self.mp,
+            &self.projection_kernels,
             &self.l,
             self.vel.each_ref(),
             (&self.bck, &self.bcv),
@@ -234,7 +234,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .p(&self.part_a)
             .p(&self.part_b);
         let spacing: [f64; D] = std::array::from_fn(|a| self.cfg.grid.spacing[a]);
-        self.kp(
+        self.launch_projection(
             "correct",
             grid_tile(faces3(l.n)),
             (BX, BY, 1),

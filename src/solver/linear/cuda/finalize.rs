@@ -26,7 +26,7 @@ pub(super) struct Finalize {
 impl Finalize {
     pub(super) fn new(
         m: &Module,
-        mq: &Module,
+        poisson_kernels: &Module,
         partial: &DevBuf<f64>,
         nb: usize,
         sc: &DevBuf<f64>,
@@ -42,9 +42,9 @@ impl Finalize {
         Ok(Finalize {
             check: bind(m, "fp_check")?,
             cg_check: bind(m, "cg_check")?,
-            bnorm: bind(mq, "finalize_bnorm")?,
-            alpha: bind(mq, "finalize_alpha")?,
-            gamma: bind(mq, "finalize_gamma")?,
+            bnorm: bind(poisson_kernels, "finalize_bnorm")?,
+            alpha: bind(poisson_kernels, "finalize_alpha")?,
+            gamma: bind(poisson_kernels, "finalize_gamma")?,
             bicg_start: bind(m, "bicg_start")?,
             bicg_rho: bind(m, "bicg_rho")?,
             bicg_alpha: bind(m, "bicg_alpha")?,

@@ -118,7 +118,7 @@ pub struct DeviceLinearSolver {
     pub kind: LinearSolverKind,
     gpu: Arc<Gpu>,
     m: Module,
-    mq: Module,
+    poisson_kernels: Module,
     work: Work,
     partial: DevBuf<f64>,
     sc: Scalars<f64>,
@@ -182,14 +182,21 @@ impl DeviceLinearSolver {
         if kind == LinearSolverKind::Adi {
             gpu.allow_shared(m.function("fp_lines")?, line_shared(longest))?;
         }
-        let mq = gpu.module(KernelSet::Poisson, "f64")?;
+        let poisson_kernels = gpu.module(KernelSet::Poisson, "f64")?;
         let partial = gpu.alloc_zeros(2 * grid1(n).0 as usize + 2)?;
         let (sc, ctrl) = (Scalars::new(gpu, SC_LEN)?, Scalars::new(gpu, CTRL_LEN)?);
         Ok(Self {
             kind,
-            fin: Finalize::new(&m, &mq, &partial, grid1(n).0 as usize, &sc.dev, &ctrl.dev)?,
+            fin: Finalize::new(
+                &m,
+                &poisson_kernels,
+                &partial,
+                grid1(n).0 as usize,
+                &sc.dev,
+                &ctrl.dev,
+            )?,
             m,
-            mq,
+            poisson_kernels,
             work,
             partial,
             sc,
@@ -479,7 +486,7 @@ impl DeviceLinearSolver {
 
     fn direction(&self, d: &DevBuf<f64>, w: &DevBuf<f64>, first: i64) -> Result<(), CudaError> {
         self.k(
-            &self.mq,
+            &self.poisson_kernels,
             "pcg_direction",
             grid1(self.len()),
             B1,
@@ -593,7 +600,7 @@ impl DeviceLinearSolver {
     /// kernels/poisson.cu).
     fn dot_partial(&self, a: &DevBuf<f64>, b: &DevBuf<f64>, n: usize) -> Result<(), CudaError> {
         self.k(
-            &self.mq,
+            &self.poisson_kernels,
             "dot_partial",
             grid1(n),
             B1,

@@ -65,8 +65,8 @@ pub(super) struct Launches {
 
 impl Launches {
     pub(super) fn new<const D: usize>(
-        ms: &Module,
-        mq: &Module,
+        simple_kernels: &Module,
+        poisson_kernels: &Module,
         cfg: &SimpleConfig,
         l: &Layout<D>,
         b: &Buffers,
@@ -79,7 +79,7 @@ impl Launches {
                 // the buffers and the launches together.
                 unsafe { m.bind(name, grid, block, a) }
             };
-        let ks = |name, shape, a| bind(ms, name, shape, a);
+        let bind_simple = |name, shape, a| bind(simple_kernels, name, shape, a);
         let one = ((1, 1, 1), (1024, 1, 1));
         let lin = |n: usize| (grid1(n), (B1, 1, 1));
         let h: [f64; D] = std::array::from_fn(|a| cfg.flow.grid.spacing[a]);
@@ -89,7 +89,7 @@ impl Launches {
         let ghosted = l.len();
         let sum_into = |nb: usize, slot: usize| {
             let a = Args::new().p(&b.partial).i(nb as i64).p(&b.sc.dev).i(slot as i64);
-            ks("sum_into", one, a)
+            bind_simple("sum_into", one, a)
         };
         let model = match cfg.viscosity {
             Viscosity::Newtonian { .. } => None,
@@ -105,7 +105,7 @@ impl Launches {
         if let Some((model, m)) = model {
             let params = |a: Args| spacing(a).i(model).r(m[0]).r(m[1]).r(m[2]).r(m[3]);
             let a = params(layout(three(Args::new(), &b.vel).p(&b.mu_c), l));
-            viscosity.push(ks("simple_viscosity", lin(cells), a)?);
+            viscosity.push(bind_simple("simple_viscosity", lin(cells), a)?);
             for c in 0..D {
                 for e in c + 1..D {
                     let mut n = l.n;
@@ -114,14 +114,14 @@ impl Launches {
                         .p(&b.mu_e[coefficients::edge(c, e)])
                         .i(c as i64)
                         .i(e as i64);
-                    viscosity.push(ks(
+                    viscosity.push(bind_simple(
                         "simple_viscosity_edges",
                         lin(n.iter().product()),
                         params(layout(a, l)),
                     )?);
                 }
             }
-            viscosity.push(ks(
+            viscosity.push(bind_simple(
                 "simple_viscosity_ghosts",
                 lin(ghosted),
                 layout(Args::new().p(&b.mu_c), l),
@@ -159,14 +159,14 @@ impl Launches {
             };
             let a = a.r(h[c] * coefficients::face_area(h, c));
             Ok([
-                ks("momentum_assemble", lin(sys.len()), a)?,
+                bind_simple("momentum_assemble", lin(sys.len()), a)?,
                 sum_into(grid1(sys.len()).0 as usize, S_NORM[c])?,
             ])
         };
         // `unknowns_copy` of component `c` between the ghosted array `q` and `x` (to `x` or back).
         let unknowns = |c: usize, q: &DevBuf<f64>, x: &DevBuf<f64>, to_x: bool| {
             let a = layout(Args::new().p(q).p(x).i(c as i64), l).i(to_x as i64);
-            ks("unknowns_copy", lin(b.sys[c].len()), a)
+            bind_simple("unknowns_copy", lin(b.sys[c].len()), a)
         };
         let each =
             |f: &dyn Fn(usize) -> Result<Launch, CudaError>| (0..D).map(f).collect::<Result<Vec<_>, _>>();
@@ -181,7 +181,7 @@ impl Launches {
                     0.0
                 }
             });
-            ks(
+            bind_simple(
                 "pressure_assemble",
                 lin(cells),
                 layout(a, l).r(areas[0]).r(areas[1]).r(areas[2]),
@@ -205,7 +205,7 @@ impl Launches {
                 .r(areas[0])
                 .r(areas[1])
                 .r(areas[2]);
-            Some(ks("outflow_faces", one, a)?)
+            Some(bind_simple("outflow_faces", one, a)?)
         } else {
             None
         };
@@ -224,7 +224,11 @@ impl Launches {
                         .i(a as i64)
                         .i(s as i64)
                         .r(wall[c]);
-                    wall_rule.push(ks("wall_rule", lin(n.iter().product()), layout(args, l))?);
+                    wall_rule.push(bind_simple(
+                        "wall_rule",
+                        lin(n.iter().product()),
+                        layout(args, l),
+                    )?);
                 }
             }
         }
@@ -236,7 +240,7 @@ impl Launches {
         let seam = |c: usize| {
             let mut n = l.n;
             n[c] = 1;
-            ks(
+            bind_simple(
                 "hat_seams",
                 lin(n.iter().product()),
                 layout(Args::new().p(&b.hat[c]).i(c as i64), l),
@@ -250,7 +254,7 @@ impl Launches {
             from_hat: each(&|c| unknowns(c, &b.hat[c], &b.hat_x, false))?,
             hat_seams: each(&seam)?,
             pressure: [pressure(&b.vel)?, pressure(&b.hat)?],
-            mass: ks(
+            mass: bind_simple(
                 "mass_finalize",
                 one,
                 Args::new()
@@ -260,21 +264,21 @@ impl Launches {
                     .r(cells as f64),
             )?,
             rhs_mean: bind(
-                mq,
+                poisson_kernels,
                 "subtract_mean",
                 lin(cells),
                 Args::new().arg(Arg::Ptr(rhs)).p(&b.sc.dev).null().i(cells as i64),
             )?,
             remove_mean: [
                 bind(
-                    mq,
+                    poisson_kernels,
                     "sum_partial",
                     lin(cells),
                     Args::new().p(&b.p).p(&b.partial).null().i(cells as i64),
                 )?,
                 sum_into(nb, S_PSUM)?,
                 bind(
-                    mq,
+                    poisson_kernels,
                     "finalize_mean",
                     one,
                     Args::new()
@@ -285,7 +289,7 @@ impl Launches {
                         .r(cells as f64),
                 )?,
                 bind(
-                    mq,
+                    poisson_kernels,
                     "subtract_mean",
                     lin(cells),
                     Args::new().p(&b.p).p(&b.sc.dev).null().i(cells as i64),
@@ -295,11 +299,11 @@ impl Launches {
                 let sys = &b.sys[c];
                 let a =
                     layout(Args::new().p(&b.p).p(&sys.buf).i(c as i64), l).r(coefficients::face_area(h, c));
-                ks("add_pressure", lin(sys.len()), a)
+                bind_simple("add_pressure", lin(sys.len()), a)
             })?,
             outflow,
             wall_rule,
-            correct: ks(
+            correct: bind_simple(
                 "correct_velocity",
                 lin(cells),
                 layout(
@@ -310,12 +314,12 @@ impl Launches {
                 ),
             )?,
             max_abs: [
-                ks(
+                bind_simple(
                     "max_abs_partial",
                     lin(ghosted),
                     layout(three(Args::new(), &b.vel).p(&b.partial), l),
                 )?,
-                ks(
+                bind_simple(
                     "max_abs",
                     one,
                     Args::new().p(&b.partial).i(grid1(ghosted).0 as i64).p(&b.sc.dev),

@@ -80,9 +80,9 @@ fn mirror_config(cfg: &SimpleConfig) -> SimpleConfig {
 pub struct CudaSimple<const D: usize> {
     gpu: Arc<Gpu>,
     /// kernels/simple.cu, projection.cu (ghosts), poisson.cu (means).
-    ms: Module,
-    mp: Module,
-    mq: Module,
+    simple_kernels: Module,
+    projection_kernels: Module,
+    poisson_kernels: Module,
     cfg: SimpleConfig,
     l: Layout<D>,
     b: Buffers,
@@ -156,16 +156,16 @@ impl<const D: usize> CudaSimple<D> {
         if let Some(r) = cfg.rotor {
             b.rotor = Some(DeviceRotor::new(&gpu, r, &cfg.flow.grid, &l, &b.vel)?);
         }
-        let (ms, mq) = (
+        let (simple_kernels, poisson_kernels) = (
             gpu.module_dim(KernelSet::Simple, "f64", D)?,
             gpu.module_dim(KernelSet::Poisson, "f64", D)?,
         );
         let s = Self {
-            k: Launches::new(&ms, &mq, &cfg, &l, &b)?,
+            k: Launches::new(&simple_kernels, &poisson_kernels, &cfg, &l, &b)?,
             b,
-            ms,
-            mp: gpu.module_dim(KernelSet::Projection, "f64", D)?,
-            mq,
+            simple_kernels,
+            projection_kernels: gpu.module_dim(KernelSet::Projection, "f64", D)?,
+            poisson_kernels,
             solvers: (0..D)
                 .map(|c| DeviceLinearSolver::new(&gpu, cfg.momentum_solver, shapes[c]))
                 .collect::<Result<_, _>>()?,
@@ -204,7 +204,10 @@ impl<const D: usize> CudaSimple<D> {
             .p(&self.b.sc.dev)
             .i(slot as i64);
         // SAFETY: sum_into's arguments in order; `partial` holds `nb` partial sums.
-        unsafe { self.ms.launch("sum_into", (1, 1, 1), (1024, 1, 1), &a) }
+        unsafe {
+            self.simple_kernels
+                .launch("sum_into", (1, 1, 1), (1024, 1, 1), &a)
+        }
     }
 
     /// The pressure(-correction) system from the face `d`s and the velocities (`hat` 0) or the
@@ -229,7 +232,7 @@ impl<const D: usize> CudaSimple<D> {
         // No halt flag: SIMPLE checks its health on the host.
         fill_ghosts(
             &self.gpu,
-            &self.mp,
+            &self.projection_kernels,
             &l,
             std::array::from_fn(|c| &self.b.vel[c]),
             (&self.bck, &self.bcv),
@@ -505,7 +508,14 @@ impl<const D: usize> Solver for CudaSimple<D> {
                 .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
         }
         // The kernels' arguments carry the settings.
-        self.k = Launches::new(&self.ms, &self.mq, &cfg, &self.l, &self.b).map_err(device)?;
+        self.k = Launches::new(
+            &self.simple_kernels,
+            &self.poisson_kernels,
+            &cfg,
+            &self.l,
+            &self.b,
+        )
+        .map_err(device)?;
         self.cfg = cfg;
         if viscosity_change {
             let mut m = self.mirror.lock().expect("mirror lock");
