@@ -95,7 +95,11 @@ fn rasterise(
     for (var y = lo.y; y <= hi.y; y += 1.0) {
         for (var x = lo.x; x <= hi.x; x += 1.0) {
             let c = vec2<f32>(x + 0.5, y + 0.5);
-            let b = vec3<f32>(edge(p[1].xy, p[2].xy, c), edge(p[2].xy, p[0].xy, c), edge(p[0].xy, p[1].xy, c)) / area;
+            let b = vec3<f32>(
+                edge(p[1].xy, p[2].xy, c),
+                edge(p[2].xy, p[0].xy, c),
+                edge(p[0].xy, p[1].xy, c),
+            ) / area;
             if any(b < vec3<f32>(0.0)) {
                 continue;
             }

@@ -2,8 +2,9 @@
 //! (the GPU machine's Vulkan driver, or lavapipe): the upload of one field of `N^3` f32 values,
 //! the isosurface extraction of one level ([`crate::render::isosurface::gpu`]), drawing the
 //! surface and the domain's box (the surface through the graphics pipeline, and rasterised in
-//! compute as the view draws it, [`crate::render::surface_raster`]), the volume rendering, and a whole frame with both (upload of
-//! both fields included), at each `--render-sizes` N into a `--render-resolution` target.
+//! compute as the view draws it, [`crate::render::surface_raster`]), the volume rendering, and
+//! a whole frame with both (upload of both fields included), at each `--render-sizes` N into a
+//! `--render-resolution` target.
 //!
 //! The field is analytic, `f = sin(pi x) sin(pi y) sin(pi z) + 0.25 sin(6 pi x) sin(4 pi y)` on
 //! the unit cube, and the level 0.5 (a closed, wrinkled surface, its triangles in proportion to

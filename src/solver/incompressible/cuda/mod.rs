@@ -142,8 +142,8 @@ fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
 
 /// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts` of
 /// `kernels/projection.cu` (module `projection_kernels`) for the sides of each axis in turn,
-/// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its halt flag skips the
-/// kernels); the SIMPLE family passes `None`.
+/// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its
+/// halt flag skips the kernels); the SIMPLE family passes `None`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     gpu: &Gpu,
@@ -471,10 +471,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        let f = self.projection_kernels.function(name)?;
-        // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
-        // order, with buffers allocated for this solver's grid (sanitizer-checked).
-        unsafe { self.gpu.launch(f, grid, block, &a) }
+        self.launch_from(&self.projection_kernels, Stream::Compute, name, grid, block, a)
     }
 
     /// Launches the kernel `name` of `kernels/poisson.cu` on the compute stream.
@@ -485,19 +482,21 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        self.launch_poisson_on(Stream::Compute, name, grid, block, a)
+        self.launch_from(&self.poisson_kernels, Stream::Compute, name, grid, block, a)
     }
 
-    /// [`Self::launch_poisson`] on `stream`.
-    fn launch_poisson_on(
+    /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on
+    /// `stream`.
+    fn launch_from(
         &self,
+        module: &Module,
         stream: Stream,
         name: &'static str,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        let f = self.poisson_kernels.function(name)?;
+        let f = module.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
         unsafe { self.gpu.launch_on(stream, f, grid, block, &a) }

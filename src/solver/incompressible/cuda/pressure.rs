@@ -134,7 +134,14 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(colour)
             .r(omega)
             .i(layers.start as i64);
-        self.launch_poisson_on(stream, "colour_sweep", grid2(half), (BX, BY, 1), a)
+        self.launch_from(
+            &self.poisson_kernels,
+            stream,
+            "colour_sweep",
+            grid2(half),
+            (BX, BY, 1),
+            a,
+        )
     }
 
     /// A colour sweep of the pressure operator on `x` with the layers this part stores but does
@@ -200,7 +207,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(ctrl as i64);
         let mut n = cells3(self.op.n);
         n[2] = layers.len();
-        self.launch_poisson_on(
+        self.launch_from(
+            &self.poisson_kernels,
             stream,
             "jacobi_sweep",
             grid_tile(n),

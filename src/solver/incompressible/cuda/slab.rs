@@ -65,6 +65,8 @@ pub(super) struct GpuSlab<T> {
     exchanged: Event,
     /// Whether sweeps overlap their exchange ([`cuda::exchange_overlap_enabled`]).
     pub(super) overlap: bool,
+    /// Whether the sweeps' phases are timed ([`cuda::sweep_trace_enabled`]).
+    trace: bool,
     /// The pipelined Jacobi iteration's buffers (made at its first solve).
     pipeline: Option<JacobiPipeline<T>>,
 }
@@ -82,24 +84,20 @@ struct JacobiPipeline<T> {
 }
 
 /// Event pairs around the NCCL calls (and, when traced, the sweeps' other phases) enqueued
-/// since the host last waited, what each pair times, and the seconds of those already complete:
-/// the NCCL calls' sum and every phase's.
+/// since the host last waited, each with the phase it times (the first `used` of them), and
+/// the seconds of each phase already complete.
 struct Timing {
     gpu: Arc<Gpu>,
-    pairs: Vec<(Event, Event)>,
-    phases: Vec<Phase>,
+    brackets: Vec<(Event, Event, Phase)>,
     used: usize,
-    seconds: f64,
-    by_phase: std::collections::BTreeMap<&'static str, f64>,
-    /// Whether the sweeps' phases are timed ([`cuda::sweep_trace_enabled`]).
-    trace: bool,
+    by_phase: std::collections::BTreeMap<Phase, f64>,
 }
 
 /// What a pair of timing events brackets: an NCCL call, or (traced) another phase of a sweep.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Phase {
-    name: &'static str,
     communication: bool,
+    name: &'static str,
 }
 
 impl<T: Real> GpuSlab<T> {
@@ -130,14 +128,12 @@ impl<T: Real> GpuSlab<T> {
             link,
             whole,
             singular,
+            trace: cuda::sweep_trace_enabled(),
             timing: Mutex::new(Timing {
                 gpu: gpu.clone(),
-                pairs: Vec::new(),
-                phases: Vec::new(),
+                brackets: Vec::new(),
                 used: 0,
-                seconds: 0.0,
                 by_phase: Default::default(),
-                trace: cuda::sweep_trace_enabled(),
             }),
         })
     }
@@ -167,7 +163,7 @@ impl<T: Real> GpuSlab<T> {
         name: &'static str,
         f: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
-        if !self.timing.lock().expect("timing lock").trace {
+        if !self.trace {
             return f();
         }
         self.bracket(
@@ -187,14 +183,13 @@ impl<T: Real> GpuSlab<T> {
         f: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let mut t = self.timing.lock().expect("timing lock");
-        if t.used == t.pairs.len() {
-            let pair = (t.gpu.event()?, t.gpu.event()?);
-            t.pairs.push(pair);
-            t.phases.push(phase);
+        if t.used == t.brackets.len() {
+            let bracket = (t.gpu.event()?, t.gpu.event()?, phase);
+            t.brackets.push(bracket);
         }
         let used = t.used;
-        t.phases[used] = phase;
-        let (start, end) = &t.pairs[used];
+        t.brackets[used].2 = phase;
+        let (start, end, _) = &t.brackets[used];
         start.record_on(stream)?;
         f()?;
         end.record_on(stream)?;
@@ -206,13 +201,9 @@ impl<T: Real> GpuSlab<T> {
     pub(super) fn settle(&self) -> Result<(), CudaError> {
         let mut t = self.timing.lock().expect("timing lock");
         for k in 0..t.used {
-            let (start, end) = &t.pairs[k];
-            let seconds = start.elapsed_ms(end)? as f64 * 1e-3;
-            let phase = t.phases[k];
-            if phase.communication {
-                t.seconds += seconds;
-            }
-            *t.by_phase.entry(phase.name).or_default() += seconds;
+            let (start, end, phase) = &t.brackets[k];
+            let (seconds, phase) = (start.elapsed_ms(end)? as f64 * 1e-3, *phase);
+            *t.by_phase.entry(phase).or_default() += seconds;
         }
         t.used = 0;
         Ok(())
@@ -222,21 +213,25 @@ impl<T: Real> GpuSlab<T> {
     /// first calls).
     pub(super) fn restart_timing(&self) -> Result<(), CudaError> {
         self.settle()?;
-        let mut t = self.timing.lock().expect("timing lock");
-        t.seconds = 0.0;
-        t.by_phase.clear();
+        self.timing.lock().expect("timing lock").by_phase.clear();
         Ok(())
     }
 
     /// Seconds this part's GPU spent in NCCL calls (waiting for the others included).
     pub(super) fn seconds(&self) -> f64 {
-        self.timing.lock().expect("timing lock").seconds
+        let t = self.timing.lock().expect("timing lock");
+        t.by_phase
+            .iter()
+            .filter(|(p, _)| p.communication)
+            .map(|(_, s)| s)
+            .sum()
     }
 
     /// Seconds this part's GPU spent in each timed phase: the NCCL calls by kind and, traced,
     /// the sweeps and the compute stream's waits.
     pub(super) fn phase_seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
-        self.timing.lock().expect("timing lock").by_phase.clone()
+        let t = self.timing.lock().expect("timing lock");
+        t.by_phase.iter().map(|(p, s)| (p.name, *s)).collect()
     }
 
     /// Part `r`'s own layers along the cut axis (global indices), with the last part's `extra`
