@@ -91,62 +91,84 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
     clock[CK_STEPS] = clock[CK_STEPS] + 1.0;
 }
 
-// Predictor of component c at face idx (flat index f; momentum.rs `Momentum::rhs` and
-// projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) / h_a^2 - sum_a (a+_a q+_f - a-_a q-_f)
-// / h_a, the face values q_f of `face_value`, the advecting velocities a_a averaged to the
-// control volume's faces (q itself along a = c, component a along the others); then
-// F = q + dt (w_new H + w_old H_old) with `ab2` (H stored as the next step's H_old), else
-// F = q + dt H (forward Euler, no history traffic). A momentum source s (a rotor's
-// accelerations, kernels/rotor_source.cu; null without one) is part of H: H = nu lap - conv + s.
-// One instance per convection scheme, so that
-// central and upwind differencing neither read the second neighbours nor evaluate their periodic
-// wrap (the predictor is issue-bound, not bandwidth-bound).
-template <int SCHEME, int C>
-__device__ __forceinline__ void predict_face(const Stag& g, const int idx[DIM], int f, const real* const vel[3],
-                                             real* __restrict__ fc, real* __restrict__ hc,
-                                             const real* __restrict__ src, int lim, const real h[3],
-                                             const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
-    constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
+// What the predictor of component C at face idx (flat index f) reads: q = u_C at the face and
+// its neighbours along each axis a (qp, qm), the advecting velocities a+_a, a-_a averaged to the
+// control volume's faces (q itself along a = C, component a along the others), the AB2 history
+// and the momentum source. These loads are issued before any arithmetic of the face
+// (`predict_rows`), so a thread keeps them all in flight. (TVD's and QUICK's second neighbours are
+// read by `predict_face`, as each face value needs them.)
+struct FaceInputs {
+    real qc, qp[DIM], qm[DIM], ap[DIM], am[DIM], h_old, s;
+};
+
+template <int C>
+__device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[DIM], int f,
+                                                             const real* const vel[3],
+                                                             const real* __restrict__ hc,
+                                                             const real* __restrict__ src, int ab2) {
     const real half = (real)0.5;
     const real* __restrict__ q = vel[C];
-    const real qc = q[f];
-    real conv = 0, lap = 0;
+    FaceInputs in;
+    in.qc = q[f];
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
         const int st = g.st[a];
-        const real qp = q[f + st], qm = q[f - st];
-        real ap, am;
+        in.qp[a] = q[f + st];
+        in.qm[a] = q[f - st];
         if (a == C) {
-            ap = half * (qc + qp);
-            am = half * (qm + qc);
+            in.ap[a] = half * (in.qc + in.qp[a]);
+            in.am[a] = half * (in.qm[a] + in.qc);
         } else {
-            ap = half * (vel[a][f] + vel[a][f + g.st[C]]);
-            am = half * (vel[a][f - st] + vel[a][f - st + g.st[C]]);
+            in.ap[a] = half * (vel[a][f] + vel[a][f + g.st[C]]);
+            in.am[a] = half * (vel[a][f - st] + vel[a][f - st + g.st[C]]);
         }
+    }
+    in.h_old = ab2 ? hc[f] : (real)0;
+    in.s = src != 0 ? src[f] : (real)0;
+    return in;
+}
+
+// Predictor of component C at face f from its inputs (momentum.rs `Momentum::rhs` and
+// projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) / h_a^2 - sum_a (a+_a q+_f - a-_a
+// q-_f) / h_a + s, the face values q_f of `face_value`; then F = q + dt (w_new H + w_old H_old)
+// with `ab2` (H stored as the next step's H_old), else F = q + dt H (forward Euler, no history
+// traffic). A momentum source s (a rotor's accelerations, kernels/rotor_source.cu; null without
+// one) is part of H: H = nu lap - conv + s. One instance per convection scheme, so that central
+// and upwind differencing neither read the second neighbours nor evaluate their periodic wrap.
+template <int SCHEME, int C>
+__device__ __forceinline__ void predict_face(const FaceInputs& in, const Stag& g, const int idx[DIM], int f,
+                                             const real* __restrict__ q, real* __restrict__ fc,
+                                             real* __restrict__ hc, bool source, int lim, const real h[3],
+                                             const real ih2[3], real nu, int ab2, real dt, real w_new,
+                                             real w_old) {
+    constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
+    real conv = 0, lap = 0;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
         real x1 = 0, x2 = 0;
         bool h1 = false, h2 = false;
         if (FAR) {
             h1 = far_value(q, g, C, a, idx, f, -1, &x1);
             h2 = far_value(q, g, C, a, idx, f, 2, &x2);
         }
-        const real q_p = face_value<SCHEME>(lim, ap, h1, x1, qc, qp, h2, x2);
+        const real q_p = face_value<SCHEME>(lim, in.ap[a], h1, x1, in.qc, in.qp[a], h2, x2);
         if (FAR) {
             h1 = far_value(q, g, C, a, idx, f, -2, &x1);
             h2 = far_value(q, g, C, a, idx, f, 1, &x2);
         }
-        const real q_m = face_value<SCHEME>(lim, am, h1, x1, qm, qc, h2, x2);
-        const real flux = (ap * q_p - am * q_m) / h[a];
-        const real visc = (qp - qc - qc + qm) * ih2[a];
+        const real q_m = face_value<SCHEME>(lim, in.am[a], h1, x1, in.qm[a], in.qc, h2, x2);
+        const real flux = (in.ap[a] * q_p - in.am[a] * q_m) / h[a];
+        const real visc = (in.qp[a] - in.qc - in.qc + in.qm[a]) * ih2[a];
         conv = a == 0 ? flux : conv + flux;
         lap = a == 0 ? visc : lap + visc;
     }
     real hh = nu * lap - conv;
-    if (src != 0) hh = hh + src[f];
+    if (source) hh = hh + in.s;
     if (ab2) {
-        fc[f] = qc + dt * (w_new * hh + w_old * hc[f]);
+        fc[f] = in.qc + dt * (w_new * hh + w_old * in.h_old);
         hc[f] = hh;
     } else {
-        fc[f] = qc + dt * hh;
+        fc[f] = in.qc + dt * hh;
     }
 }
 
@@ -159,52 +181,102 @@ __device__ __forceinline__ bool advanced(const Stag& g, int c, const int idx[DIM
     return in;
 }
 
-template <int SCHEME>
-__device__ __forceinline__ void predict_all(const Stag& g, const real* const vel[3], real* const pred[3],
-                                            real* const hist[3], const real* const src[3], const int hi[3], int lim,
-                                            const real h[3],
-                                            const real ih2[3], real nu, int ab2, real dt, real w_new, real w_old) {
+// Whether every face of this block's tile lies in lo..=hi along every axis.
+__device__ __forceinline__ bool tile_within(const int lo[DIM], const int hi[DIM]) {
+    const int first[3] = {(int)(blockIdx.x * TBX), (int)(blockIdx.y * TILE_H), (int)blockIdx.z};
+    const int last[3] = {first[0] + TBX - 1, first[1] + TILE_H - 1, first[2]};
+    bool in = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) in = in && first[a] >= lo[a] && last[a] <= hi[a];
+    return in;
+}
+
+// Whether every face of this block's tile is advanced for every component (`advanced`), so the
+// block may skip the tests.
+__device__ __forceinline__ bool tile_advanced(const Stag& g, const int hi[3]) {
+    int lo_all[DIM], hi_all[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        lo_all[a] = 1;
+        hi_all[a] = min(g.n[a], hi[a]);
+    }
+    return tile_within(lo_all, hi_all);
+}
+
+// The predictor of this thread's TROWS rows, a row at a time: first every load of the row's faces
+// (`gather_face`, all components), then their arithmetic and stores, so that a row's loads are in
+// flight together rather than one face's at a time. (Gathering several rows at once was measured
+// slower: the registers it takes cost more occupancy than the loads it adds in flight.) TVD and
+// QUICK, whose faces also read second neighbours through branches, gather each face just before
+// its arithmetic. WHOLE: the tile is `tile_advanced`, no face is tested.
+template <int SCHEME, bool WHOLE>
+__device__ __forceinline__ void predict_rows(const Stag& g, const real* const vel[3], real* const pred[3],
+                                             real* const hist[3], const real* const src[3], const int hi[3],
+                                             int lim, const real h[3], const real ih2[3], real nu, int ab2,
+                                             real dt, real w_new, real w_old) {
+    constexpr bool EACH = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
         int idx[DIM];
         const int f = tile_face(g, q, idx);
-        if (advanced(g, 0, idx, hi))
-            predict_face<SCHEME, 0>(g, idx, f, vel, pred[0], hist[0], src[0], lim, h, ih2, nu, ab2, dt, w_new, w_old);
-        if (advanced(g, 1, idx, hi))
-            predict_face<SCHEME, 1>(g, idx, f, vel, pred[1], hist[1], src[1], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+        bool adv[DIM];
+        FaceInputs in[DIM];
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) adv[c] = WHOLE || advanced(g, c, idx, hi);
+#define GATHER(C) \
+    if (adv[C]) in[C] = gather_face<C>(g, idx, f, vel, hist[C], src[C], ab2)
+        if (!EACH) {
+            GATHER(0);
+            GATHER(1);
 #if DIM == 3
-        if (advanced(g, 2, idx, hi))
-            predict_face<SCHEME, 2>(g, idx, f, vel, pred[2], hist[2], src[2], lim, h, ih2, nu, ab2, dt, w_new, w_old);
+            GATHER(2);
 #endif
+        }
+#define PREDICT_FACE(C)                                                                                            \
+    if (EACH) GATHER(C);                                                                                           \
+    if (adv[C])                                                                                                    \
+        predict_face<SCHEME, C>(in[C], g, idx, f, vel[C], pred[C], hist[C], src[C] != 0, lim, h, ih2, nu, ab2, dt, \
+                                w_new, w_old)
+        PREDICT_FACE(0);
+        PREDICT_FACE(1);
+#if DIM == 3
+        PREDICT_FACE(2);
+#endif
+#undef PREDICT_FACE
+#undef GATHER
     }
 }
 
 // The predictor of every component on its advanced faces (upper index hi_c along axis c), dt and
 // the AB2 weights from the clock, with the momentum sources s (null pointers: none). Threads as
-// in the Poisson stencil kernels (common.cuh TBX x TBY, TROWS rows each, TBY apart): more
-// independent loads in flight per thread.
-extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    predict(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int scheme, int lim, real dx, real dy,
-            real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock,
-            const int* __restrict__ ctrl) {
-    HALTED(ctrl)
-    const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];
-    const Stag g = STAG;
-    const real* const vel[3] = {u0, u1, u2};
-    real* const pred[3] = {f0, f1, f2};
-    real* const hist[3] = {hq0, hq1, hq2};
-    const real* const src[3] = {s0, s1, s2};
-    const int hi[3] = {hi0, hi1, hi2};
-    const real h[3] = {dx, dy, dz}, ih2[3] = {idx2, idy2, idz2};
-#define PREDICT(S) predict_all<S>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old)
-    switch (scheme) {
-        case CONV_CENTRAL: PREDICT(CONV_CENTRAL); break;
-        case CONV_UPWIND: PREDICT(CONV_UPWIND); break;
-        case CONV_TVD: PREDICT(CONV_TVD); break;
-        default: PREDICT(CONV_QUICK); break;
+// in the Poisson stencil kernels (common.cuh TBX x TBY, TROWS rows each, TBY apart), each row's
+// loads issued together (`predict_rows`). The entry points
+// predict_central, predict_upwind, predict_tvd and predict_quick compile one scheme each, so
+// that each gets the registers its own faces need.
+#define PREDICT(name, SCHEME)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                 \
+        name(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int lim, real dx,      \
+             real dy, real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock, \
+             const int* __restrict__ ctrl) {                                                                   \
+        HALTED(ctrl)                                                                                           \
+        const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];     \
+        const Stag g = STAG;                                                                                   \
+        const real* const vel[3] = {u0, u1, u2};                                                               \
+        real* const pred[3] = {f0, f1, f2};                                                                    \
+        real* const hist[3] = {hq0, hq1, hq2};                                                                 \
+        const real* const src[3] = {s0, s1, s2};                                                               \
+        const int hi[3] = {hi0, hi1, hi2};                                                                     \
+        const real h[3] = {dx, dy, dz}, ih2[3] = {idx2, idy2, idz2};                                           \
+        if (tile_advanced(g, hi))                                                                              \
+            predict_rows<SCHEME, true>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old);   \
+        else                                                                                                   \
+            predict_rows<SCHEME, false>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old);  \
     }
+PREDICT(predict_central, CONV_CENTRAL)
+PREDICT(predict_upwind, CONV_UPWIND)
+PREDICT(predict_tvd, CONV_TVD)
+PREDICT(predict_quick, CONV_QUICK)
 #undef PREDICT
-}
 
 // The ghosted index of this thread's point on the plane normal to axis a: the other axes in
 // order take (blockIdx.x blockDim.x + threadIdx.x, blockIdx.y) plus `lo` of each (lo[b] = 0 for
@@ -321,6 +393,105 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
 // pressure is read from p. pack >= 0: it is read from the transform solve's reordered solution
 // `packed` (packing code `pack`, undone as kernels/transform.cuh describes) and written to p in
 // natural order. Threads as in `predict`, so the block reductions are paid once per TROWS rows.
+// Whether this block's tile holds only faces that `correct` moves by an inner pressure difference
+// for every component: lo_c..=hi_c along axis c and 1..=n - 1 along every axis (no boundary
+// face, every face a `speed_face`), so the block may skip the tests.
+__device__ __forceinline__ bool tile_inner(const Stag& g, const int lo[3], const int hi[3]) {
+    int lo_all[DIM], hi_all[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        lo_all[a] = max(1, lo[a]);
+        hi_all[a] = min(g.n[a] - 1, hi[a]);
+    }
+    return tile_within(lo_all, hi_all);
+}
+
+// The correction of this thread's TROWS rows (`correct`), accumulating the squared change d2, the
+// squared speeds n2 (with `stats`) and each component's largest speed um. INNER: the tile is
+// `tile_inner` and the step takes no statistics; its faces take no test, and with the tests and
+// the packing switch (PACKED: pack >= 0) compiled out each row's loads are issued together. (The
+// statistics, a batch's last step only, take the tested path: through the untested one they
+// measured 3-4 times slower, for a cause not found.)
+template <bool INNER, bool PACKED>
+__device__ __forceinline__ void correct_rows(const Stag& g, const Cells& cells, real* const vel[3],
+                                             const real* const pred[3], int open, real* __restrict__ p,
+                                             const real* __restrict__ packed, int pack, int stats,
+                                             const int lo[3], const int hi[3], const real dtdh[DIM], real& d2,
+                                             real& n2, real um[DIM]) {
+    const real two = (real)2.0;
+    if (INNER) stats = 0;
+    // The pressure of cell idx (1-based).
+    auto pc = [&](const int idx[DIM]) -> real {
+        int cell[DIM];
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
+        if (PACKED) {
+            bool neg;
+            const real x = packed[packed_index(cells, cell, pack, &neg)];
+            return neg ? -x : x;
+        }
+        return p[cell_index(cells, cell)];
+    };
+#pragma unroll
+    for (int q = 0; q < TROWS; ++q) {
+        int idx[DIM];
+        const int k = tile_face(g, q, idx);
+        bool face = true, interior = true;
+#pragma unroll
+        for (int a = 0; a < DIM; ++a) {
+            face = face && idx[a] <= g.n[a];
+            interior = interior && idx[a] >= 1;
+        }
+        if (!INNER && !face) continue;
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) {
+            bool moved = true;
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) moved = moved && (a == c ? idx[a] >= lo[c] && idx[a] <= hi[c] : idx[a] >= 1);
+            if (!INNER && !moved) continue;
+            const int at = idx[c], n = g.n[c];
+            int nb[DIM];
+#pragma unroll
+            for (int a = 0; a < DIM; ++a) nb[a] = idx[a];
+            // The velocity before the correction: the change's statistics, an opening's pressure.
+            const bool edge = !INNER && (at == 0 || at == n);
+            const real old = stats || edge ? vel[c][k] : (real)0;
+            real grad;
+            if (!INNER && at == 0) {
+                nb[c] = 1;
+                const real held = (open >> (2 * c)) & 1 ? opening_pressure(old, 0) : (real)0;
+                grad = (pc(nb) - held) * two;
+            } else if (!INNER && at == n && !g.per[c]) {
+                const real held = (open >> (2 * c + 1)) & 1 ? opening_pressure(old, 1) : (real)0;
+                grad = (held - pc(idx)) * two;
+            } else {
+                nb[c] = at == n ? 1 : at + 1;
+                grad = pc(nb) - pc(idx);
+            }
+            const real nw = pred[c][k] - dtdh[c] * grad;
+            if (stats) d2 = d2 + (nw - old) * (nw - old);
+            vel[c][k] = nw;
+        }
+        if (INNER || interior) {
+            if (stats) {
+                real sq = vel[0][k] * vel[0][k];
+#pragma unroll
+                for (int c = 1; c < DIM; ++c) sq = sq + vel[c][k] * vel[c][k];
+                n2 = n2 + sq;
+            }
+            if (PACKED) {
+                int cell[DIM];
+#pragma unroll
+                for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
+                p[cell_index(cells, cell)] = pc(idx);
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < DIM; ++c)
+            um[c] = fmax(um[c], INNER || speed_face(g, c, idx) ? fabs(vel[c][k]) : (real)0);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     correct(VEC(u), CVEC(f), int open, real* __restrict__ p, const real* __restrict__ packed, int pack, int stats,
             real* __restrict__ partial, real* __restrict__ pmax, STAG_PARAMS, int lo0, int hi0, int lo1, int hi1,
@@ -333,81 +504,28 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     const real* const pred[3] = {f0, f1, f2};
     const int lo[3] = {lo0, lo1, lo2}, hi[3] = {hi0, hi1, hi2};
     const double h[3] = {dx, dy, dz};
-    const real two = (real)2.0;
     real dtdh[DIM];
 #pragma unroll
     for (int a = 0; a < DIM; ++a) dtdh[a] = (real)(clock[CK_DT] / h[a]);
-    // The pressure of cell idx (1-based).
-    auto pc = [&](const int idx[DIM]) -> real {
-        int cell[DIM];
-#pragma unroll
-        for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
-        if (pack >= 0) {
-            bool neg;
-            const real x = packed[packed_index(cells, cell, pack, &neg)];
-            return neg ? -x : x;
-        }
-        return p[cell_index(cells, cell)];
-    };
     real d2 = 0, n2 = 0, um[DIM];
 #pragma unroll
     for (int c = 0; c < DIM; ++c) um[c] = 0;
-#pragma unroll
-    for (int q = 0; q < TROWS; ++q) {
-        int idx[DIM];
-        const int k = tile_face(g, q, idx);
-        bool face = true, interior = true;
-#pragma unroll
-        for (int a = 0; a < DIM; ++a) {
-            face = face && idx[a] <= g.n[a];
-            interior = interior && idx[a] >= 1;
-        }
-        if (!face) continue;
-#pragma unroll
-        for (int c = 0; c < DIM; ++c) {
-            bool moved = true;
-#pragma unroll
-            for (int a = 0; a < DIM; ++a) moved = moved && (a == c ? idx[a] >= lo[c] && idx[a] <= hi[c] : idx[a] >= 1);
-            if (!moved) continue;
-            const int at = idx[c], n = g.n[c];
-            int nb[DIM];
-#pragma unroll
-            for (int a = 0; a < DIM; ++a) nb[a] = idx[a];
-            // The velocity before the correction: the change's statistics, an opening's pressure.
-            const real old = stats || at == 0 || at == n ? vel[c][k] : (real)0;
-            real grad;
-            if (at == 0) {
-                nb[c] = 1;
-                const real held = (open >> (2 * c)) & 1 ? opening_pressure(old, 0) : (real)0;
-                grad = (pc(nb) - held) * two;
-            } else if (at == n && !g.per[c]) {
-                const real held = (open >> (2 * c + 1)) & 1 ? opening_pressure(old, 1) : (real)0;
-                grad = (held - pc(idx)) * two;
-            } else {
-                nb[c] = at == n ? 1 : at + 1;
-                grad = pc(nb) - pc(idx);
-            }
-            const real nw = pred[c][k] - dtdh[c] * grad;
-            if (stats) d2 = d2 + (nw - old) * (nw - old);
-            vel[c][k] = nw;
-        }
-        if (interior) {
-            if (stats) {
-                real sq = vel[0][k] * vel[0][k];
-#pragma unroll
-                for (int c = 1; c < DIM; ++c) sq = sq + vel[c][k] * vel[c][k];
-                n2 = n2 + sq;
-            }
-            if (pack >= 0) {
-                int cell[DIM];
-#pragma unroll
-                for (int a = 0; a < DIM; ++a) cell[a] = idx[a] - 1;
-                p[cell_index(cells, cell)] = pc(idx);
-            }
-        }
-#pragma unroll
-        for (int c = 0; c < DIM; ++c) um[c] = fmax(um[c], speed_face(g, c, idx) ? fabs(vel[c][k]) : (real)0);
+    const bool inner = !stats && tile_inner(g, lo, hi);
+#define CORRECT(INNER, PACKED) \
+    correct_rows<INNER, PACKED>(g, cells, vel, pred, open, p, packed, pack, stats, lo, hi, dtdh, d2, n2, um)
+#define CORRECT_INNER(INNER)    \
+    if (pack >= 0) {            \
+        CORRECT(INNER, true);   \
+    } else {                    \
+        CORRECT(INNER, false);  \
     }
+    if (inner) {
+        CORRECT_INNER(true)
+    } else {
+        CORRECT_INNER(false)
+    }
+#undef CORRECT_INNER
+#undef CORRECT
     const int nb = block_count();
     if (stats) {
         const real sd = block_sum(d2);

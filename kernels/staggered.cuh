@@ -5,8 +5,8 @@
 // SIMPLE's 2D `u_at`, `v_at`) and the faces of the speed maxima.
 #pragma once
 
-// Convection schemes (numbering fixed by src/solver/incompressible/cuda/step.rs); the limiters
-// are in common.cuh.
+// Convection schemes, the template argument of `face_value` (projection.cu compiles one predictor
+// per scheme, named in src/solver/incompressible/cuda/step.rs); the limiters are in common.cuh.
 #define CONV_CENTRAL 0
 #define CONV_UPWIND 1
 #define CONV_TVD 2

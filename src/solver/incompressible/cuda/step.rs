@@ -9,12 +9,14 @@ use crate::case::{Boundary, Convection, TimeIntegrator};
 use crate::solver::incompressible::opening::opening_sides;
 use crate::solver::real::Real;
 
-fn convection_code(c: Convection) -> i64 {
+/// The predictor kernel with convection scheme `c` compiled in (`predict_*` of
+/// kernels/projection.cu).
+fn predictor_kernel(c: Convection) -> &'static str {
     match c {
-        Convection::Central => 0,
-        Convection::Upwind => 1,
-        Convection::Tvd => 2,
-        Convection::Quick => 3,
+        Convection::Central => "predict_central",
+        Convection::Upwind => "predict_upwind",
+        Convection::Tvd => "predict_tvd",
+        Convection::Quick => "predict_quick",
         Convection::PowerLaw => unreachable!("Config::from_spec rejects power_law for the projection method"),
     }
 }
@@ -121,7 +123,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let args = self
             .layout_args(a)
             .is(&pad3(hi, 0))
-            .i(convection_code(c.convection))
             .i(limiter_code(c.limiter))
             .rs(&pad3(h, T::one()))
             .rs(&pad3(ih2, T::zero()))
@@ -129,7 +130,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
-        self.launch_projection("predict", grid_tile(faces3(l.n)), (BX, BY, 1), args)?;
+        self.launch_projection(
+            predictor_kernel(c.convection),
+            grid_tile(faces3(l.n)),
+            (BX, BY, 1),
+            args,
+        )?;
         let a = Args::new()
             .axes(self.vel_ptrs())
             .axes(self.pred.iter().map(|b| b.ptr))
