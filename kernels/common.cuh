@@ -283,6 +283,16 @@ __device__ __forceinline__ bool tile_cell_from(const Cells& c, int z0, int q, in
 }
 __device__ __forceinline__ int block_linear_from(int z0) { return block_linear() + z0 * gridDim.x * gridDim.y; }
 
+// Whether every face of this block's tile lies in lo..=hi along every axis.
+__device__ __forceinline__ bool tile_within(const int lo[DIM], const int hi[DIM]) {
+    const int first[3] = {(int)(blockIdx.x * TBX), (int)(blockIdx.y * TILE_H), (int)blockIdx.z};
+    const int last[3] = {first[0] + TBX - 1, first[1] + TILE_H - 1, first[2]};
+    bool in = true;
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) in = in && first[a] >= lo[a] && last[a] <= hi[a];
+    return in;
+}
+
 #endif
 
 // Index of the periodic image of k in 0..n.
