@@ -16,10 +16,8 @@ struct FaceInputs {
 };
 
 template <int C>
-__device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[DIM], int f,
-                                                             const real* const vel[3],
-                                                             const real* __restrict__ hc,
-                                                             const real* __restrict__ src, int ab2) {
+__device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[DIM], int f, const real* const vel[3],
+                                                  const real* __restrict__ hc, const real* __restrict__ src, int ab2) {
     const real half = (real)0.5;
     const real* __restrict__ q = vel[C];
     FaceInputs in;

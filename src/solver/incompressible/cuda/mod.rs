@@ -463,26 +463,17 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.vel.iter().map(|b| b.ptr)
     }
 
-    /// Launches the kernel `name` of `kernels/projection.cu` on the compute stream.
-    fn launch_projection(
+    /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on the
+    /// compute stream.
+    fn launch(
         &self,
+        module: &Module,
         name: &'static str,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         a: Args,
     ) -> Result<(), CudaError> {
-        self.launch_from(&self.projection_kernels, Stream::Compute, name, grid, block, a)
-    }
-
-    /// Launches the kernel `name` of `kernels/poisson.cu` on the compute stream.
-    fn launch_poisson(
-        &self,
-        name: &'static str,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        a: Args,
-    ) -> Result<(), CudaError> {
-        self.launch_from(&self.poisson_kernels, Stream::Compute, name, grid, block, a)
+        self.launch_from(module, Stream::Compute, name, grid, block, a)
     }
 
     /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on

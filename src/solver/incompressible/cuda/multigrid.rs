@@ -191,7 +191,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             // One block; few threads for the tiny coarsest grids (the solve is latency-bound).
             let threads = (op.len() as u32).div_ceil(32).clamp(1, 8) * 32;
             let a = cg.iter().fold(Args::new().l(x as i64).l(b as i64), |a, v| a.p(v));
-            return self.launch_poisson(
+            return self.launch(
+                &self.poisson_kernels,
                 "coarse_cg",
                 (1, 1, 1),
                 (threads, 1, 1),
@@ -235,7 +236,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         coarse_b: u64,
         offset: isize,
     ) -> Result<(), CudaError> {
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "restrict_mean",
             grid2(cells3(coarse.n)),
             (BX, BY, 1),
@@ -257,7 +259,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         x: u64,
         offset: isize,
     ) -> Result<(), CudaError> {
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "prolong_add",
             grid2(cells3(fine.n)),
             (BX, BY, 1),
@@ -321,7 +324,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         first: i64,
     ) -> Result<(), CudaError> {
         let a = Args::new().l(src as i64).l(dst as i64).l(b as i64).null();
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "rb_sweep",
             grid_tile(cells3(op.n)),
             (BX, BY, 1),

@@ -62,7 +62,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let n = self.op.len();
         let ctrl = if guard { self.ctrl.ptr } else { 0 };
         let own = self.reduced_cells();
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "sum_partial",
             grid1(own.len()),
             (B1, 1, 1),
@@ -73,7 +74,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .i(own.len() as i64),
         )?;
         let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "finalize_mean",
             (1, 1, 1),
             (1024, 1, 1),
@@ -84,7 +86,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .l(ctrl as i64)
                 .r(T::of(self.whole_cells() as f64)),
         )?;
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "subtract_mean",
             grid1(n),
             (B1, 1, 1),
@@ -108,7 +111,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             let a = box_args(Args::new().l(x as i64).l(b as i64).l(ctrl as i64), op)
                 .i(colour)
                 .r(omega);
-            self.launch_poisson("colour_seam", (1, 1, 1), (1, 1, 1), a)?;
+            self.launch(&self.poisson_kernels, "colour_seam", (1, 1, 1), (1, 1, 1), a)?;
         }
         Ok(())
     }
@@ -182,7 +185,13 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .l(r as i64)
             .l(part as i64)
             .l(ctrl as i64);
-        self.launch_poisson("residual", grid_tile(cells3(op.n)), (BX, BY, 1), box_args(a, op))
+        self.launch(
+            &self.poisson_kernels,
+            "residual",
+            grid_tile(cells3(op.n)),
+            (BX, BY, 1),
+            box_args(a, op),
+        )
     }
 
     /// One damped Jacobi sweep `src -> dst` of `L p = rhs` over the x-y planes `layers` of a 3D
@@ -243,7 +252,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         max: usize,
         until_not_greater: bool,
     ) -> Result<(), CudaError> {
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "finalize_check",
             (1, 1, 1),
             (1024, 1, 1),
@@ -266,7 +276,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         }
         let own = self.reduced_cells();
         let rhs = at::<T>(self.rhs.ptr, own.start);
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "dot_partial",
             grid1(own.len()),
             (B1, 1, 1),
@@ -278,7 +289,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .i(own.len() as i64),
         )?;
         let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "finalize_bnorm",
             (1, 1, 1),
             (1024, 1, 1),
@@ -365,7 +377,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 self.residual(&op, p, rhs, r, true, ctrl)?;
                 self.finalize_check(Partials::Cells, 0, usize::MAX)?;
                 let precondition = |s: &Self| -> Result<(), CudaError> {
-                    s.launch_poisson(
+                    s.launch(
+                        &s.poisson_kernels,
                         "zero_fill",
                         grid1(n),
                         (B1, 1, 1),
@@ -379,7 +392,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 };
                 let gamma = |s: &Self, first: i64| -> Result<(), CudaError> {
                     let own = s.reduced_cells();
-                    s.launch_poisson(
+                    s.launch(
+                        &s.poisson_kernels,
                         "dot_partial",
                         grid1(own.len()),
                         (B1, 1, 1),
@@ -391,7 +405,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             .i(own.len() as i64),
                     )?;
                     let (part, nb) = s.partials(&s.part_a, Partials::Linear, false)?;
-                    s.launch_poisson(
+                    s.launch(
+                        &s.poisson_kernels,
                         "finalize_gamma",
                         (1, 1, 1),
                         (1024, 1, 1),
@@ -404,7 +419,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     )
                 };
                 let direction = |s: &Self, first: i64| -> Result<(), CudaError> {
-                    s.launch_poisson(
+                    s.launch(
+                        &s.poisson_kernels,
                         "pcg_direction",
                         grid1(n),
                         (B1, 1, 1),
@@ -427,14 +443,16 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             break 'outer;
                         }
                         let a = Args::new().l(d as i64).l(q as i64).p(&self.part_a).l(ctrl as i64);
-                        self.launch_poisson(
+                        self.launch(
+                            &self.poisson_kernels,
                             "apply_dot",
                             grid_tile(cells3(op.n)),
                             (BX, BY, 1),
                             box_args(a, &op),
                         )?;
                         let (part, nb) = self.partials(&self.part_a, Partials::Cells, false)?;
-                        self.launch_poisson(
+                        self.launch(
+                            &self.poisson_kernels,
                             "finalize_alpha",
                             (1, 1, 1),
                             (1024, 1, 1),
@@ -457,7 +475,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             if range.is_empty() {
                                 continue;
                             }
-                            self.launch_poisson(
+                            self.launch(
+                                &self.poisson_kernels,
                                 "pcg_axpy",
                                 grid1(range.len()),
                                 (B1, 1, 1),
@@ -498,7 +517,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             }
             Work::Spectral(_) => unreachable!("the transform solve runs in spectral_step"),
         }
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "zero_if_flag",
             grid1(n),
             (B1, 1, 1),

@@ -89,7 +89,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
         // One thread per group of coefficients: k_a in 0..=n_a/2.
         let groups = cells3(op.n.map(|n| n / 2 + 1));
-        self.launch_poisson(
+        self.launch(
+            &self.poisson_kernels,
             "dct_divide",
             grid2(groups),
             (BX, BY, 1),

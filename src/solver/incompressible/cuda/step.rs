@@ -31,7 +31,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Enqueues the max speeds of a state not made by a step (`max_speed`) into `sc`.
     pub(super) fn max_speeds(&self) -> Result<(), CudaError> {
         let a = Args::new().axes(self.vel_ptrs()).p(&self.part_b);
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "max_speed",
             grid_tile(faces3(self.l.n)),
             (BX, BY, 1),
@@ -56,7 +57,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         } else {
             (self.part_a.ptr, 0)
         };
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "step_finalize",
             (1, 1, 1),
             (1024, 1, 1),
@@ -79,7 +81,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Some(s) => (s.maxima.ptr, self.whole_face_blocks()),
             None => (self.part_b.ptr, blocks_tile(faces3(self.l.n))),
         };
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "step_dt",
             (1, 1, 1),
             (1024, 1, 1),
@@ -130,7 +133,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
             .p(&self.clock)
             .p(&self.ctrl);
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             predictor_kernel(c.convection),
             grid_tile(faces3(l.n)),
             (BX, BY, 1),
@@ -140,7 +144,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .axes(self.vel_ptrs())
             .axes(self.pred.iter().map(|b| b.ptr))
             .p(&self.bck);
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "predictor_boundaries",
             grid_plane::<D>(l.n.into_iter().max().unwrap_or(1)),
             (super::B1, 1, 1),
@@ -158,7 +163,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let c = &self.cfg;
         let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
         let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / c.grid.spacing[a]));
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "poisson_rhs",
             grid_tile(super::cells3(l.n)),
             (BX, BY, 1),
@@ -240,7 +246,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .p(&self.part_a)
             .p(&self.part_b);
         let spacing: [f64; D] = std::array::from_fn(|a| self.cfg.grid.spacing[a]);
-        self.launch_projection(
+        self.launch(
+            &self.projection_kernels,
             "correct",
             grid_tile(faces3(l.n)),
             (BX, BY, 1),
