@@ -246,6 +246,18 @@ extern "C" __global__ void sum_partial(const real* __restrict__ x, real* __restr
     if (thread_linear() == 0) partial[blockIdx.x] = t;
 }
 
+// One block per z layer (3D): layer_sum[l] = sum of the tile kernels' block partials of layer l,
+// partial[l * per_layer ...] (thread t adding t, t + T, ...; then block_sum). The finalize
+// kernels then add the layer sums in layer order, so a part of a grid cut into slabs folds its
+// own layers where they lie and gathers one value per layer (slab.rs), and the result is one
+// GPU's bit for bit.
+extern "C" __global__ void fold_layers(const real* __restrict__ partial, int per_layer,
+                                       real* __restrict__ layer_sum, const int* __restrict__ ctrl) {
+    GUARD(ctrl)
+    const real s = sum_partials(partial + (size_t)blockIdx.x * per_layer, per_layer);
+    if (thread_linear() == 0) layer_sum[blockIdx.x] = s;
+}
+
 // x -= sc[SC_MEAN].
 extern "C" __global__ void subtract_mean(real* __restrict__ x, const real* __restrict__ sc,
                                          const int* __restrict__ ctrl, int n) {

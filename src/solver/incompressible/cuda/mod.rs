@@ -303,6 +303,8 @@ pub struct CudaProjection<T: Real, const D: usize> {
     rhs: DevBuf<T>,
     part_a: DevBuf<T>,
     part_b: DevBuf<T>,
+    /// The sums by layer of the cells' partials (3D; `fold_layers`).
+    layer_sums: DevBuf<T>,
     sc: DevBuf<T>,
     ctrl: DevBuf<i32>,
     /// The step clock: dt, time, AB2 weights and history, steps, dt cap (`CK_*`).
@@ -405,6 +407,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             rhs: gpu.alloc_zeros(cells)?,
             part_a: gpu.alloc_zeros(parts)?,
             part_b: gpu.alloc_zeros(parts)?,
+            layer_sums: gpu.alloc_zeros(cells3(n)[2])?,
             sc: gpu.alloc_zeros(SC_LEN)?,
             ctrl: gpu.alloc_zeros(CTRL_LEN)?,
             clock: gpu.alloc_zeros(CK_LEN)?,

@@ -14,14 +14,17 @@
 //! layer), so the blocks of a part's own layers are a contiguous run of its partials, and the
 //! runs of all parts in part order are the single-GPU partials in the single-GPU order: the
 //! finalize kernels add the same numbers in the same order, and a decomposed run gives the
-//! single-GPU result bit for bit. The 256-value blocks of the linear kernels (`dot_partial`,
+//! single-GPU result bit for bit. The cells' partials (every pressure sweep's check) are first
+//! folded into one sum per layer, on one GPU as on a part (`fold_layers`), so a part folds its
+//! own layers where they lie and gathers one value per layer instead of the layer's blocks;
+//! the finalize kernels add the layer sums in layer order. The 256-value blocks of the linear kernels (`dot_partial`,
 //! `sum_partial`) are launched over a part's own cells; they fall on the single GPU's blocks
 //! when a layer holds a multiple of 256 cells, else the sums are the same to round-off.
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
 use super::{B1, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
-use crate::backend::cuda::{self, CudaError, DevBuf, Event, Gpu, Stream};
+use crate::backend::cuda::{self, Args, CudaError, DevBuf, Event, Gpu, Stream};
 use crate::case::Invalid;
 use crate::parallel::SlabLink;
 use crate::solver::Solver;
@@ -32,10 +35,15 @@ use crate::solver::real::Real;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+/// Threads of a `fold_layers` block (a 512^2 layer has 256 tiles).
+const FOLD_THREADS: u32 = 256;
+
 /// Which kernel's block partials a reduction combines.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Partials {
-    /// The tile kernels over the cells (`residual`, `jacobi_sweep`): one run of blocks per layer.
+    /// The tile kernels over the cells (`residual`, `jacobi_sweep`, `apply_dot`): one run of
+    /// blocks per layer, which in 3D [`CudaProjection::fold_layers`] folds into one sum per
+    /// layer before the finalize kernels (and a part's gather) read them.
     Cells,
     /// The tile kernels over the faces (`correct`, `max_speed`), `n + 1` layers, `segments`
     /// runs of partials (`partial[s * blocks + block]`).
@@ -303,8 +311,9 @@ impl<T: Real> GpuSlab<T> {
     }
 
     /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
-    /// over its stored box `n`) into `dst`, in the single-GPU order, on `stream`; returns the
-    /// whole grid's block count per segment, the `nb` of the finalize kernels reading `dst`.
+    /// over its stored box `n`; for [`Partials::Cells`], its own layers' sums) into `dst`, in the
+    /// single-GPU order, on `stream`; returns the whole grid's count per segment, the `nb` of the
+    /// finalize kernels reading `dst`.
     pub(super) fn gather(
         &self,
         stream: Stream,
@@ -317,16 +326,15 @@ impl<T: Real> GpuSlab<T> {
         let rank = self.link.rank();
         let off = self.link.offset();
         let (counts, start, stride, segments): (Vec<usize>, usize, usize, usize) = match kind {
-            Partials::Cells | Partials::Faces { .. } => {
-                let (boxed, extra, segments) = match kind {
-                    Partials::Faces { segments } => (faces3::<3>(n), 1, segments),
-                    _ => (cells3::<3>(n), 0, 1),
-                };
+            // One sum per own layer, from the start of `src` (`fold_layers`).
+            Partials::Cells => ((0..parts).map(|r| self.own_layers(r, 0).len()).collect(), 0, 0, 1),
+            Partials::Faces { segments } => {
+                let boxed = faces3::<3>(n);
                 let per_layer = blocks_tile(boxed) / boxed[2];
                 let counts = (0..parts)
-                    .map(|r| self.own_layers(r, extra).len() * per_layer)
+                    .map(|r| self.own_layers(r, 1).len() * per_layer)
                     .collect();
-                let start = (self.own_layers(rank, extra).start - off) * per_layer;
+                let start = (self.own_layers(rank, 1).start - off) * per_layer;
                 (counts, start, blocks_tile(boxed), segments)
             }
             Partials::Linear => {
@@ -370,9 +378,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.slab.as_ref().map_or(&self.cfg, |s| &s.whole)
     }
 
-    /// The partials of `kind` in `src` as the finalize kernels read them: `src` itself and its
-    /// block count on one GPU; on a part, every part's own partials gathered (into the slab's
-    /// `maxima` buffer for the speed maxima, else `sums`).
+    /// The partials of `kind` in `src` as the finalize kernels read them, and their count: on one
+    /// GPU `src` itself, or in 3D for [`Partials::Cells`] its sums by layer; on a part, every
+    /// part's own partials (layer sums) gathered (into the slab's `maxima` buffer for the speed
+    /// maxima, else `sums`).
     pub(super) fn partials(
         &self,
         src: &DevBuf<T>,
@@ -380,10 +389,19 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         maxima: bool,
     ) -> Result<(u64, usize), CudaError> {
         let n = cells3(self.l.n);
+        let folded = D == 3 && matches!(kind, Partials::Cells);
+        let src = if folded {
+            let layers = self.slab.as_ref().map_or(0..n[2], |s| s.sweep_layers().0);
+            self.fold_layers(Stream::Compute, src, layers)?;
+            &self.layer_sums
+        } else {
+            src
+        };
         match &self.slab {
             None => Ok((
                 src.ptr,
                 match kind {
+                    Partials::Cells if folded => n[2],
                     Partials::Cells => blocks_tile(n),
                     Partials::Faces { .. } => blocks_tile(faces3(self.l.n)),
                     Partials::Linear => super::grid1(self.op.len()).0 as usize,
@@ -395,6 +413,31 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 Ok((dst.ptr, nb))
             }
         }
+    }
+
+    /// Folds the block partials of the tile kernels over the cells in `src` ([`Partials::Cells`])
+    /// of the stored layers `layers` into one sum per layer, at the start of `layer_sums`
+    /// (`fold_layers`, one block a layer), on `stream`.
+    pub(super) fn fold_layers(
+        &self,
+        stream: Stream,
+        src: &DevBuf<T>,
+        layers: Range<usize>,
+    ) -> Result<(), CudaError> {
+        let n = cells3(self.l.n);
+        let per_layer = blocks_tile(n) / n[2];
+        self.launch_from(
+            &self.poisson_kernels,
+            stream,
+            "fold_layers",
+            (layers.len() as u32, 1, 1),
+            (FOLD_THREADS, 1, 1),
+            Args::new()
+                .l((src.ptr + (layers.start * per_layer * std::mem::size_of::<T>()) as u64) as i64)
+                .i(per_layer as i64)
+                .p(&self.layer_sums)
+                .p(&self.ctrl),
+        )
     }
 
     /// The cells a linear reduction runs over: all (one GPU) or this part's own.
@@ -547,8 +590,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         check(k, nb)?;
                     }
                     self.gpu.wait_event(Stream::Exchange, &line.interior)?;
-                    let kind = Partials::Cells;
-                    nb = s.gather(Stream::Exchange, partial, kind, box_cells, sums[*it % 2])?;
+                    s.traced(Stream::Exchange, "fold of the partials by layer", || {
+                        self.fold_layers(Stream::Exchange, partial, s.sweep_layers().0)
+                    })?;
+                    let (kind, folded) = (Partials::Cells, &self.layer_sums);
+                    nb = s.gather(Stream::Exchange, folded, kind, box_cells, sums[*it % 2])?;
                     line.gathered.record_on(Stream::Exchange)
                 },
             )?;
