@@ -99,36 +99,39 @@ impl Nccl {
         self.gpu.handle(s) as sys::cudaStream_t
     }
 
-    /// Refreshes the layers of `x` this part stores but does not own from their owners: the
-    /// device twin of [`crate::parallel::SlabLink::exchange`] (the `reach` outermost layers of
-    /// `layer_len` values on a shared side are received, the next `reach` inward sent).
-    /// `x` is the device address of `len` values; the calls go to `stream`.
+    /// Refreshes the layers of each array in `xs` this part stores but does not own from their
+    /// owners, in one NCCL group: the device twin of [`crate::parallel::SlabLink::exchange`]
+    /// (the `reach` outermost layers of `layer_len` values on a shared side are received, the
+    /// next `reach` inward sent). Each `x` is the device address of `len` values; the calls go
+    /// to `stream`.
     pub fn exchange<T: Real>(
         &self,
         stream: Stream,
-        x: u64,
+        xs: &[u64],
         len: usize,
         layer_len: usize,
         reach: usize,
     ) -> Result<(), CudaError> {
         let m = reach * layer_len;
-        let at = |i: usize| (x + (i * std::mem::size_of::<T>()) as u64) as *mut c_void;
         let dt = data_type::<T>();
         let s = self.stream(stream);
         nccl::group_start()?;
-        // SAFETY: (`x` holds `len` values) a part stores at least 3 m values between two neighbours and 2 m beside one
-        // (`Slabs::new`), so each range lies in `x` and what is received never overlaps what is
-        // sent; the neighbour posts the matching calls.
+        // SAFETY: (each `x` holds `len` values) a part stores at least 3 m values between two
+        // neighbours and 2 m beside one (`Slabs::new`), so each range lies in `x` and what is
+        // received never overlaps what is sent; the neighbour posts the matching calls.
         let r = (|| unsafe {
-            if self.rank > 0 {
-                let lower = self.rank as i32 - 1;
-                nccl::send(at(m), m, dt, lower, self.comm, s)?;
-                nccl::recv(at(0), m, dt, lower, self.comm, s)?;
-            }
-            if self.rank + 1 < self.size {
-                let upper = self.rank as i32 + 1;
-                nccl::send(at(len - 2 * m), m, dt, upper, self.comm, s)?;
-                nccl::recv(at(len - m), m, dt, upper, self.comm, s)?;
+            for &x in xs {
+                let at = |i: usize| (x + (i * std::mem::size_of::<T>()) as u64) as *mut c_void;
+                if self.rank > 0 {
+                    let lower = self.rank as i32 - 1;
+                    nccl::send(at(m), m, dt, lower, self.comm, s)?;
+                    nccl::recv(at(0), m, dt, lower, self.comm, s)?;
+                }
+                if self.rank + 1 < self.size {
+                    let upper = self.rank as i32 + 1;
+                    nccl::send(at(len - 2 * m), m, dt, upper, self.comm, s)?;
+                    nccl::recv(at(len - m), m, dt, upper, self.comm, s)?;
+                }
             }
             Ok::<_, nccl::NcclError>(())
         })();

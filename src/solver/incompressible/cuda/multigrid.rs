@@ -278,7 +278,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// not own.
     fn exchange_level(&self, op: &Laplacian<T, D>, x: u64) -> Result<(), CudaError> {
         let s = self.slab.as_ref().expect("a part");
-        s.exchange_at(Stream::Compute, x, op.len(), op.stride[D - 1], 0)
+        s.exchange_at(Stream::Compute, &[x], op.len(), op.stride[D - 1], 0)
     }
 
     /// The multigrid smoother: two red-black Gauss-Seidel sweeps (colour `first`, then the

@@ -257,24 +257,32 @@ impl<T: Real> GpuSlab<T> {
         (o.start - off) * layer..(o.end - off) * layer
     }
 
-    /// Refreshes the layers of `x` (`layer_len` values a layer, `ghosts` ghost layers each
-    /// side) that this part stores but does not own.
-    pub(super) fn exchange(&self, x: &DevBuf<T>, layer_len: usize, ghosts: usize) -> Result<(), CudaError> {
-        self.exchange_at(Stream::Compute, x.ptr, x.len, layer_len, ghosts)
+    /// Refreshes the layers of the arrays `xs` (of equal length, `layer_len` values a layer,
+    /// `ghosts` ghost layers each side) that this part stores but does not own, in one NCCL
+    /// group.
+    pub(super) fn exchange(
+        &self,
+        xs: &[&DevBuf<T>],
+        layer_len: usize,
+        ghosts: usize,
+    ) -> Result<(), CudaError> {
+        let ptrs: Vec<u64> = xs.iter().map(|x| x.ptr).collect();
+        self.exchange_at(Stream::Compute, &ptrs, xs[0].len, layer_len, ghosts)
     }
 
-    /// [`GpuSlab::exchange`] of the `len` values at the device address `x`, on `stream`.
+    /// [`GpuSlab::exchange`] of the arrays of `len` values at the device addresses `xs`, on
+    /// `stream`.
     pub(super) fn exchange_at(
         &self,
         stream: Stream,
-        x: u64,
+        xs: &[u64],
         len: usize,
         layer_len: usize,
         ghosts: usize,
     ) -> Result<(), CudaError> {
         self.timed(stream, "nccl exchange", || {
             self.nccl
-                .exchange::<T>(stream, x, len, layer_len, crate::parallel::EXTENSION + ghosts)
+                .exchange::<T>(stream, xs, len, layer_len, crate::parallel::EXTENSION + ghosts)
         })
     }
 
@@ -452,7 +460,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// stores but does not own (one GPU: nothing).
     pub(super) fn exchange_cells(&self, x: u64) -> Result<(), CudaError> {
         match &self.slab {
-            Some(s) => s.exchange_at(Stream::Compute, x, self.op.len(), self.op.stride[D - 1], 0),
+            Some(s) => s.exchange_at(Stream::Compute, &[x], self.op.len(), self.op.stride[D - 1], 0),
             None => Ok(()),
         }
     }
@@ -497,7 +505,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .into_iter()
                 .try_for_each(|layers| sweep(Stream::Exchange, layers))
         })?;
-        s.exchange_at(Stream::Exchange, x, self.op.len(), self.op.stride[D - 1], 0)?;
+        s.exchange_at(Stream::Exchange, &[x], self.op.len(), self.op.stride[D - 1], 0)?;
         s.exchanged.record_on(Stream::Exchange)?;
         if !interior.is_empty() {
             s.traced(Stream::Compute, "sweep of the interior", || {

@@ -210,9 +210,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Some(&self.ctrl),
         )?;
         if let Some(s) = &self.slab {
-            for q in &self.vel {
-                s.exchange(q, self.l.stride[D - 1], 1)?;
-            }
+            s.exchange(&self.vel.each_ref(), self.l.stride[D - 1], 1)?;
         }
         Ok(())
     }
