@@ -99,8 +99,11 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
 // loads issued together (`predict_rows`). The entry points
 // predict_central, predict_upwind, predict_tvd and predict_quick compile one scheme each, so
 // that each gets the registers its own faces need.
-#define PREDICT(name, SCHEME)                                                                                   \
-    extern "C" __global__ void __launch_bounds__(TILE_THREADS)                                                 \
+// BOUNDS: the kernel's `__launch_bounds__`. In 3D the central and upwind predictors are held to
+// 80 registers (a few bytes spilled) so that 3 blocks fit a multiprocessor instead of 2; TVD and
+// QUICK need about 160 registers and are left alone.
+#define PREDICT(name, SCHEME, BOUNDS)                                                                           \
+    extern "C" __global__ void __launch_bounds__(BOUNDS)                                                       \
         name(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int lim, real dx,      \
              real dy, real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock, \
              const int* __restrict__ ctrl) {                                                                   \
@@ -118,10 +121,16 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
         else                                                                                                   \
             predict_rows<SCHEME, false>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old);  \
     }
-PREDICT(predict_central, CONV_CENTRAL)
-PREDICT(predict_upwind, CONV_UPWIND)
-PREDICT(predict_tvd, CONV_TVD)
-PREDICT(predict_quick, CONV_QUICK)
+#if DIM == 3
+#define LEAN TILE_THREADS, 3
+#else
+#define LEAN TILE_THREADS
+#endif
+PREDICT(predict_central, CONV_CENTRAL, LEAN)
+PREDICT(predict_upwind, CONV_UPWIND, LEAN)
+PREDICT(predict_tvd, CONV_TVD, TILE_THREADS)
+PREDICT(predict_quick, CONV_QUICK, TILE_THREADS)
+#undef LEAN
 #undef PREDICT
 
 // The ghosted index of this thread's point on the plane normal to axis a: the other axes in
