@@ -17,9 +17,10 @@
 //! single-GPU result bit for bit. The cells' partials (every pressure sweep's check) are first
 //! folded into one sum per layer, on one GPU as on a part (`fold_layers`), so a part folds its
 //! own layers where they lie and gathers one value per layer instead of the layer's blocks;
-//! the finalize kernels add the layer sums in layer order. The 256-value blocks of the linear kernels (`dot_partial`,
-//! `sum_partial`) are launched over a part's own cells; they fall on the single GPU's blocks
-//! when a layer holds a multiple of 256 cells, else the sums are the same to round-off.
+//! the finalize kernels add the layer sums in layer order. The 256-value blocks of the linear
+//! kernels (`dot_partial`, `sum_partial`) are launched over a part's own cells; they fall on the
+//! single GPU's blocks when a layer holds a multiple of 256 cells, else the sums are the same to
+//! round-off.
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
 use super::{B1, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, blocks_tile, cells3, faces3};
