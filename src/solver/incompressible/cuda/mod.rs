@@ -34,6 +34,7 @@
 //! [`Solver::prefetch`]: crate::solver::Solver::prefetch
 //! [`Solver::load_state`]: crate::solver::Solver::load_state
 
+mod jacobi_part;
 mod multigrid;
 mod pressure;
 pub(super) mod rotor;

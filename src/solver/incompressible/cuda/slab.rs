@@ -23,7 +23,8 @@
 //! round-off.
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
-use super::{B1, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, blocks_tile, cells3, faces3};
+use super::jacobi_part::JacobiPipeline;
+use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
 use crate::backend::cuda::{self, Args, CudaError, DevBuf, Event, Gpu, Stream};
 use crate::case::Invalid;
@@ -77,19 +78,7 @@ pub(super) struct GpuSlab<T> {
     /// Whether the sweeps' phases are timed ([`cuda::sweep_trace_enabled`]).
     trace: bool,
     /// The pipelined Jacobi iteration's buffers (made at its first solve).
-    pipeline: Option<JacobiPipeline<T>>,
-}
-
-/// What the pipelined Jacobi iteration of a part ([`CudaProjection::jacobi_part`]) adds to the
-/// single-GPU workspace: a third iterate, second buffers of the sweep partials and of their
-/// gathered copy, and the order of the gather against the sweeps.
-struct JacobiPipeline<T> {
-    third: DevBuf<T>,
-    partials: DevBuf<T>,
-    sums: DevBuf<T>,
-    /// A sweep's interior swept (compute stream), its partials gathered (exchange stream).
-    interior: Event,
-    gathered: Event,
+    pub(super) pipeline: Option<JacobiPipeline<T>>,
 }
 
 /// Event pairs around the NCCL calls (and, when traced, the sweeps' other phases) enqueued
@@ -289,7 +278,7 @@ impl<T: Real> GpuSlab<T> {
 
     /// The own layers (indices of this part's box): all of them, those next to a neighbour
     /// (what the neighbours receive) and the rest.
-    fn sweep_layers(&self) -> (Range<usize>, Vec<Range<usize>>, Range<usize>) {
+    pub(super) fn sweep_layers(&self) -> (Range<usize>, Vec<Range<usize>>, Range<usize>) {
         let off = self.link.offset();
         let o = self.link.slabs.owned(self.link.rank());
         let own = o.start - off..o.end - off;
@@ -491,7 +480,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 
     /// The overlapped sweep of [`Self::swept`] on a part, with `after_interior` enqueued once
     /// the interior is, before the compute stream waits for the exchange.
-    fn swept_then(
+    pub(super) fn swept_then(
         &self,
         x: u64,
         sweep: impl Fn(Stream, Range<usize>) -> Result<(), CudaError>,
@@ -517,103 +506,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         s.traced(Stream::Compute, "compute waits for the exchange", || {
             self.gpu.wait_event(Stream::Compute, &s.exchanged)
         })
-    }
-}
-
-impl<T: Real, const D: usize> CudaProjection<T, D> {
-    /// Damped Jacobi (`pressure_poisson/jacobi.rs`) on a part, its convergence test one sweep
-    /// behind so that no NCCL call is waited for: sweep `k` (`src = x[k % 3]`, `dst = x[(k + 1)
-    /// % 3]`, partials into buffer `k % 2`) sweeps its boundary layers, exchanges them while it
-    /// sweeps the interior ([`Self::swept`]), and gathers its residual partials on the exchange
-    /// stream while sweep `k + 1` runs; the check of sweep `k` runs on the compute stream before
-    /// sweep `k + 2`, the first to overwrite `src` of sweep `k` (the result if that check ends the
-    /// solve). Sweep `k + 1` is then one sweep too many, whose result is not used: the sweeps,
-    /// checks and result are the single GPU's, bit for bit.
-    pub(super) fn jacobi_part(&mut self, max: usize) -> Result<(), CudaError> {
-        let n = self.op.len();
-        let s = self.slab.as_mut().expect("a part");
-        if s.pipeline.is_none() {
-            s.pipeline = Some(JacobiPipeline {
-                third: self.gpu.alloc_zeros(n)?,
-                partials: self.gpu.alloc_zeros(self.part_a.len)?,
-                sums: self.gpu.alloc_zeros(s.sums.len)?,
-                interior: self.gpu.marker()?,
-                gathered: self.gpu.marker()?,
-            });
-        }
-        let mut it = 0;
-        loop {
-            self.jacobi_part_batch(&mut it, max)?;
-            let c = self.read_ctrl()?;
-            if c[CTRL_DONE] != 0 {
-                // The result is the source of the converged sweep.
-                let at = c[CTRL_ITERS] as usize % 3;
-                if at != 0 {
-                    let s = self.slab.as_ref().expect("a part");
-                    let line = s.pipeline.as_ref().expect("made above");
-                    let Work::Jacobi { next } = &self.work else {
-                        unreachable!("Jacobi's workspace")
-                    };
-                    self.gpu.copy(&self.p, if at == 1 { next } else { &line.third })?;
-                }
-                return Ok(());
-            }
-        }
-    }
-
-    /// Enqueues the next [`CHECK_EVERY`] sweeps of [`Self::jacobi_part`] from sweep `it` (at most
-    /// to sweep `max`) and their checks.
-    fn jacobi_part_batch(&self, it: &mut usize, max: usize) -> Result<(), CudaError> {
-        let Work::Jacobi { next } = &self.work else {
-            unreachable!("Jacobi's workspace")
-        };
-        let s = self.slab.as_ref().expect("a part");
-        let line = s.pipeline.as_ref().expect("made above");
-        let x = [self.p.ptr, next.ptr, line.third.ptr];
-        let partials = [&self.part_a, &line.partials];
-        let sums = [&s.sums, &line.sums];
-        let (rhs, ctrl) = (self.rhs.ptr, self.ctrl.ptr);
-        let box_cells = cells3(self.l.n);
-        // The check of this sweep waits for its partials' gather: (sweep, partial count).
-        let check = |k: usize, nb: usize| -> Result<(), CudaError> {
-            s.traced(Stream::Compute, "compute waits for the gathered partials", || {
-                self.gpu.wait_event(Stream::Compute, &line.gathered)
-            })?;
-            s.traced(Stream::Compute, "convergence check", || {
-                self.finalize_check_of(sums[k % 2].ptr, nb, k, max, false)
-            })
-        };
-        let mut pending = None;
-        for _ in 0..CHECK_EVERY {
-            if *it > max {
-                break;
-            }
-            let (src, dst, partial) = (x[*it % 3], x[(*it + 1) % 3], partials[*it % 2]);
-            let mut nb = 0;
-            self.swept_then(
-                dst,
-                |stream, layers| self.jacobi(src, dst, rhs, partial, ctrl, stream, layers),
-                || {
-                    line.interior.record_on(Stream::Compute)?;
-                    if let Some((k, nb)) = pending.take() {
-                        check(k, nb)?;
-                    }
-                    self.gpu.wait_event(Stream::Exchange, &line.interior)?;
-                    s.traced(Stream::Exchange, "fold of the partials by layer", || {
-                        self.fold_layers(Stream::Exchange, partial, s.sweep_layers().0)
-                    })?;
-                    let (kind, folded) = (Partials::Cells, &self.layer_sums);
-                    nb = s.gather(Stream::Exchange, folded, kind, box_cells, sums[*it % 2])?;
-                    line.gathered.record_on(Stream::Exchange)
-                },
-            )?;
-            pending = Some((*it, nb));
-            *it += 1;
-        }
-        if let Some((k, nb)) = pending {
-            check(k, nb)?;
-        }
-        Ok(())
     }
 }
 
