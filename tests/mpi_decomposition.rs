@@ -402,6 +402,28 @@ fn outflow_on_the_cut_axis() {
     );
 }
 
+/// The rotor in hover (`cases/rotor_hover.toml`) on slabs that cut its disk: the disk spans
+/// z in [-1, 1] of [-4, 4], 2 parts cut it at z = 0 and 3 near z = -1.33 and 1.33, within its
+/// sources' reach. Each disk point is evaluated by one part, the loads are gathered in point
+/// order and the sources keep the whole grid's spreading, so the fields, residuals and the
+/// rotor's results are the one process's bit for bit.
+#[test]
+fn rotor_disk_cut_by_the_slabs() {
+    same_as_one_process(
+        "rotor",
+        "rotor_hover",
+        &[
+            "grid.nx=32",
+            "grid.ny=48",
+            "grid.nz=32",
+            "solver.backend=cpu",
+            "solver.pressure_solver=multigrid",
+        ],
+        6,
+        &[2, 3],
+    );
+}
+
 #[test]
 fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
     let case = common::root().join("cases/cavity_3d_re100.toml");
@@ -638,6 +660,12 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
             "cavity_3d_re100",
             &["solver.devices=[0, 99]", "solver.pressure_solver=jacobi"][..],
             "solver.backend",
+        ),
+        // Over processes a rotor runs on the CPU backend.
+        (
+            "rotor_hover",
+            &["solver.pressure_solver=jacobi", "solver.backend=cuda"][..],
+            "rotor",
         ),
     ] {
         let dir = out_dir("gpu-refused");

@@ -79,12 +79,6 @@ pub fn build_part(
         ));
     }
     let cfg = Config::from_spec(spec)?;
-    if cfg.rotor.is_some() {
-        return Err(Invalid::new(
-            "rotor",
-            format!("a rotor runs on one process for now, not on {}", comm.size()),
-        ));
-    }
     if let Some(device) = device {
         return Ok(match (cfg.precision, cfg.grid.dim) {
             (Precision::F64, 2) => Box::new(GpuPart::<f64, 2>::new(cfg, comm, device)?),

@@ -71,7 +71,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
         let l = Self::layout(&cfg);
         let op = cfg.pressure_operator();
         let poisson = PoissonSolver::new(op, cfg.poisson);
-        Self::with(cfg, RowSums::whole(l.rows()), poisson, op.len())
+        let mut s = Self::with(cfg, RowSums::whole(l.rows()), poisson, op.len());
+        s.rotor = s.cfg.rotor.map(|r| RotorSource::new(r, &s.cfg.grid, &l));
+        s
     }
 
     /// The solver of one part of the grid of `whole`, cut into `link`'s slabs along the last
@@ -94,6 +96,9 @@ impl<T: Real, const D: usize> Projection<T, D> {
         );
         let poisson = PoissonSolver::part(op, cfg.poisson, cell_sums, &whole_op);
         let mut s = Self::with(cfg, sums, poisson, whole_op.len());
+        s.rotor = whole
+            .rotor
+            .map(|r| RotorSource::part(r, &whole.grid, &w, &l, link));
         s.whole = Some(Box::new(whole.clone()));
         s
     }
@@ -130,7 +135,6 @@ impl<T: Real, const D: usize> Projection<T, D> {
             capped: None,
             rotor: None,
         };
-        s.rotor = s.cfg.rotor.map(|r| RotorSource::new(r, &s.cfg.grid, &l));
         if let Some(field) = s.cfg.analytic {
             let g = s.cfg.grid;
             for (c, q) in s.vel.iter_mut().enumerate() {
@@ -274,6 +278,10 @@ impl<T: Real, const D: usize> Projection<T, D> {
         link.gather(&part.p, cells, 0, whole.as_deref_mut().map(|w| &mut w.p[..]));
         if let Some(w) = whole {
             w.take_clock(part);
+            // Every part holds the whole disk's last loads.
+            if let (Some(to), Some(from)) = (&mut w.rotor, &part.rotor) {
+                to.loads = from.loads;
+            }
         }
     }
 
@@ -304,7 +312,13 @@ impl<T: Real, const D: usize> Projection<T, D> {
         }
         self.poisson.set_settings(cfg.poisson);
         if cfg.rotor != self.cfg.rotor {
-            self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, &cfg.grid, &self.l);
+            let l = self.l;
+            self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, |r| {
+                match (&whole, self.sums.link()) {
+                    (Some(w), Some(link)) => RotorSource::part(r, &w.grid, &Self::layout(w), &l, link),
+                    _ => RotorSource::new(r, &cfg.grid, &l),
+                }
+            });
         }
         self.cfg = cfg;
         self.whole = whole.map(Box::new);

@@ -10,6 +10,7 @@
 
 use super::staggered::{Layout, multilinear_corners};
 use crate::case::{CaseSpec, Invalid};
+use crate::parallel::SlabLink;
 use crate::solver::Grid;
 use crate::solver::real::Real;
 use crate::solver::rotor::spread::{Points, Spreading, reach_bound};
@@ -184,7 +185,20 @@ pub struct RotorSource<T> {
     pub accel: Vec<Vec<T>>,
     pub loads: DiskLoads,
     forces: Vec<[f64; 3]>,
+    /// On a part of a grid cut into slabs, which part evaluates each disk point.
+    part: Option<PointOwners>,
 }
+
+/// The parts of a grid cut into slabs ([`crate::parallel`]) that evaluate the disk's points:
+/// each point is evaluated by the owner of the cell layer it lies in, whose stored layers
+/// (its own and [`crate::parallel::EXTENSION`] beyond) hold the point's interpolation corners.
+struct PointOwners {
+    link: SlabLink,
+    owner: Vec<usize>,
+}
+
+/// Values a part sends for each disk point it evaluates: the force and the four load shares.
+const EVALUATION: usize = 7;
 
 /// The lattice of component `c`'s ghosted array: faces normal to axis `c` at the cell edges,
 /// cell centres along the others.
@@ -253,16 +267,67 @@ impl<T: Real> RotorSource<T> {
             spreading,
             accel: (0..D).map(|_| vec![T::zero(); l.len()]).collect(),
             loads: DiskLoads::default(),
+            part: None,
         }
     }
 
+    /// The sources of part `link` of the grid `grid` (layout `whole`) cut into slabs along its
+    /// last axis, on the part's layout `local`: the whole grid's tables (the spreading
+    /// normalised over the whole grid's points) with their indices moved into the part's stored
+    /// layers and the spreading's rows beyond them dropped. Each disk point is evaluated by one
+    /// part and the evaluations are gathered in point order ([`RotorSource::update`]), so every
+    /// part's loads, and its sources on its stored faces, are the whole grid's bit for bit.
+    pub fn part<const D: usize>(
+        setup: RotorSetup,
+        grid: &Grid,
+        whole: &Layout<D>,
+        local: &Layout<D>,
+        link: &SlabLink,
+    ) -> Self {
+        let mut s = Self::new(setup, grid, whole);
+        let last = D - 1;
+        let shift = link.offset() * whole.stride[last];
+        let len = local.len();
+        let to_local = |k: usize| k.checked_sub(shift).filter(|&k| k < len);
+        let owner: Vec<usize> = s
+            .points
+            .iter()
+            .map(|p| {
+                let at = (p.position[last] - grid.origin[last]) / grid.spacing[last];
+                let layer = (at.floor().max(0.0) as usize).min(grid.n[last] - 1);
+                (0..link.slabs.parts())
+                    .find(|&r| link.slabs.owned(r).contains(&layer))
+                    .expect("the slabs cover the grid")
+            })
+            .collect();
+        let corners = 1 << D;
+        for table in &mut s.sampling {
+            for (e, index) in table.index.iter_mut().enumerate() {
+                // The corners of the points evaluated elsewhere are never read.
+                *index = if owner[e / corners] == link.rank() {
+                    let k = to_local(*index as usize)
+                        .expect("an evaluated point's corners lie in the part's layers");
+                    k as u32
+                } else {
+                    0
+                };
+            }
+        }
+        s.spreading = s.spreading.iter().map(|t| t.restricted(to_local)).collect();
+        s.accel = (0..D).map(|_| vec![T::zero(); len]).collect();
+        s.part = Some(PointOwners {
+            link: link.clone(),
+            owner,
+        });
+        s
+    }
+
     /// The sources of `setup` after `current`: a new loading (collective, speed, thrust) keeps
-    /// the tables; a new geometry builds them again; no setup, no sources.
-    pub fn follow<const D: usize>(
+    /// the tables; a new geometry builds them again with `build`; no setup, no sources.
+    pub fn follow(
         current: Option<Self>,
         setup: Option<RotorSetup>,
-        grid: &Grid,
-        l: &Layout<D>,
+        build: impl FnOnce(RotorSetup) -> Self,
     ) -> Option<Self> {
         let setup = setup?;
         match current {
@@ -270,16 +335,18 @@ impl<T: Real> RotorSource<T> {
                 r.setup = setup;
                 Some(r)
             }
-            _ => Some(Self::new(setup, grid, l)),
+            _ => Some(build(setup)),
         }
     }
 
     /// Evaluates the loads in the velocity `vel` and spreads them into
-    /// [`RotorSource::accel`].
+    /// [`RotorSource::accel`]. On a part, each disk point is evaluated by its owner and the
+    /// evaluations are gathered from all parts (collective).
     pub fn update<const D: usize>(&mut self, vel: &[Vec<T>; D]) {
         let corners = 1 << D;
-        let mut sums = [0.0; 4];
-        for (k, p) in self.points.iter().enumerate() {
+        let evaluated = |k: usize| self.part.as_ref().is_none_or(|p| p.owner[k] == p.link.rank());
+        let mut mine = Vec::with_capacity(self.points.len() * EVALUATION);
+        for (k, p) in self.points.iter().enumerate().filter(|(k, _)| evaluated(*k)) {
             let v: [f64; 3] = std::array::from_fn(|c| {
                 let Some(s) = self.sampling.get(c) else {
                     return 0.0;
@@ -289,8 +356,16 @@ impl<T: Real> RotorSource<T> {
                 })
             });
             let load = self.setup.rotor.point_load(p, v);
-            self.forces[k] = load.force;
-            for (s, x) in sums.iter_mut().zip(load.shares) {
+            mine.extend(load.force.into_iter().chain(load.shares));
+        }
+        let all = match &self.part {
+            None => mine,
+            Some(p) => p.gather(&mine),
+        };
+        let mut sums = [0.0; 4];
+        for (force, e) in self.forces.iter_mut().zip(all.chunks_exact(EVALUATION)) {
+            *force = [e[0], e[1], e[2]];
+            for (s, x) in sums.iter_mut().zip(&e[3..]) {
                 *s += x;
             }
         }
@@ -298,5 +373,38 @@ impl<T: Real> RotorSource<T> {
         for (c, (accel, spreading)) in self.accel.iter_mut().zip(&self.spreading).enumerate() {
             spreading.apply(|k| self.forces[k][c], |at, a| accel[at] = T::of(a));
         }
+    }
+}
+
+impl PointOwners {
+    /// Every part's evaluations ([`EVALUATION`] values a point, each part's points in order)
+    /// gathered and put in the disk points' order.
+    fn gather(&self, mine: &[f64]) -> Vec<f64> {
+        let parts = self.link.slabs.parts();
+        let per_part: Vec<usize> = (0..parts)
+            .map(|r| self.owner.iter().filter(|&&o| o == r).count() * EVALUATION)
+            .collect();
+        let counts: Vec<usize> = per_part.iter().map(|n| n * std::mem::size_of::<f64>()).collect();
+        let mut by_part = vec![0.0f64; per_part.iter().sum()];
+        self.link.comm.all_gather(
+            bytemuck::cast_slice(mine),
+            &counts,
+            bytemuck::cast_slice_mut(&mut by_part),
+        );
+        // Each part's next point in `by_part`.
+        let mut next: Vec<usize> = per_part
+            .iter()
+            .scan(0, |start, n| {
+                let s = *start;
+                *start += n;
+                Some(s)
+            })
+            .collect();
+        let mut all = Vec::with_capacity(by_part.len());
+        for &r in &self.owner {
+            all.extend_from_slice(&by_part[next[r]..next[r] + EVALUATION]);
+            next[r] += EVALUATION;
+        }
+        all
     }
 }

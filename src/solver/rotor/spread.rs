@@ -142,6 +142,31 @@ impl Spreading {
         Ok(out)
     }
 
+    /// The rows that `map` sends to `Some` index, renumbered to it (in the same order; `map` must
+    /// keep the rows ascending), each with its entries: the rows of a part of the grid
+    /// ([`crate::parallel`]) from the whole grid's spreading, so that each row's sum is the
+    /// whole grid's bit for bit.
+    pub fn restricted(&self, map: impl Fn(usize) -> Option<usize>) -> Spreading {
+        let mut out = Spreading {
+            rows: Vec::new(),
+            start: Vec::new(),
+            point: Vec::new(),
+            weight: Vec::new(),
+        };
+        for (k, &row) in self.rows.iter().enumerate() {
+            let Some(local) = map(row as usize) else {
+                continue;
+            };
+            let (a, b) = (self.start[k] as usize, self.start[k + 1] as usize);
+            out.rows.push(local as u32);
+            out.start.push(out.point.len() as u32);
+            out.point.extend_from_slice(&self.point[a..b]);
+            out.weight.extend_from_slice(&self.weight[a..b]);
+        }
+        out.start.push(out.point.len() as u32);
+        out
+    }
+
     /// `out[rows[k]] = sum of weight * force(point)` over row `k`'s entries, for every row (the
     /// other values of `out` are left alone). The rows are summed in parallel, each in its
     /// entries' order.

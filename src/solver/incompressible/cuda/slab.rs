@@ -512,6 +512,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 /// A setting of `cfg` (a case cut over several GPUs) that such a run cannot have, as the error
 /// naming its key.
 pub(crate) fn part_unsupported(cfg: &Config) -> Option<Invalid> {
+    if cfg.rotor.is_some() {
+        return Some(Invalid::new(
+            "rotor",
+            "a rotor runs on one GPU; over several processes it runs on backend = \"cpu\"",
+        ));
+    }
     if cfg.grid.dim != 3 {
         return Some(Invalid::new(
             "case.dim",

@@ -616,7 +616,9 @@ impl<const D: usize> Solver for Simple<D> {
         }
         let newtonian_change = cfg.viscosity != self.cfg.viscosity;
         if cfg.rotor != self.cfg.rotor {
-            self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, &cfg.flow.grid, &self.l);
+            let (grid, l) = (cfg.flow.grid, self.l);
+            self.rotor =
+                RotorSource::follow(self.rotor.take(), cfg.rotor, |r| RotorSource::new(r, &grid, &l));
         }
         self.cfg = cfg;
         if newtonian_change {
