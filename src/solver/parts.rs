@@ -324,6 +324,47 @@ mod tests {
         }
     }
 
+    /// The rotor in hover on 2 and 3 parts whose cuts cross its disk, with live changes of its
+    /// loading (the collective: the tables kept) and of its geometry (the radius: each part's
+    /// tables built again from the whole grid's): bit for bit the one-part run, thrust included.
+    #[test]
+    fn a_rotor_on_parts_follows_live_changes_bit_for_bit() {
+        let mut case =
+            Case::parse(include_str!("../../cases/rotor_hover.toml"), "rotor_hover.toml").expect("case");
+        for s in [
+            "grid.nx=32",
+            "grid.ny=48",
+            "grid.nz=32",
+            "solver.backend=cpu",
+            "solver.pressure_solver=multigrid",
+        ] {
+            case.set_assignment(s).expect("setting");
+        }
+        for parts in [2, 3] {
+            let mut one = super::super::build(&case.spec).expect("one part");
+            let mut several = Parts::build(&case.spec, &vec![None; parts]).expect("parts");
+            one.advance(3).expect("steps");
+            several.advance(3).expect("steps");
+            let mut live = case.clone();
+            for change in ["rotor.collective=10.0", "rotor.radius=1.25"] {
+                live.set_assignment(change).expect("change");
+                one.update(&live.spec).expect("one part takes the change");
+                several.update(&live.spec).expect("the parts take the change");
+                one.advance(3).expect("steps");
+                several.advance(3).expect("steps");
+                assert!(
+                    state(&several) == state(one.as_ref()),
+                    "{parts} parts differ from one after {change}"
+                );
+            }
+            let thrust = state(one.as_ref())
+                .2
+                .into_iter()
+                .find(|(n, _)| *n == "rotor_thrust");
+            assert!(thrust.is_some_and(|(_, t)| t != 0.0), "no thrust: {thrust:?}");
+        }
+    }
+
     #[test]
     fn a_part_that_cannot_be_built_fails_the_build_with_its_reason() {
         // 24 layers cannot give 13 parts two layers each.
