@@ -195,6 +195,10 @@ pub struct RotorSource<T> {
 struct PointOwners {
     link: SlabLink,
     owner: Vec<usize>,
+    /// Values each part sends ([`EVALUATION`] a point it evaluates), and where each part's
+    /// values start among all parts'.
+    values: Vec<usize>,
+    starts: Vec<usize>,
 }
 
 /// Values a part sends for each disk point it evaluates: the force and the four load shares.
@@ -315,9 +319,22 @@ impl<T: Real> RotorSource<T> {
         }
         s.spreading = s.spreading.iter().map(|t| t.restricted(to_local)).collect();
         s.accel = (0..D).map(|_| vec![T::zero(); len]).collect();
+        let values: Vec<usize> = (0..link.slabs.parts())
+            .map(|r| owner.iter().filter(|&&o| o == r).count() * EVALUATION)
+            .collect();
+        let starts = values
+            .iter()
+            .scan(0, |start, n| {
+                let s = *start;
+                *start += n;
+                Some(s)
+            })
+            .collect();
         s.part = Some(PointOwners {
             link: link.clone(),
             owner,
+            values,
+            starts,
         });
         s
     }
@@ -380,26 +397,19 @@ impl PointOwners {
     /// Every part's evaluations ([`EVALUATION`] values a point, each part's points in order)
     /// gathered and put in the disk points' order.
     fn gather(&self, mine: &[f64]) -> Vec<f64> {
-        let parts = self.link.slabs.parts();
-        let per_part: Vec<usize> = (0..parts)
-            .map(|r| self.owner.iter().filter(|&&o| o == r).count() * EVALUATION)
+        let counts: Vec<usize> = self
+            .values
+            .iter()
+            .map(|n| n * std::mem::size_of::<f64>())
             .collect();
-        let counts: Vec<usize> = per_part.iter().map(|n| n * std::mem::size_of::<f64>()).collect();
-        let mut by_part = vec![0.0f64; per_part.iter().sum()];
+        let mut by_part = vec![0.0f64; self.values.iter().sum()];
         self.link.comm.all_gather(
             bytemuck::cast_slice(mine),
             &counts,
             bytemuck::cast_slice_mut(&mut by_part),
         );
         // Each part's next point in `by_part`.
-        let mut next: Vec<usize> = per_part
-            .iter()
-            .scan(0, |start, n| {
-                let s = *start;
-                *start += n;
-                Some(s)
-            })
-            .collect();
+        let mut next = self.starts.clone();
         let mut all = Vec::with_capacity(by_part.len());
         for &r in &self.owner {
             all.extend_from_slice(&by_part[next[r]..next[r] + EVALUATION]);

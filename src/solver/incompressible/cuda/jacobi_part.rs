@@ -100,7 +100,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     }
                     self.gpu.wait_event(Stream::Exchange, &line.interior)?;
                     s.traced(Stream::Exchange, "fold of the partials by layer", || {
-                        self.fold_layers(Stream::Exchange, partial, s.sweep_layers().0)
+                        self.fold_layers(Stream::Exchange, partial, s.own_stored())
                     })?;
                     let (kind, folded) = (Partials::Cells, &self.layer_sums);
                     nb = s.gather(Stream::Exchange, folded, kind, box_cells, sums[*it % 2])?;

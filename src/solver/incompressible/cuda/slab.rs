@@ -240,11 +240,17 @@ impl<T: Real> GpuSlab<T> {
         o.start..o.end + if last { extra } else { 0 }
     }
 
-    /// This part's own cells (`layer` cells a layer), as a range of its stored cells.
-    pub(super) fn own_cells(&self, layer: usize) -> Range<usize> {
+    /// This part's own layers, as indices of its stored layers.
+    pub(super) fn own_stored(&self) -> Range<usize> {
         let o = self.link.slabs.owned(self.link.rank());
         let off = self.link.offset();
-        (o.start - off) * layer..(o.end - off) * layer
+        o.start - off..o.end - off
+    }
+
+    /// This part's own cells (`layer` cells a layer), as a range of its stored cells.
+    pub(super) fn own_cells(&self, layer: usize) -> Range<usize> {
+        let own = self.own_stored();
+        own.start * layer..own.end * layer
     }
 
     /// Refreshes the layers of the arrays `xs` (of equal length, `layer_len` values a layer,
@@ -276,12 +282,10 @@ impl<T: Real> GpuSlab<T> {
         })
     }
 
-    /// The own layers (indices of this part's box): all of them, those next to a neighbour
-    /// (what the neighbours receive) and the rest.
-    pub(super) fn sweep_layers(&self) -> (Range<usize>, Vec<Range<usize>>, Range<usize>) {
-        let off = self.link.offset();
-        let o = self.link.slabs.owned(self.link.rank());
-        let own = o.start - off..o.end - off;
+    /// The own layers (indices of this part's box) next to a neighbour (what the neighbours
+    /// receive), and the rest.
+    pub(super) fn sweep_layers(&self) -> (Vec<Range<usize>>, Range<usize>) {
+        let own = self.own_stored();
         let reach = crate::parallel::EXTENSION;
         let lo = if self.link.has_lower() {
             reach.min(own.len())
@@ -297,7 +301,7 @@ impl<T: Real> GpuSlab<T> {
             .into_iter()
             .filter(|r| !r.is_empty())
             .collect();
-        (own.clone(), boundary, own.start + lo..own.end - hi)
+        (boundary, own.start + lo..own.end - hi)
     }
 
     /// Every part's `counts[r]` values (at the device address `mine` on this part) concatenated
@@ -389,7 +393,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let n = cells3(self.l.n);
         let folded = D == 3 && matches!(kind, Partials::Cells);
         let src = if folded {
-            let layers = self.slab.as_ref().map_or(0..n[2], |s| s.sweep_layers().0);
+            let layers = self.slab.as_ref().map_or(0..n[2], |s| s.own_stored());
             self.fold_layers(Stream::Compute, src, layers)?;
             &self.layer_sums
         } else {
@@ -472,7 +476,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             return sweep(Stream::Compute, 0..cells3(self.op.n)[2]);
         };
         if !s.overlap {
-            sweep(Stream::Compute, s.sweep_layers().0)?;
+            sweep(Stream::Compute, s.own_stored())?;
             return self.exchange_cells(x);
         }
         self.swept_then(x, sweep, || Ok(()))
@@ -487,7 +491,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         after_interior: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let s = self.slab.as_ref().expect("a part");
-        let (_, boundary, interior) = s.sweep_layers();
+        let (boundary, interior) = s.sweep_layers();
         s.swept.record_on(Stream::Compute)?;
         self.gpu.wait_event(Stream::Exchange, &s.swept)?;
         s.traced(Stream::Exchange, "sweep of the boundary layers", || {
