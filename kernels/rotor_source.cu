@@ -8,6 +8,12 @@
 // sums it in order), and the totals by one block in a tree, in double: both differ from the
 // CPU's by round-off and are the same from run to run.
 //
+// On a grid cut into slabs over several GPUs (rotor_source.rs `PointOwners`), each part evaluates
+// the points in its own layers: it packs those points' force and shares (`pack_evaluations`), the
+// parts' packs are gathered in part order over NCCL, and every part puts them back in point order
+// (`unpack_evaluations`) before spreading and totalling, so each part spreads the whole disk's
+// forces and sums the same shares in the same order as one GPU.
+//
 // Disk point k's geometry is geometry[5 k ..]: radius r, area, and the unit vector e_psi of the
 // direction of rotation there. Lengths, speeds and forces in the case's units; angles in radians.
 #include "common.cuh"
@@ -140,4 +146,33 @@ extern "C" __global__ void __launch_bounds__(ROTOR_THREADS)
         __syncthreads();
     }
     if (t < 4) totals[t] = part[t][0];
+}
+
+// Values of one evaluation in the gathered layout (rotor_source.rs `EVALUATION`): a point's force
+// (3) and its shares of the totals (4).
+#define EVALUATION 7
+
+// This part's evaluations into mine[EVALUATION t ..]: the force and shares of point evaluated[t]
+// for t < count.
+extern "C" __global__ void pack_evaluations(int count, const unsigned* __restrict__ evaluated,
+                                            const double* __restrict__ force, const double* __restrict__ shares,
+                                            double* __restrict__ mine) {
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    const unsigned k = evaluated[t];
+    double* out = mine + EVALUATION * t;
+    for (int a = 0; a < 3; ++a) out[a] = force[3 * k + a];
+    for (int q = 0; q < 4; ++q) out[3 + q] = shares[4 * k + q];
+}
+
+// Every part's evaluations, gathered in part order (`all`), back in point order: point k's force
+// and shares from all[EVALUATION slot[k] ..].
+extern "C" __global__ void unpack_evaluations(int points, const unsigned* __restrict__ slot,
+                                              const double* __restrict__ all, double* __restrict__ force,
+                                              double* __restrict__ shares) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= points) return;
+    const double* in = all + EVALUATION * (size_t)slot[k];
+    for (int a = 0; a < 3; ++a) force[3 * k + a] = in[a];
+    for (int q = 0; q < 4; ++q) shares[4 * k + q] = in[3 + q];
 }

@@ -634,6 +634,34 @@ fn gpu_slabs_of_any_layer_size_agree_to_round_off() {
     );
 }
 
+/// The rotor in hover on GPUs, on slabs that cut its disk (as `rotor_disk_cut_by_the_slabs`
+/// on the CPU): each part evaluates the disk points in its own layers, the evaluations are
+/// gathered over NCCL and put back in point order, so the fields, residuals and the rotor's
+/// results are one GPU's bit for bit (layers of 32 x 48 = 6 x 256 cells). Over processes, and
+/// over the GPUs of one process.
+#[test]
+fn gpu_rotor_disk_cut_by_the_slabs_gives_the_one_gpu_result_bit_for_bit() {
+    let Some(count) = gpus() else { return };
+    let sets = [
+        "grid.nx=32",
+        "grid.ny=48",
+        "grid.nz=32",
+        "solver.backend=cuda",
+        "solver.pressure_solver=multigrid",
+    ];
+    for launch in [Launch::Processes, Launch::Devices] {
+        agrees_when_launched(
+            &format!("gpu-rotor-{launch:?}"),
+            "rotor_hover",
+            &sets,
+            6,
+            &gpu_parts(count),
+            Agreement::SameState,
+            launch,
+        );
+    }
+}
+
 #[test]
 fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
     if gpus().is_none() {
@@ -660,12 +688,6 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
             "cavity_3d_re100",
             &["solver.devices=[0, 99]", "solver.pressure_solver=jacobi"][..],
             "solver.backend",
-        ),
-        // Over processes a rotor runs on the CPU backend.
-        (
-            "rotor_hover",
-            &["solver.pressure_solver=jacobi", "solver.backend=cuda"][..],
-            "rotor",
         ),
     ] {
         let dir = out_dir("gpu-refused");

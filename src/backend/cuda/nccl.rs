@@ -144,7 +144,8 @@ impl Nccl {
     /// `s` of part `r` is `counts[r]` values at `mine + s * stride` on that part and lands at
     /// `all + s * total + sum(counts[..r])` on every part (`total = sum(counts)`). One NCCL
     /// all-gather a segment where the counts are equal, else a group of broadcasts, one from
-    /// each part; the calls go to `stream`.
+    /// each part that gives values (every part knows the counts, so all skip the same ones); the
+    /// calls go to `stream`.
     pub fn all_gather<T: Real>(
         &self,
         stream: Stream,
@@ -165,6 +166,9 @@ impl Nccl {
         }
         let dt = data_type::<T>();
         let equal = counts.iter().all(|c| *c == counts[0]);
+        if total == 0 {
+            return Ok(());
+        }
         nccl::group_start()?;
         let r = (|| {
             for s in 0..segments {
@@ -177,7 +181,7 @@ impl Nccl {
                     continue;
                 }
                 let mut offset = s * total;
-                for (root, &count) in counts.iter().enumerate() {
+                for (root, &count) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
                     let dst = (all.ptr + (offset * size) as u64) as *mut c_void;
                     let src = if root == self.rank {
                         (mine + (s * stride * size) as u64) as *const c_void

@@ -22,7 +22,7 @@ use crate::backend::cpu::DisjointWriter;
 use crate::case::{Boundary, CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::parallel::{RowSums, SlabLink};
 use crate::solver::real::Real;
-use crate::solver::rotor::Rotor;
+use crate::solver::rotor::{DiskLoads, Rotor};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use rayon::prelude::*;
 
@@ -282,6 +282,13 @@ impl<T: Real, const D: usize> Projection<T, D> {
             if let (Some(to), Some(from)) = (&mut w.rotor, &part.rotor) {
                 to.loads = from.loads;
             }
+        }
+    }
+
+    /// Takes `loads` as the rotor's last (those a GPU part gathered on its device).
+    pub(crate) fn set_rotor_loads(&mut self, loads: DiskLoads) {
+        if let Some(r) = &mut self.rotor {
+            r.loads = loads;
         }
     }
 

@@ -192,17 +192,24 @@ pub struct RotorSource<T> {
 /// The parts of a grid cut into slabs ([`crate::parallel`]) that evaluate the disk's points:
 /// each point is evaluated by the owner of the cell layer it lies in, whose stored layers
 /// (its own and [`crate::parallel::EXTENSION`] beyond) hold the point's interpolation corners.
-struct PointOwners {
+/// The evaluations are gathered in part order, each part's points in point order.
+pub(crate) struct PointOwners {
     link: SlabLink,
-    owner: Vec<usize>,
-    /// Values each part sends ([`EVALUATION`] a point it evaluates), and where each part's
-    /// values start among all parts'.
-    values: Vec<usize>,
-    starts: Vec<usize>,
+    /// The points this part evaluates, in order.
+    pub(crate) evaluated: Vec<u32>,
+    /// Where each point's evaluation lies among all parts' gathered ones (in evaluations).
+    pub(crate) slot: Vec<u32>,
+    /// Values each part sends: [`EVALUATION`] a point it evaluates.
+    pub(crate) values: Vec<usize>,
 }
 
 /// Values a part sends for each disk point it evaluates: the force and the four load shares.
-const EVALUATION: usize = 7;
+pub(crate) const EVALUATION: usize = 7;
+
+/// An index of the tables, in 32 bits ([`RotorSetup::from_spec`] checks that they fit).
+fn narrow(k: usize) -> u32 {
+    u32::try_from(k).expect("RotorSetup::from_spec checks the indices")
+}
 
 /// The lattice of component `c`'s ghosted array: faces normal to axis `c` at the cell edges,
 /// cell centres along the others.
@@ -227,7 +234,6 @@ impl<T: Real> RotorSource<T> {
     pub fn new<const D: usize>(setup: RotorSetup, grid: &Grid, l: &Layout<D>) -> Self {
         let points = setup.points();
         let positions: Vec<[f64; 3]> = points.iter().map(|p| p.position).collect();
-        let narrow = |k: usize| u32::try_from(k).expect("RotorSetup::from_spec checks the indices");
         let sampling = (0..D)
             .map(|c| {
                 let p = lattice(grid, l, c);
@@ -319,10 +325,12 @@ impl<T: Real> RotorSource<T> {
         }
         s.spreading = s.spreading.iter().map(|t| t.restricted(to_local)).collect();
         s.accel = (0..D).map(|_| vec![T::zero(); len]).collect();
-        let values: Vec<usize> = (0..link.slabs.parts())
-            .map(|r| owner.iter().filter(|&&o| o == r).count() * EVALUATION)
+        let parts = link.slabs.parts();
+        let counts: Vec<usize> = (0..parts)
+            .map(|r| owner.iter().filter(|&&o| o == r).count())
             .collect();
-        let starts = values
+        // Each part's next point among all parts' evaluations.
+        let mut next: Vec<usize> = counts
             .iter()
             .scan(0, |start, n| {
                 let s = *start;
@@ -330,13 +338,29 @@ impl<T: Real> RotorSource<T> {
                 Some(s)
             })
             .collect();
+        let slot = owner
+            .iter()
+            .map(|&r| {
+                next[r] += 1;
+                narrow(next[r] - 1)
+            })
+            .collect();
         s.part = Some(PointOwners {
             link: link.clone(),
-            owner,
-            values,
-            starts,
+            evaluated: (0..owner.len())
+                .filter(|&k| owner[k] == link.rank())
+                .map(narrow)
+                .collect(),
+            slot,
+            values: counts.iter().map(|n| n * EVALUATION).collect(),
         });
         s
+    }
+
+    /// On a part of a grid cut into slabs, which points it evaluates and where the evaluations
+    /// are gathered ([`RotorSource::part`]); `None` on a whole grid.
+    pub(crate) fn owners(&self) -> Option<&PointOwners> {
+        self.part.as_ref()
     }
 
     /// The sources of `setup` after `current`: a new loading (collective, speed, thrust) keeps
@@ -361,9 +385,17 @@ impl<T: Real> RotorSource<T> {
     /// evaluations are gathered from all parts (collective).
     pub fn update<const D: usize>(&mut self, vel: &[Vec<T>; D]) {
         let corners = 1 << D;
-        let evaluated = |k: usize| self.part.as_ref().is_none_or(|p| p.owner[k] == p.link.rank());
+        let (mut whole, mut own) = (
+            0..self.points.len(),
+            self.part
+                .iter()
+                .flat_map(|p| p.evaluated.iter().map(|&k| k as usize)),
+        );
+        let evaluated: &mut dyn Iterator<Item = usize> =
+            if self.part.is_some() { &mut own } else { &mut whole };
         let mut mine = Vec::with_capacity(self.points.len() * EVALUATION);
-        for (k, p) in self.points.iter().enumerate().filter(|(k, _)| evaluated(*k)) {
+        for k in evaluated {
+            let p = &self.points[k];
             let v: [f64; 3] = std::array::from_fn(|c| {
                 let Some(s) = self.sampling.get(c) else {
                     return 0.0;
@@ -408,12 +440,10 @@ impl PointOwners {
             &counts,
             bytemuck::cast_slice_mut(&mut by_part),
         );
-        // Each part's next point in `by_part`.
-        let mut next = self.starts.clone();
         let mut all = Vec::with_capacity(by_part.len());
-        for &r in &self.owner {
-            all.extend_from_slice(&by_part[next[r]..next[r] + EVALUATION]);
-            next[r] += EVALUATION;
+        for &s in &self.slot {
+            let at = s as usize * EVALUATION;
+            all.extend_from_slice(&by_part[at..at + EVALUATION]);
         }
         all
     }

@@ -53,6 +53,7 @@ use super::config::Config;
 use super::device_fields::StaggeredDisplay;
 use super::pressure_poisson::{FaceBc, Laplacian};
 use super::projection::{steady_change, with_nan};
+use super::rotor_source::{RotorSetup, RotorSource};
 use super::staggered::{Layout, fill_velocity_ghosts, side_velocity};
 use crate::backend::cuda::{
     self, Args, CudaError, DevBuf, Gpu, Graph, KernelSet, Module, Pinned, Readback, Stream, slots,
@@ -448,7 +449,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             rotor: None,
         };
         if let Some(r) = s.cfg.rotor {
-            s.rotor = Some(DeviceRotor::new(&s.gpu, r, &s.cfg.grid, &s.l, &s.vel)?);
+            s.rotor = Some(s.device_rotor(r)?);
         }
         if s.slab.is_some() {
             s.velocity_ghosts()?;
@@ -460,6 +461,21 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             slab.restart_timing()?;
         }
         Ok(s)
+    }
+
+    /// The rotor of `setup` on this solver's grid: on a part, with the part's tables of the
+    /// whole grid's ([`RotorSource::part`]).
+    fn device_rotor(&self, setup: RotorSetup) -> Result<DeviceRotor<T>, CudaError> {
+        let source = match &self.slab {
+            Some(slab) => {
+                let whole = &slab.whole;
+                let n: [usize; D] = std::array::from_fn(|a| whole.grid.n[a]);
+                let w = Layout::new(n, &whole.bc);
+                RotorSource::part(setup, &whole.grid, &w, &self.l, &slab.link)
+            }
+            None => RotorSource::new(setup, &self.cfg.grid, &self.l),
+        };
+        DeviceRotor::of_tables(&self.gpu, source, &self.l, &self.vel)
     }
 
     /// The velocity components' device pointers, as a 3-axis kernel argument list.

@@ -1,9 +1,11 @@
 //! The rotor's momentum sources on the device (`kernels/rotor_source.cu`): the CPU's tables
 //! ([`RotorSource`]) uploaded once, the kernels bound to them and to the solver's velocity
 //! once, and each step's loads, accelerations and totals made on the device with no host
-//! copy; only the four totals reach the host, read with the step's scalars.
+//! copy; only the four totals reach the host, read with the step's scalars. On a part of a
+//! grid cut over several GPUs the part's tables ([`RotorSource::part`]) are uploaded, and each
+//! part's evaluations are gathered over NCCL between the loads and their spreading.
 
-use super::super::rotor_source::{RotorSetup, RotorSource};
+use super::super::rotor_source::{EVALUATION, PointOwners, RotorSetup, RotorSource};
 use super::super::staggered::Layout;
 use super::grid1;
 use crate::backend::cuda::slots::ROTOR_THREADS;
@@ -31,9 +33,28 @@ pub(crate) struct DeviceRotor<T> {
     totals_d: DevBuf<f64>,
     totals_h: Pinned<f64>,
     disk_loads: Launch,
+    /// On a part: its evaluations packed, gathered and put back in point order.
+    gathered: Option<Gathered>,
     spread_sources: Vec<Launch>,
     disk_totals: Launch,
 }
+
+/// A part's evaluations on their way to every part ([`PointOwners`]): packed into `mine`,
+/// gathered from all parts in part order into `all`, then put back in point order.
+struct Gathered {
+    mine: DevBuf<f64>,
+    all: DevBuf<f64>,
+    /// Values each part sends.
+    values: Vec<usize>,
+    pack: Launch,
+    unpack: Launch,
+    /// The pack's and unpack's point tables, kept alive for their launches.
+    _tables: [DevBuf<u32>; 2],
+}
+
+/// The transport of a part's rotor: concatenates every part's `counts[r]` values (at the
+/// device address `mine` on this part) into `all` in part order, on the compute stream.
+pub(crate) type AllGather<'a> = &'a dyn Fn(u64, &[usize], &DevBuf<f64>) -> Result<(), CudaError>;
 
 fn upload<X: Copy>(gpu: &Arc<Gpu>, v: &[X]) -> Result<DevBuf<X>, CudaError> {
     let b = gpu.alloc(v.len())?;
@@ -52,8 +73,18 @@ impl<T: Real> DeviceRotor<T> {
         l: &Layout<D>,
         vel: &[DevBuf<T>],
     ) -> Result<Self, CudaError> {
-        // The tables, on the host only until they are uploaded.
-        let source = RotorSource::<T>::new(setup, grid, l);
+        Self::of_tables(gpu, RotorSource::new(setup, grid, l), l, vel)
+    }
+
+    /// The rotor of the tables `source` (on the host only until they are uploaded: the whole
+    /// grid's, or a part's) on the layout `l` reading the velocity `vel`.
+    pub(crate) fn of_tables<const D: usize>(
+        gpu: &Arc<Gpu>,
+        source: RotorSource<T>,
+        l: &Layout<D>,
+        vel: &[DevBuf<T>],
+    ) -> Result<Self, CudaError> {
+        let setup = source.setup;
         let module = gpu.module(KernelSet::RotorSource, T::NAME)?;
         let points = source.points.len();
         let geometry: Vec<f64> = source
@@ -83,6 +114,10 @@ impl<T: Real> DeviceRotor<T> {
         // its points; the velocity belongs to the solver that owns this rotor.
         let disk_loads =
             unsafe { Launch::new(module.function("disk_loads")?, grid1(points), (BLOCK, 1, 1), args)? };
+        let gathered = match source.owners() {
+            Some(owners) => Some(Gathered::new(gpu, &module, owners, &force, &shares)?),
+            None => None,
+        };
         let accel = (0..D)
             .map(|_| gpu.alloc_zeros::<T>(l.len()))
             .collect::<Result<Vec<_>, _>>()?;
@@ -137,6 +172,7 @@ impl<T: Real> DeviceRotor<T> {
             totals_h: gpu.pinned(4)?,
             totals_d,
             disk_loads,
+            gathered,
             spread_sources,
             disk_totals,
         })
@@ -175,9 +211,22 @@ impl<T: Real> DeviceRotor<T> {
     }
 
     /// Enqueues one step's loads, accelerations and totals from the velocity of the step's
-    /// start.
-    pub(crate) fn enqueue(&self, gpu: &Gpu) -> Result<(), CudaError> {
+    /// start; on a part, `all_gather` gathers the parts' evaluations (collective).
+    pub(crate) fn enqueue(&self, gpu: &Gpu, all_gather: Option<AllGather>) -> Result<(), CudaError> {
         self.disk_loads.run_with(gpu, &self.parameters())?;
+        match (&self.gathered, all_gather) {
+            (Some(g), Some(all_gather)) => {
+                g.pack.run(gpu)?;
+                all_gather(g.mine.ptr, &g.values, &g.all)?;
+                g.unpack.run(gpu)?;
+            }
+            (None, None) => {}
+            _ => {
+                return Err(CudaError(
+                    "a rotor on a part gathers its loads from every part".into(),
+                ));
+            }
+        }
         for s in &self.spread_sources {
             s.run(gpu)?;
         }
@@ -202,23 +251,72 @@ impl<T: Real> DeviceRotor<T> {
     }
 
     /// Makes `rotor` the device sources of `setup`: a new loading keeps the tables and the
-    /// next launches take it; a new geometry builds them again; no setup, no sources.
-    pub(crate) fn follow<const D: usize>(
+    /// next launches take it; a new geometry builds them again with `build`; no setup, no
+    /// sources.
+    pub(crate) fn follow(
         rotor: &mut Option<Self>,
         setup: Option<RotorSetup>,
-        gpu: &Arc<Gpu>,
-        grid: &Grid,
-        l: &Layout<D>,
-        vel: &[DevBuf<T>],
+        build: impl FnOnce(RotorSetup) -> Result<Self, CudaError>,
     ) -> Result<(), CudaError> {
         *rotor = match (rotor.take(), setup) {
             (Some(mut r), Some(s)) if r.setup.same_geometry(&s) => {
                 r.setup = s;
                 Some(r)
             }
-            (_, Some(s)) => Some(Self::new(gpu, s, grid, l, vel)?),
+            (_, Some(s)) => Some(build(s)?),
             (_, None) => None,
         };
         Ok(())
+    }
+}
+
+impl Gathered {
+    /// The buffers and launches that move `owners`' evaluations between the disk's `force`
+    /// and `shares` (point order) and the gathered layout.
+    fn new(
+        gpu: &Arc<Gpu>,
+        module: &Module,
+        owners: &PointOwners,
+        force: &DevBuf<f64>,
+        shares: &DevBuf<f64>,
+    ) -> Result<Self, CudaError> {
+        let (own, points) = (owners.evaluated.len(), owners.slot.len());
+        let mine: DevBuf<f64> = gpu.alloc_zeros(own * EVALUATION)?;
+        let all: DevBuf<f64> = gpu.alloc_zeros(points * EVALUATION)?;
+        let tables = [upload(gpu, &owners.evaluated)?, upload(gpu, &owners.slot)?];
+        let a = Args::new()
+            .i(own as i64)
+            .p(&tables[0])
+            .p(force)
+            .p(shares)
+            .p(&mine);
+        // SAFETY: the tables and buffers are kept in the rotor with the launch; `evaluated`
+        // holds `own` point indices below the points of `force` and `shares`, and `mine` has
+        // room for `own` evaluations.
+        let pack =
+            unsafe { Launch::new(module.function("pack_evaluations")?, grid1(own), (BLOCK, 1, 1), a)? };
+        let a = Args::new()
+            .i(points as i64)
+            .p(&tables[1])
+            .p(&all)
+            .p(force)
+            .p(shares);
+        // SAFETY: as above; `slot` holds one slot a point, each below `points`.
+        let unpack = unsafe {
+            Launch::new(
+                module.function("unpack_evaluations")?,
+                grid1(points),
+                (BLOCK, 1, 1),
+                a,
+            )?
+        };
+        Ok(Self {
+            mine,
+            all,
+            values: owners.values.clone(),
+            pack,
+            unpack,
+            _tables: tables,
+        })
     }
 }

@@ -24,6 +24,7 @@
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
 use super::jacobi_part::JacobiPipeline;
+use super::solver::mirror_config;
 use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
 use crate::backend::cuda::{self, Args, CudaError, DevBuf, Event, Gpu, Stream};
@@ -306,7 +307,12 @@ impl<T: Real> GpuSlab<T> {
 
     /// Every part's `counts[r]` values (at the device address `mine` on this part) concatenated
     /// into `dst` in part order on every part, on the compute stream.
-    pub(super) fn all_gather(&self, mine: u64, counts: &[usize], dst: &DevBuf<T>) -> Result<(), CudaError> {
+    pub(super) fn all_gather<X: Real>(
+        &self,
+        mine: u64,
+        counts: &[usize],
+        dst: &DevBuf<X>,
+    ) -> Result<(), CudaError> {
         self.timed(Stream::Compute, "nccl all-gather", || {
             self.nccl.all_gather(Stream::Compute, mine, 0, counts, 1, dst)
         })
@@ -516,12 +522,6 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 /// A setting of `cfg` (a case cut over several GPUs) that such a run cannot have, as the error
 /// naming its key.
 pub(crate) fn part_unsupported(cfg: &Config) -> Option<Invalid> {
-    if cfg.rotor.is_some() {
-        return Some(Invalid::new(
-            "rotor",
-            "a rotor runs on one GPU; over several processes it runs on backend = \"cpu\"",
-        ));
-    }
     if cfg.grid.dim != 3 {
         return Some(Invalid::new(
             "case.dim",
@@ -549,8 +549,8 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
     /// Reads this part's state back into a CPU solver of its slab, then gathers as the CPU parts
     /// do. A failed read is logged and the slab's initial state is sent instead, so the
     /// collective completes.
-    fn gather_into(&self, whole: Option<&mut Projection<T, D>>, link: &SlabLink) {
-        let mut host = Projection::new(self.cfg.clone());
+    fn gather_into(&self, mut whole: Option<&mut Projection<T, D>>, link: &SlabLink) {
+        let mut host = Projection::new(mirror_config(&self.cfg));
         match self.snapshot() {
             Ok(s) => {
                 if let Err(e) = host.restore(&s) {
@@ -567,7 +567,11 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
                 link.rank()
             ),
         }
-        Projection::gather_parts(whole, &host, link);
+        Projection::gather_parts(whole.as_deref_mut(), &host, link);
+        // Every part's device rotor holds the whole disk's last loads.
+        if let (Some(w), Some(r)) = (whole, &self.rotor) {
+            w.set_rotor_loads(r.loads);
+        }
     }
 
     fn device_communication_seconds(&self) -> Option<f64> {
@@ -579,7 +583,7 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
     }
 
     fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {
-        let mut host = Projection::new(self.cfg.clone());
+        let mut host = Projection::new(mirror_config(&self.cfg));
         whole.scatter_part(&mut host, link);
         let state = host
             .snapshot()

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// The CPU mirror's configuration: the solver's without its rotor, whose loads the device
 /// evaluates (the mirror never steps; its source tables would only cost memory and time).
-fn mirror_config(cfg: &Config) -> Config {
+pub(super) fn mirror_config(cfg: &Config) -> Config {
     Config {
         rotor: None,
         ..cfg.clone()
@@ -147,15 +147,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             self.clock_stale = true;
         }
         if cfg.rotor != self.cfg.rotor {
-            DeviceRotor::follow(
-                &mut self.rotor,
-                cfg.rotor,
-                &self.gpu,
-                &cfg.grid,
-                &self.l,
-                &self.vel,
-            )
-            .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
+            let mut rotor = self.rotor.take();
+            let built = DeviceRotor::follow(&mut rotor, cfg.rotor, |r| self.device_rotor(r));
+            self.rotor = rotor;
+            built.map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
         }
         // Its kernel arguments are the old settings'.
         self.step_graphs = [None, None];

@@ -2,9 +2,10 @@
 //! predictor, the Poisson right-hand side, the correction with its statistics and ghosts, and
 //! the speed maxima.
 
+use super::rotor::AllGather;
 use super::slab::Partials;
 use super::{BX, BY, CudaProjection, blocks_tile, faces3, fill_ghosts, grid_plane, grid_tile, ints3, pad3};
-use crate::backend::cuda::{Args, CudaError, limiter_code};
+use crate::backend::cuda::{Args, CudaError, DevBuf, limiter_code};
 use crate::case::{Boundary, Convection, TimeIntegrator};
 use crate::solver::incompressible::opening::opening_sides;
 use crate::solver::real::Real;
@@ -113,7 +114,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let hi: [i64; D] = std::array::from_fn(|a| *l.unknowns(a).end() as i64);
         let source: Vec<u64> = match &self.rotor {
             Some(r) => {
-                r.enqueue(&self.gpu)?;
+                let all_gather = self.slab.as_ref().map(|s| {
+                    move |mine: u64, counts: &[usize], all: &DevBuf<f64>| s.all_gather(mine, counts, all)
+                });
+                r.enqueue(&self.gpu, all_gather.as_ref().map(|g| g as AllGather))?;
                 r.accel_ptrs().collect()
             }
             None => Vec::new(),

@@ -253,7 +253,7 @@ impl<const D: usize> CudaSimple<D> {
         let k = &self.k;
         k.viscosity.iter().try_for_each(|v| v.run(gpu))?;
         if let Some(r) = &self.b.rotor {
-            r.enqueue(gpu)?;
+            r.enqueue(gpu, None)?;
         }
         let cfg = &self.cfg;
         let simpler = cfg.algorithm.pseudo_velocities();
@@ -504,8 +504,11 @@ impl<const D: usize> Solver for CudaSimple<D> {
         let viscosity_change = cfg.viscosity != self.cfg.viscosity;
         if cfg.rotor != self.cfg.rotor {
             let (gpu, grid, l) = (&self.gpu, &cfg.flow.grid, &self.l);
-            DeviceRotor::follow(&mut self.b.rotor, cfg.rotor, gpu, grid, l, &self.b.vel)
-                .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
+            let vel = &self.b.vel;
+            DeviceRotor::follow(&mut self.b.rotor, cfg.rotor, |r| {
+                DeviceRotor::new(gpu, r, grid, l, vel)
+            })
+            .map_err(|e| Invalid::new("rotor", format!("CUDA: {e}")))?;
         }
         // The kernels' arguments carry the settings.
         self.k = Launches::new(
