@@ -41,8 +41,9 @@ __device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[D
 }
 
 // Predictor of component C at face f from its inputs (momentum.rs `Momentum::rhs` and
-// projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) / h_a^2 - sum_a (a+_a q+_f - a-_a
-// q-_f) / h_a + s, the face values q_f of `face_value`; then F = q + dt (w_new H + w_old H_old)
+// projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) ih2_a - sum_a (a+_a q+_f - a-_a
+// q-_f) ih_a + s (ih_a = 1 / h_a, ih2_a = 1 / h_a^2: multiplications, where an IEEE division
+// would issue about ten instructions and a branch), the face values q_f of `face_value`; then F = q + dt (w_new H + w_old H_old)
 // with `ab2` (H stored as the next step's H_old), else F = q + dt H (forward Euler, no history
 // traffic). A momentum source s (a rotor's accelerations, kernels/rotor_source.cu; null without
 // one) is part of H: H = nu lap - conv + s. One instance per convection scheme, so that central
@@ -50,7 +51,7 @@ __device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[D
 template <int SCHEME, int C>
 __device__ __forceinline__ void predict_face(const FaceInputs& in, const Stag& g, const int idx[DIM], int f,
                                              const real* __restrict__ q, real* __restrict__ fc,
-                                             real* __restrict__ hc, bool source, int lim, const real h[3],
+                                             real* __restrict__ hc, bool source, int lim, const real ih[3],
                                              const real ih2[3], real nu, int ab2, real dt, real w_new,
                                              real w_old) {
     constexpr bool FAR = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
@@ -69,7 +70,7 @@ __device__ __forceinline__ void predict_face(const FaceInputs& in, const Stag& g
             h2 = far_value(q, g, C, a, idx, f, 1, &x2);
         }
         const real q_m = face_value<SCHEME>(lim, in.am[a], h1, x1, in.qm[a], in.qc, h2, x2);
-        const real flux = (in.ap[a] * q_p - in.am[a] * q_m) / h[a];
+        const real flux = (in.ap[a] * q_p - in.am[a] * q_m) * ih[a];
         const real visc = (in.qp[a] - in.qc - in.qc + in.qm[a]) * ih2[a];
         conv = a == 0 ? flux : conv + flux;
         lap = a == 0 ? visc : lap + visc;
@@ -114,7 +115,7 @@ __device__ __forceinline__ bool tile_advanced(const Stag& g, const int hi[3]) {
 template <int SCHEME, bool WHOLE>
 __device__ __forceinline__ void predict_rows(const Stag& g, const real* const vel[3], real* const pred[3],
                                              real* const hist[3], const real* const src[3], const int hi[3],
-                                             int lim, const real h[3], const real ih2[3], real nu, int ab2,
+                                             int lim, const real ih[3], const real ih2[3], real nu, int ab2,
                                              real dt, real w_new, real w_old) {
     constexpr bool EACH = SCHEME == CONV_TVD || SCHEME == CONV_QUICK;
 #pragma unroll
@@ -137,7 +138,7 @@ __device__ __forceinline__ void predict_rows(const Stag& g, const real* const ve
 #define PREDICT_FACE(C)                                                                                            \
     if (EACH) GATHER(C);                                                                                           \
     if (adv[C])                                                                                                    \
-        predict_face<SCHEME, C>(in[C], g, idx, f, vel[C], pred[C], hist[C], src[C] != 0, lim, h, ih2, nu, ab2, dt, \
+        predict_face<SCHEME, C>(in[C], g, idx, f, vel[C], pred[C], hist[C], src[C] != 0, lim, ih, ih2, nu, ab2, dt,\
                                 w_new, w_old)
         PREDICT_FACE(0);
         PREDICT_FACE(1);

@@ -104,8 +104,8 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
 // QUICK need about 160 registers and are left alone.
 #define PREDICT(name, SCHEME, BOUNDS)                                                                           \
     extern "C" __global__ void __launch_bounds__(BOUNDS)                                                       \
-        name(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int lim, real dx,      \
-             real dy, real dz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock, \
+        name(CVEC(u), VEC(f), VEC(hq), CVEC(s), STAG_PARAMS, int hi0, int hi1, int hi2, int lim, real ihx,     \
+             real ihy, real ihz, real idx2, real idy2, real idz2, real nu, int ab2, const double* __restrict__ clock, \
              const int* __restrict__ ctrl) {                                                                   \
         HALTED(ctrl)                                                                                           \
         const real dt = (real)clock[CK_DT], w_new = (real)clock[CK_W_NEW], w_old = (real)clock[CK_W_OLD];     \
@@ -115,11 +115,11 @@ extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__
         real* const hist[3] = {hq0, hq1, hq2};                                                                 \
         const real* const src[3] = {s0, s1, s2};                                                               \
         const int hi[3] = {hi0, hi1, hi2};                                                                     \
-        const real h[3] = {dx, dy, dz}, ih2[3] = {idx2, idy2, idz2};                                           \
+        const real ih[3] = {ihx, ihy, ihz}, ih2[3] = {idx2, idy2, idz2};                                       \
         if (tile_advanced(g, hi))                                                                              \
-            predict_rows<SCHEME, true>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old);   \
+            predict_rows<SCHEME, true>(g, vel, pred, hist, src, hi, lim, ih, ih2, nu, ab2, dt, w_new, w_old);  \
         else                                                                                                   \
-            predict_rows<SCHEME, false>(g, vel, pred, hist, src, hi, lim, h, ih2, nu, ab2, dt, w_new, w_old);  \
+            predict_rows<SCHEME, false>(g, vel, pred, hist, src, hi, lim, ih, ih2, nu, ab2, dt, w_new, w_old); \
     }
 #if DIM == 3
 #define LEAN TILE_THREADS, 3

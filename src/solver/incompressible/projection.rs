@@ -353,7 +353,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
             scheme: c.convection,
             limiter: c.limiter,
             nu: T::of(c.nu),
-            h,
+            ih: h.map(|h| T::one() / h),
             ih2: h.map(|h| T::one() / (h * h)),
         };
         let ab2 = matches!(c.integrator, TimeIntegrator::Ab2);

@@ -110,7 +110,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let c = &self.cfg;
         let l = self.l;
         let h: [T; D] = std::array::from_fn(|a| T::of(c.grid.spacing[a]));
-        let ih2 = h.map(|h| T::one() / (h * h));
+        let (ih, ih2) = (h.map(|h| T::one() / h), h.map(|h| T::one() / (h * h)));
         let hi: [i64; D] = std::array::from_fn(|a| *l.unknowns(a).end() as i64);
         let source: Vec<u64> = match &self.rotor {
             Some(r) => {
@@ -131,7 +131,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             .layout_args(a)
             .is(&pad3(hi, 0))
             .i(limiter_code(c.limiter))
-            .rs(&pad3(h, T::one()))
+            .rs(&pad3(ih, T::one()))
             .rs(&pad3(ih2, T::zero()))
             .r(T::of(c.nu))
             .i(matches!(c.integrator, TimeIntegrator::Ab2) as i64)
