@@ -4,8 +4,9 @@
 //! On a part of a grid cut over several GPUs the hierarchy is the CPU part's
 //! ([`PartLevels`]): the levels stay cut into slabs while the slabs allow and the level has at
 //! least [`MIN_CUT_CELLS`] cells, each level's layers
-//! that the part stores but does not own refreshed over NCCL after every smoothing colour and
-//! prolongation; the first level not cut is gathered from all parts (an all-gather of each
+//! that the part stores but does not own refreshed over NCCL after its right-hand side is
+//! restricted, after every red-black smoothing sweep (both colours:
+//! `CudaProjection::red_black_exchanged`) and after prolongation; the first level not cut is gathered from all parts (an all-gather of each
 //! part's restricted own cells) and cycled on every part alike as the whole grid's hierarchy,
 //! and each part prolongs from it. Every kernel computes a cell from the same values as on one
 //! GPU, so the cycle is the single GPU's bit for bit.
@@ -205,6 +206,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         match (levels.get(k + 1), coarse) {
             (Some(c), _) => {
                 self.restrict(&op, r, &c.op, c.b.ptr, level.offset)?;
+                if c.cut != Cut::Whole {
+                    // The smoother reads it beyond the own layers.
+                    self.exchange_level(&c.op, c.b.ptr)?;
+                }
                 self.gpu.memset_zero(&c.x)?;
                 self.v_cycle(levels, coarse, k + 1, c.x.ptr, c.b.ptr)?;
                 self.prolong(&c.op, c.x.ptr, &op, x, level.offset)?;
@@ -284,8 +289,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The multigrid smoother: two red-black Gauss-Seidel sweeps (colour `first`, then the
     /// other) of `L x = b` on `level`, result in `x`. In 2D each sweep is one fused two-colour
     /// launch, from `x` to `scratch` and back; 3D grids and odd periodic sizes take the
-    /// single-colour sweeps (with the serial seam cells) instead, and on a part each colour
-    /// refreshes the layers the part does not own.
+    /// single-colour sweeps (with the serial seam cells) instead, and on a part each sweep
+    /// refreshes the layers the part does not own once, after both colours (the first colour's
+    /// values next to the own layers are their owner's: `CudaProjection::red_black_exchanged`).
     fn smooth(
         &self,
         level: &MgLevel<T, D>,
@@ -297,12 +303,13 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let op = &level.op;
         if D == 3 || odd_periodic(op) || level.cut != Cut::Whole {
             for _ in 0..2 {
-                for colour in [first, 1 - first] {
-                    match level.cut {
-                        Cut::Whole => self.colour(op, x, b, colour, T::one(), 0)?,
-                        Cut::Top => self.colour_exchanged(x, b, colour, T::one(), 0)?,
-                        Cut::Coarse => {
+                match level.cut {
+                    Cut::Top => self.red_black_exchanged(x, b, first, T::one(), 0)?,
+                    Cut::Whole | Cut::Coarse => {
+                        for colour in [first, 1 - first] {
                             self.colour(op, x, b, colour, T::one(), 0)?;
+                        }
+                        if level.cut == Cut::Coarse {
                             self.exchange_level(op, x)?;
                         }
                     }

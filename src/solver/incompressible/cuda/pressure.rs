@@ -168,6 +168,28 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         })
     }
 
+    /// One red-black sweep of the pressure operator, colour `first` then the other, on `x`
+    /// (relaxation `omega`), with the layers this part stores but does not own refreshed once,
+    /// after the second colour ([`Self::colour_exchanged`]): the first colour sweeps every stored
+    /// layer, and in the layer next to its own a part computes each cell from the values its owner
+    /// computes it from (the exchanged layers, and `b` exchanged at the start of the solve), so
+    /// the second colour reads there what the owner wrote, bit for bit. One GPU: both colours.
+    pub(super) fn red_black_exchanged(
+        &self,
+        x: u64,
+        b: u64,
+        first: i64,
+        omega: T,
+        ctrl: u64,
+    ) -> Result<(), CudaError> {
+        if self.slab.is_some() {
+            self.colour(&self.op, x, b, first, omega, ctrl)?;
+        } else {
+            self.colour_exchanged(x, b, first, omega, ctrl)?;
+        }
+        self.colour_exchanged(x, b, 1 - first, omega, ctrl)
+    }
+
     /// `r = b - L x` (r = 0: none stored); with `norm`, block partial sums of r^2 in part_a.
     pub(super) fn residual(
         &self,
@@ -313,6 +335,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let max = settings.max_iterations;
         self.rhs_norm()?;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
+        if matches!(self.work, Work::Sor | Work::Multigrid { .. }) {
+            // The red-black sweeps also read it beyond the own layers (red_black_exchanged).
+            self.exchange_cells(rhs)?;
+        }
         match &self.work {
             Work::Jacobi { .. } if self.slab.as_ref().is_some_and(|s| s.overlap) => {
                 self.jacobi_part(max)?;
@@ -359,9 +385,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             self.residual(&op, p, rhs, 0, true, ctrl)?;
                             self.finalize_check(Partials::Cells, it, max)?;
                         }
-                        for colour in [0, 1] {
-                            self.colour_exchanged(p, rhs, colour, omega, ctrl)?;
-                        }
+                        self.red_black_exchanged(p, rhs, 0, omega, ctrl)?;
                         it += 1;
                         if it > max {
                             break;
