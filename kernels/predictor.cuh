@@ -43,11 +43,12 @@ __device__ __forceinline__ FaceInputs gather_face(const Stag& g, const int idx[D
 // Predictor of component C at face f from its inputs (momentum.rs `Momentum::rhs` and
 // projection.rs `predict`): H = nu sum_a (q+_a - 2 q + q-_a) ih2_a - sum_a (a+_a q+_f - a-_a
 // q-_f) ih_a + s (ih_a = 1 / h_a, ih2_a = 1 / h_a^2: multiplications, where an IEEE division
-// would issue about ten instructions and a branch), the face values q_f of `face_value`; then F = q + dt (w_new H + w_old H_old)
-// with `ab2` (H stored as the next step's H_old), else F = q + dt H (forward Euler, no history
-// traffic). A momentum source s (a rotor's accelerations, kernels/rotor_source.cu; null without
-// one) is part of H: H = nu lap - conv + s. One instance per convection scheme, so that central
-// and upwind differencing neither read the second neighbours nor evaluate their periodic wrap.
+// would issue about ten instructions and a branch), the face values q_f of `face_value`; then
+// F = q + dt (w_new H + w_old H_old) with `ab2` (H stored as the next step's H_old), else
+// F = q + dt H (forward Euler, no history traffic). A momentum source s (a rotor's
+// accelerations, kernels/rotor_source.cu; null without one) is part of H: H = nu lap - conv + s.
+// One instance per convection scheme, so that central and upwind differencing neither read the
+// second neighbours nor evaluate their periodic wrap.
 template <int SCHEME, int C>
 __device__ __forceinline__ void predict_face(const FaceInputs& in, const Stag& g, const int idx[DIM], int f,
                                              const real* __restrict__ q, real* __restrict__ fc,

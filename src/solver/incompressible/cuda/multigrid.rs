@@ -3,12 +3,11 @@
 //!
 //! On a part of a grid cut over several GPUs the hierarchy is the CPU part's
 //! ([`PartLevels`]): the levels stay cut into slabs while the slabs allow and the level has at
-//! least [`MIN_CUT_CELLS`] cells, each level's layers
-//! that the part stores but does not own refreshed over NCCL after its right-hand side is
-//! restricted, after every red-black smoothing sweep (both colours:
-//! `CudaProjection::red_black_exchanged`) and after prolongation; the first level not cut is gathered from all parts (an all-gather of each
-//! part's restricted own cells) and cycled on every part alike as the whole grid's hierarchy,
-//! and each part prolongs from it. Every kernel computes a cell from the same values as on one
+//! least [`MIN_CUT_CELLS`] cells, each level's layers that the part stores but does not own
+//! refreshed over NCCL after its right-hand side is restricted, after every red-black smoothing
+//! sweep (both colours: `CudaProjection::red_black_exchanged`) and after prolongation; the first
+//! level not cut is gathered from all parts (an all-gather of each part's restricted own cells)
+//! and cycled on every part alike as the whole grid's hierarchy, and each part prolongs from it. Every kernel computes a cell from the same values as on one
 //! GPU, so the cycle is the single GPU's bit for bit.
 
 use super::pressure::{box_args, odd_periodic};

@@ -146,6 +146,10 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
         }
         let target = T::of(self.settings.tolerance) * b_norm;
         let max = self.settings.max_iterations;
+        if matches!(self.work, Workspace::Sor | Workspace::Multigrid(_)) {
+            // The red-black sweeps also read it beyond a part's own layers (red_black.rs).
+            sums.exchange(b);
+        }
         let whole_n = self.whole.n;
         let (iterations, r_norm) = match &mut self.work {
             Workspace::Jacobi { next } => jacobi::solve(&op, p, b, next, sums, target, max),

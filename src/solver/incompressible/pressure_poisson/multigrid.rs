@@ -12,14 +12,15 @@
 //!
 //! On a part of a grid cut into slabs ([`crate::parallel`]) the levels stay cut while every
 //! part keeps at least four layers on even cuts; each level's part stores two layers beyond its
-//! own towards each neighbour, refreshed after every smoothing colour and prolongation. The
+//! own towards each neighbour, refreshed after its right-hand side is restricted, after every
+//! red-black smoothing sweep (both colours; `red_black_sweep`) and after prolongation. The
 //! first level that cannot be cut is gathered from all parts and cycled (down to the coarse
 //! solve and back) on every part alike as the whole grid's hierarchy, and each part
 //! prolongs from it: the same operations as on one process, bit for bit.
 
 use super::conjugate_gradient::{self, Preconditioner};
 use super::laplacian::Laplacian;
-use super::red_black::colour_sweep;
+use super::red_black::red_black_sweep;
 use super::{remove_mean, residual};
 use crate::parallel::{RowSums, SlabLink, Slabs};
 use crate::solver::linear::CgWork;
@@ -190,6 +191,8 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
         } else {
             let c = &mut coarse[0];
             restrict(&op, &fine.r, &c.op, &mut c.b, fine.offset);
+            // The smoother reads it beyond a part's own layers (red_black_sweep).
+            c.sums.exchange(&mut c.b);
             c.x.par_iter_mut().for_each(|v| *v = T::zero());
             // Recurse with the coarse buffers moved out so `self` stays borrowable.
             let mut cx = std::mem::take(&mut c.x);
@@ -206,14 +209,11 @@ impl<T: Real, const D: usize> Multigrid<T, D> {
     }
 
     /// `sweeps` red-black Gauss-Seidel sweeps on level `k`, colours in `order`; on a part the
-    /// stored layers are refreshed after each colour.
+    /// stored layers are refreshed after each sweep ([`red_black_sweep`]).
     fn smooth(&self, k: usize, x: &mut [T], b: &[T], order: [usize; 2], sweeps: usize) {
         let level = &self.levels[k];
         for _ in 0..sweeps {
-            for colour in order {
-                colour_sweep(&level.op, x, b, colour, T::one());
-                level.sums.exchange(x);
-            }
+            red_black_sweep(&level.op, x, b, order, T::one(), &level.sums);
         }
     }
 

@@ -66,8 +66,7 @@ fn seam<T: Real, const D: usize>(op: &Laplacian<T, D>, idx: [usize; D]) -> bool 
     (0..D).any(|a| op.n[a] % 2 == 1 && op.bc[a][0] == Periodic && (idx[a] == 0 || idx[a] + 1 == op.n[a]))
 }
 
-/// Red-black SOR (on a part of a decomposed grid, the layers it stores but does not own
-/// refreshed after each colour) until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
+/// Red-black SOR until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
 /// residual costs one more pass); returns (iterations, residual norm). For a singular `L` the
 /// constant component, which SOR leaves undamped and lets drift, is removed at each check so
 /// rounding stays at the level of the solution, not of its drifting mean.
@@ -92,12 +91,29 @@ pub fn sor_solve<T: Real, const D: usize>(
                 return (it, r);
             }
         }
-        colour_sweep(op, p, b, 0, omega);
-        sums.exchange(p);
-        colour_sweep(op, p, b, 1, omega);
-        sums.exchange(p);
+        red_black_sweep(op, p, b, [0, 1], omega, sums);
         it += 1;
     }
+}
+
+/// One red-black sweep of `L x = b` (relaxation `omega`), the colours in `order`. On a part of
+/// a decomposed grid the layers it stores but does not own are refreshed once, after both
+/// colours: the first colour sweeps every stored layer, and in the layer next to its own a part
+/// computes each cell from the values its owner computes it from (the layers exchanged after the
+/// last sweep, and `b`, exchanged before the solve), so the second colour reads there what the
+/// owner wrote, bit for bit.
+pub fn red_black_sweep<T: Real, const D: usize>(
+    op: &Laplacian<T, D>,
+    x: &mut [T],
+    b: &[T],
+    order: [usize; 2],
+    omega: T,
+    sums: &RowSums<T>,
+) {
+    for colour in order {
+        colour_sweep(op, x, b, colour, omega);
+    }
+    sums.exchange(x);
 }
 
 /// Zero-initial-guess symmetric Gauss-Seidel approximation `w ~ L^-1 r` (red, black, red):
