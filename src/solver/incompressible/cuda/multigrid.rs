@@ -7,8 +7,9 @@
 //! refreshed over NCCL after its right-hand side is restricted, after every red-black smoothing
 //! sweep (both colours: `CudaProjection::red_black_exchanged`) and after prolongation; the first
 //! level not cut is gathered from all parts (an all-gather of each part's restricted own cells)
-//! and cycled on every part alike as the whole grid's hierarchy, and each part prolongs from it. Every kernel computes a cell from the same values as on one
-//! GPU, so the cycle is the single GPU's bit for bit.
+//! and cycled on every part alike as the whole grid's hierarchy, and each part prolongs from it.
+//! Every kernel computes a cell from the same values as on one GPU, so the cycle is the single
+//! GPU's bit for bit.
 
 use super::pressure::{box_args, odd_periodic};
 use super::slab::GpuSlab;
