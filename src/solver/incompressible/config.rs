@@ -3,6 +3,7 @@
 use super::analytic::Analytic;
 use super::pressure_poisson::{FaceBc, Laplacian, PoissonSettings, spectral};
 use super::rotor_source::RotorSetup;
+use super::staggered::Layout;
 use crate::case::{
     Boundary, CaseSpec, Convection, Initial, Invalid, Method, Precision, PressureSolverKind, Side,
     TimeIntegrator, validate::positive,
@@ -367,6 +368,11 @@ impl Config {
     /// Velocity scale of the problem: the largest wall, inflow or initial speed (1 if all are 0).
     pub fn velocity_scale(&self) -> f64 {
         velocity_scale(&self.bc, self.initial_velocity, self.analytic, &self.grid)
+    }
+
+    /// The staggered layout of this `D`-dimensional grid and its sides ([`Layout::of_grid`]).
+    pub fn layout<const D: usize>(&self) -> Layout<D> {
+        Layout::of_grid(&self.grid, &self.bc)
     }
 
     /// The pressure Poisson operator on this grid and its sides' conditions ([`pressure_bc`]).

@@ -68,7 +68,7 @@ pub struct Projection<T: Real, const D: usize> {
 impl<T: Real, const D: usize> Projection<T, D> {
     /// The solver of `cfg`, whose case has `D` dimensions.
     pub fn new(cfg: Config) -> Self {
-        let l = Self::layout(&cfg);
+        let l = cfg.layout::<D>();
         let op = cfg.pressure_operator();
         let poisson = PoissonSolver::new(op, cfg.poisson);
         let mut s = Self::with(cfg, RowSums::whole(l.rows()), poisson, op.len());
@@ -80,8 +80,8 @@ impl<T: Real, const D: usize> Projection<T, D> {
     /// axis: `cfg` is `whole` on the part's stored cells, with walls where it meets another
     /// part (their values are overwritten by the exchange; see [`crate::parallel`]).
     pub fn part(cfg: Config, whole: &Config, link: &SlabLink) -> Self {
-        let l = Self::layout(&cfg);
-        let w = Self::layout(whole);
+        let l = cfg.layout::<D>();
+        let w = whole.layout::<D>();
         let rows_per_layer = l.rows() / (l.n[D - 1] + 2);
         let sums = RowSums::part(link, l.rows(), rows_per_layer, l.stride[1], 1, w.rows());
         let op = cfg.pressure_operator::<T, D>();
@@ -103,13 +103,8 @@ impl<T: Real, const D: usize> Projection<T, D> {
         s
     }
 
-    fn layout(cfg: &Config) -> Layout<D> {
-        assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
-        Layout::new(std::array::from_fn(|a| cfg.grid.n[a]), &cfg.bc)
-    }
-
     fn with(cfg: Config, sums: RowSums<T>, poisson: PoissonSolver<T, D>, whole_cells: usize) -> Self {
-        let l = Self::layout(&cfg);
+        let l = cfg.layout::<D>();
         let len = l.len();
         let cells = poisson.op.len();
         let zeros = || std::array::from_fn(|_| vec![T::zero(); len]);
@@ -322,7 +317,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
             let l = self.l;
             self.rotor = RotorSource::follow(self.rotor.take(), cfg.rotor, |r| {
                 match (&whole, self.sums.link()) {
-                    (Some(w), Some(link)) => RotorSource::part(r, &w.grid, &Self::layout(w), &l, link),
+                    (Some(w), Some(link)) => RotorSource::part(r, &w.grid, &w.layout::<D>(), &l, link),
                     _ => RotorSource::new(r, &cfg.grid, &l),
                 }
             });

@@ -36,6 +36,13 @@ pub fn side(axis: usize, s: usize) -> Side {
 }
 
 impl<const D: usize> Layout<D> {
+    /// The layout of the `D`-dimensional `grid` with sides `bc` (panics for a grid of another
+    /// dimension).
+    pub fn of_grid(grid: &Grid, bc: &[[Boundary; 2]]) -> Self {
+        assert_eq!(grid.dim, D, "a {D}D solver of a {}D case", grid.dim);
+        Self::new(std::array::from_fn(|a| grid.n[a]), bc)
+    }
+
     pub fn new(n: [usize; D], bc: &[[Boundary; 2]]) -> Self {
         let mut stride = [1; D];
         for a in 1..D {

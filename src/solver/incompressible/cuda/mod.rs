@@ -388,8 +388,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         assert_eq!(cfg.grid.dim, D, "a {D}D solver of a {}D case", cfg.grid.dim);
         let projection_kernels = gpu.module_dim(KernelSet::Projection, T::NAME, D)?;
         let poisson_kernels = gpu.module_dim(KernelSet::Poisson, T::NAME, D)?;
-        let n: [usize; D] = std::array::from_fn(|a| cfg.grid.n[a]);
-        let l = Layout::new(n, &cfg.bc);
+        let l = cfg.layout::<D>();
+        let n = l.n;
         let op = cfg.pressure_operator::<T, D>();
         let len = l.len();
         let cells = op.len();
@@ -469,9 +469,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let source = match &self.slab {
             Some(slab) => {
                 let whole = &slab.whole;
-                let n: [usize; D] = std::array::from_fn(|a| whole.grid.n[a]);
-                let w = Layout::new(n, &whole.bc);
-                RotorSource::part(setup, &whole.grid, &w, &self.l, &slab.link)
+                RotorSource::part(setup, &whole.grid, &whole.layout::<D>(), &self.l, &slab.link)
             }
             None => RotorSource::new(setup, &self.cfg.grid, &self.l),
         };

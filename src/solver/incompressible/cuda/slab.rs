@@ -254,21 +254,9 @@ impl<T: Real> GpuSlab<T> {
         own.start * layer..own.end * layer
     }
 
-    /// Refreshes the layers of the arrays `xs` (of equal length, `layer_len` values a layer,
-    /// `ghosts` ghost layers each side) that this part stores but does not own, in one NCCL
-    /// group.
-    pub(super) fn exchange(
-        &self,
-        xs: &[&DevBuf<T>],
-        layer_len: usize,
-        ghosts: usize,
-    ) -> Result<(), CudaError> {
-        let ptrs: Vec<u64> = xs.iter().map(|x| x.ptr).collect();
-        self.exchange_at(Stream::Compute, &ptrs, xs[0].len, layer_len, ghosts)
-    }
-
-    /// [`GpuSlab::exchange`] of the arrays of `len` values at the device addresses `xs`, on
-    /// `stream`.
+    /// Refreshes the layers of the arrays of `len` values at the device addresses `xs`
+    /// (`layer_len` values a layer, `ghosts` ghost layers each side) that this part stores but
+    /// does not own, in one NCCL group on `stream`.
     pub(super) fn exchange_at(
         &self,
         stream: Stream,

@@ -5,7 +5,7 @@
 use super::rotor::AllGather;
 use super::slab::Partials;
 use super::{BX, BY, CudaProjection, blocks_tile, faces3, fill_ghosts, grid_plane, grid_tile, ints3, pad3};
-use crate::backend::cuda::{Args, CudaError, DevBuf, limiter_code};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Stream, limiter_code};
 use crate::case::{Boundary, Convection, TimeIntegrator};
 use crate::solver::incompressible::opening::opening_sides;
 use crate::solver::real::Real;
@@ -214,7 +214,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Some(&self.ctrl),
         )?;
         if let Some(s) = &self.slab {
-            s.exchange(&self.vel.each_ref(), self.l.stride[D - 1], 1)?;
+            let vel = self.vel.each_ref().map(|v| v.ptr);
+            s.exchange_at(Stream::Compute, &vel, self.l.len(), self.l.stride[D - 1], 1)?;
         }
         Ok(())
     }

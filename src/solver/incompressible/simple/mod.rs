@@ -123,8 +123,8 @@ fn each_unknown<const D: usize>(l: &Layout<D>, c: usize, mut f: impl FnMut(usize
 
 impl<const D: usize> Simple<D> {
     pub fn new(cfg: SimpleConfig) -> Self {
-        let n: [usize; D] = std::array::from_fn(|a| cfg.flow.grid.n[a]);
-        let l = Layout::new(n, &cfg.flow.bc);
+        let l = Layout::<D>::of_grid(&cfg.flow.grid, &cfg.flow.bc);
+        let n = l.n;
         let len = l.len();
         let cells: usize = n.iter().product();
         let periodic = l.periodic;

@@ -106,7 +106,7 @@ impl<const D: usize> CudaSimple<D> {
         let gpu = Gpu::on(device)?;
         // The CPU solver's initial state (boundaries and viscosity applied) is the start.
         let mut cpu = Simple::<D>::new(mirror_config(&cfg));
-        let l = Layout::new(std::array::from_fn(|a| cfg.flow.grid.n[a]), &cfg.flow.bc);
+        let l = Layout::<D>::of_grid(&cfg.flow.grid, &cfg.flow.bc);
         let n = l.len();
         let cells: usize = l.n.iter().product();
         let shapes: [[usize; D]; D] = std::array::from_fn(|c| coefficients::shape(&l, c));
