@@ -25,12 +25,13 @@ struct point {
     q4 u, x, y;
 };
 
-// Flux Jacobian A(U) v along x, conserved variables.
+// Flux Jacobian A(U) v along x, conserved variables, from the one reciprocal 1 / rho.
 __device__ __forceinline__ q4 jac_x(real g, q4 q, q4 v) {
-    const real u = q.c[1] / q.c[0], w = q.c[2] / q.c[0];
+    const real inv_rho = (real)1 / q.c[0];
+    const real u = q.c[1] * inv_rho, w = q.c[2] * inv_rho;
     const real gm = g - (real)1;
     const real k = (real)0.5 * gm * (u * u + w * w);
-    const real h = g * q.c[3] / q.c[0] - k;
+    const real h = g * q.c[3] * inv_rho - k;
     return make_q4(v.c[1], (k - u * u) * v.c[0] + ((real)3 - g) * u * v.c[1] - gm * w * v.c[2] + gm * v.c[3],
                    -u * w * v.c[0] + w * v.c[1] + u * v.c[2],
                    u * (k - h) * v.c[0] + (h - gm * u * u) * v.c[1] - gm * u * w * v.c[2] + g * u * v.c[3]);
@@ -50,8 +51,9 @@ __device__ __forceinline__ real weight_power(real x, real alpha) {
 
 // The alpha-weighted average of M candidate gradients cand[i] = (x, y), per variable:
 // W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} (|grad_l| / max |grad|)^alpha, the plain
-// average where all candidates vanish. Each power is computed once and reused in the products
-// (the same factors, multiplied in the same order as the CPU).
+// average where all candidates vanish; both quotients as products with one reciprocal each.
+// Each power is computed once and reused in the products (the same factors, multiplied in the
+// same order as the CPU).
 template <int M>
 __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx, q4* gy) {
 #pragma unroll
@@ -65,9 +67,10 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
         }
         real wsum = 0, acc0 = 0, acc1 = 0;
         if (tmax > (real)0) {
+            const real inv_tmax = (real)1 / tmax;
             real pw[M];
 #pragma unroll
-            for (int l = 0; l < M; l++) pw[l] = weight_power(theta[l] / tmax, alpha);
+            for (int l = 0; l < M; l++) pw[l] = weight_power(theta[l] * inv_tmax, alpha);
 #pragma unroll
             for (int i = 0; i < M; i++) {
                 real w = 1;
@@ -80,8 +83,9 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
             }
         }
         if (wsum > (real)0) {
-            gx->c[k] = acc0 / wsum;
-            gy->c[k] = acc1 / wsum;
+            const real inv_wsum = (real)1 / wsum;
+            gx->c[k] = acc0 * inv_wsum;
+            gy->c[k] = acc1 * inv_wsum;
         } else {
             const real inv = (real)1 / (real)M;
             real s0 = 0, s1 = 0;
@@ -176,6 +180,7 @@ __device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, co
     const int n = 1 << DIM;
     const real one = (real)1;
     const real rx = dt / hx, ry = dt / hy;
+    const real inv_hx = one / hx, inv_hy = one / hy;
     q4 sum = make_q4(0, 0, 0, 0);
     q4 moved[n];
 #pragma unroll
@@ -213,7 +218,7 @@ __device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, co
             const real s = m == 0 ? -one : one;
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                cand[m][0].c[k] = s * (moved[m].c[k] - up.c[k]) * two / hx;
+                cand[m][0].c[k] = s * (moved[m].c[k] - up.c[k]) * two * inv_hx;
                 cand[m][1].c[k] = 0;
             }
         }
@@ -223,14 +228,14 @@ __device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, co
         for (int k = 0; k < 4; k++) {
             const real mid = two * up.c[k];
             // Pairs along x at s_y = -1, +1; pairs along y at s_x = -1, +1.
-            cand[0][0].c[k] = (v[1].c[k] - v[0].c[k]) / hx;
-            cand[0][1].c[k] = -(v[1].c[k] + v[0].c[k] - mid) / hy;
-            cand[1][0].c[k] = (v[3].c[k] - v[2].c[k]) / hx;
-            cand[1][1].c[k] = (v[3].c[k] + v[2].c[k] - mid) / hy;
-            cand[2][1].c[k] = (v[2].c[k] - v[0].c[k]) / hy;
-            cand[2][0].c[k] = -(v[2].c[k] + v[0].c[k] - mid) / hx;
-            cand[3][1].c[k] = (v[3].c[k] - v[1].c[k]) / hy;
-            cand[3][0].c[k] = (v[3].c[k] + v[1].c[k] - mid) / hx;
+            cand[0][0].c[k] = (v[1].c[k] - v[0].c[k]) * inv_hx;
+            cand[0][1].c[k] = -(v[1].c[k] + v[0].c[k] - mid) * inv_hy;
+            cand[1][0].c[k] = (v[3].c[k] - v[2].c[k]) * inv_hx;
+            cand[1][1].c[k] = (v[3].c[k] + v[2].c[k] - mid) * inv_hy;
+            cand[2][1].c[k] = (v[2].c[k] - v[0].c[k]) * inv_hy;
+            cand[2][0].c[k] = -(v[2].c[k] + v[0].c[k] - mid) * inv_hx;
+            cand[3][1].c[k] = (v[3].c[k] - v[1].c[k]) * inv_hy;
+            cand[3][0].c[k] = (v[3].c[k] + v[1].c[k] - mid) * inv_hx;
         }
     }
     weighted<n>(alpha, cand, &p.x, &p.y);

@@ -359,10 +359,22 @@ __device__ __forceinline__ real psi(int lim, real r) {
 }
 
 // Limited slope from the backward difference a and the forward difference b (Limiter::slope; the
-// compressible family allows only the symmetric TVD limiters 0-5).
+// compressible family allows only the symmetric TVD limiters 0-5): b psi(a / b) written without
+// the ratio, on the magnitudes |a|, |b| with b's sign where the limiter is a min or max of them.
 __device__ __forceinline__ real limited_slope(int lim, real a, real b) {
-    if (a * b <= (real)0) return (real)0;
-    return b * psi(lim, a / b);
+    const real zero = 0, two = 2;
+    if (a * b <= zero) return zero;
+    const real ma = fabs(a), mb = fabs(b);
+    real m;
+    switch (lim) {
+        case LIM_MINMOD: m = fmin(ma, mb); break;
+        case LIM_SUPERBEE: m = fmax(fmin(two * ma, mb), fmin(ma, two * mb)); break;
+        case LIM_VAN_LEER: return two * a * b / (a + b);
+        case LIM_MC: m = fmin(fmin(two * ma, (ma + mb) * (real)0.5), two * mb); break;
+        case LIM_VAN_ALBADA: return a * b * (a + b) / (a * a + b * b);
+        default: return b * psi(lim, a / b);
+    }
+    return b > zero ? m : -m;
 }
 
 // The reordering of the fast cosine transform (Makhoul 1980; kernels/transform.cuh `dct_divide`):

@@ -35,18 +35,22 @@ __device__ __forceinline__ void store_q4(real* __restrict__ q, long long len, lo
     q[3 * len + k] = v.c[3];
 }
 
-// Conserved from primitive: [rho, rho u, rho v, p / (gamma - 1) + rho (u^2 + v^2) / 2].
+// Conserved from primitive: [rho, rho u, rho v, p (1 / (gamma - 1)) + rho (u^2 + v^2) / 2]. The
+// reciprocal depends on gamma only, so a kernel computes it once (state.rs `conserved`).
 __device__ __forceinline__ q4 conserved(real g, q4 w) {
     const real half = (real)0.5;
+    const real inv_gm1 = (real)1 / (g - (real)1);
     return make_q4(w.c[0], w.c[0] * w.c[1], w.c[0] * w.c[2],
-                   w.c[3] / (g - (real)1) + half * w.c[0] * (w.c[1] * w.c[1] + w.c[2] * w.c[2]));
+                   w.c[3] * inv_gm1 + half * w.c[0] * (w.c[1] * w.c[1] + w.c[2] * w.c[2]));
 }
 
-// Primitive from conserved: [rho, u, v, (gamma - 1) (E - rho (u^2 + v^2) / 2)].
+// Primitive from conserved: [rho, u, v, (gamma - 1) (E - rho (u^2 + v^2) / 2)], the velocity
+// from the one reciprocal 1 / rho (state.rs `primitive`).
 __device__ __forceinline__ q4 primitive(real g, q4 q) {
     const real half = (real)0.5;
-    const real u = q.c[1] / q.c[0];
-    const real v = q.c[2] / q.c[0];
+    const real inv_rho = (real)1 / q.c[0];
+    const real u = q.c[1] * inv_rho;
+    const real v = q.c[2] * inv_rho;
     return make_q4(q.c[0], u, v, (g - (real)1) * (q.c[3] - half * q.c[0] * (u * u + v * v)));
 }
 

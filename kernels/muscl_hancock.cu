@@ -1,8 +1,8 @@
 // The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
 // (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
-// euler_step_dt, euler_ghosts (y then x), mh_faces (slopes and the Hancock half-step, one thread
-// per cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread
-// per cell, the step reduction fused in), euler_reduce_finalize.
+// euler_step_dt, euler_ghosts (y then x), mh_faces_<limiter> (slopes and the Hancock half-step,
+// one thread per cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update
+// (one thread per cell, the step reduction fused in), euler_reduce_finalize.
 // Storage and operation order: see euler.cuh.
 #include "common.cuh"
 #include "euler.cuh"
@@ -340,11 +340,14 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
 // (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
 // primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
 // dimension as a template parameter (face arrays in registers instead of 160 bytes of local
-// memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md).
-extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned char* __restrict__ solid,
-                                    real* __restrict__ faces, long long len, int stride, int g0, int g1,
-                                    int nx, int ny, int dim, real g, int lim, int characteristic,
-                                    const double* __restrict__ clock, double dx, double dy) {
+// memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md). The
+// limiter LIM (LIM_* of src/backend/cuda/slots.rs) is a template parameter, so its slopes compile
+// without branches between them.
+template <int LIM>
+__device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const unsigned char* __restrict__ solid,
+                                               real* __restrict__ faces, long long len, int stride, int g0, int g1,
+                                               int nx, int ny, int dim, real g, int characteristic,
+                                               const double* __restrict__ clock, double dx, double dy) {
     const real half_dt_x = (real)(0.5 * clock[EK_DT] / dx), half_dt_y = (real)(0.5 * clock[EK_DT] / dy);
     const int ii = blockIdx.x * blockDim.x + threadIdx.x;
     const int jj = blockIdx.y * blockDim.y + threadIdx.y;
@@ -361,7 +364,7 @@ extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned c
         const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
         const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
         const q4 lc = to_local(d, wc);
-        const q4 sl = mh_slope(lim, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
+        const q4 sl = mh_slope(LIM, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
         q4 lo, hi;
         for (int c = 0; c < 4; c++) {
             lo.c[c] = lc.c[c] - half * sl.c[c];
@@ -391,6 +394,23 @@ extern "C" __global__ void mh_faces(const real* __restrict__ q, const unsigned c
         for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
     }
 }
+
+// The entry points of `mh_faces_cells`, one per limiter of the compressible family (Limiter::ALL):
+// mh_faces_none, mh_faces_minmod, mh_faces_superbee, mh_faces_van_leer, mh_faces_mc and
+// mh_faces_van_albada.
+#define MH_FACES(name, LIM)                                                                                     \
+    extern "C" __global__ void name(const real* __restrict__ q, const unsigned char* __restrict__ solid,       \
+                                    real* __restrict__ faces, long long len, int stride, int g0, int g1,      \
+                                    int nx, int ny, int dim, real g, int characteristic,                      \
+                                    const double* __restrict__ clock, double dx, double dy) {                 \
+        mh_faces_cells<LIM>(q, solid, faces, len, stride, g0, g1, nx, ny, dim, g, characteristic, clock, dx, dy); \
+    }
+MH_FACES(mh_faces_none, LIM_NONE)
+MH_FACES(mh_faces_minmod, LIM_MINMOD)
+MH_FACES(mh_faces_superbee, LIM_SUPERBEE)
+MH_FACES(mh_faces_van_leer, LIM_VAN_LEER)
+MH_FACES(mh_faces_mc, LIM_MC)
+MH_FACES(mh_faces_van_albada, LIM_VAN_ALBADA)
 
 // Step 4: the flux through every face normal to axis d, one thread per face (2D grid over
 // (nx + 1) x ny for d = 0, nx x (ny + 1) for d = 1), between cell a (low side) and b (high side):

@@ -39,13 +39,14 @@ pub const GHOSTS: usize = 1;
 /// Value and gradients `[u, u_x, u_y]` at a solution point.
 type Point<T> = [Q<T>; 3];
 
-/// Flux Jacobian `A(U) v` along x, conserved variables.
+/// Flux Jacobian `A(U) v` along x, conserved variables, from the one reciprocal `1 / rho`.
 #[inline(always)]
 fn jac_x<T: Real>(g: T, q: Q<T>, v: Q<T>) -> Q<T> {
-    let (u, w) = (q[1] / q[0], q[2] / q[0]);
+    let inv_rho = T::one() / q[0];
+    let (u, w) = (q[1] * inv_rho, q[2] * inv_rho);
     let gm = g - T::one();
     let k = T::of(0.5) * gm * (u * u + w * w);
-    let h = g * q[3] / q[0] - k;
+    let h = g * q[3] * inv_rho - k;
     [
         v[1],
         (k - u * u) * v[0] + (T::of(3.0) - g) * u * v[1] - gm * w * v[2] + gm * v[3],
@@ -76,7 +77,8 @@ fn weight_power<T: Real>(x: T, alpha: T) -> T {
     }
 }
 
-/// The alpha-weighted average of `m` candidate gradients, per variable.
+/// The alpha-weighted average of `m` candidate gradients, per variable; both quotients as
+/// products with one reciprocal each.
 #[inline(always)]
 fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
     let mut out = [[T::zero(); 4]; 2];
@@ -89,11 +91,12 @@ fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
         let mut wsum = T::zero();
         let mut acc = [T::zero(); 2];
         if tmax > T::zero() {
+            let inv_tmax = T::one() / tmax;
             for i in 0..m {
                 let mut w = T::one();
                 for (l, t) in theta.iter().enumerate().take(m) {
                     if l != i {
-                        w = w * weight_power(*t / tmax, alpha);
+                        w = w * weight_power(*t * inv_tmax, alpha);
                     }
                 }
                 wsum = wsum + w;
@@ -102,8 +105,9 @@ fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
             }
         }
         if wsum > T::zero() {
-            out[0][k] = acc[0] / wsum;
-            out[1][k] = acc[1] / wsum;
+            let inv_wsum = T::one() / wsum;
+            out[0][k] = acc[0] * inv_wsum;
+            out[1][k] = acc[1] * inv_wsum;
         } else {
             let inv = T::one() / T::of(m as f64);
             out[0][k] = cand.iter().take(m).fold(T::zero(), |a, c| a + c[0][k]) * inv;
@@ -182,6 +186,7 @@ fn march<T: Real>(st: &Step<T>, old: [&Terms<T>; 4]) -> Point<T> {
     let n = 1usize << st.dim;
     let (dt, [hx, hy]) = (st.dt, st.h);
     let (rx, ry) = (dt / hx, dt / hy);
+    let (inv_hx, inv_hy) = (T::one() / hx, T::one() / hy);
     let mut sum = [T::zero(); 4];
     let mut moved = [[T::zero(); 4]; 4];
     for (m, t) in old.iter().enumerate().take(n) {
@@ -207,21 +212,21 @@ fn march<T: Real>(st: &Step<T>, old: [&Terms<T>; 4]) -> Point<T> {
     let two = T::of(2.0);
     if st.dim == 1 {
         for (m, s) in [(0usize, -T::one()), (1, T::one())] {
-            cand[m][0] = std::array::from_fn(|k| s * (moved[m][k] - up[k]) * two / hx);
+            cand[m][0] = std::array::from_fn(|k| s * (moved[m][k] - up[k]) * two * inv_hx);
         }
     } else {
         let v = &moved;
         for k in 0..4 {
             let mid = two * up[k];
             // Pairs along x at s_y = -1, +1; pairs along y at s_x = -1, +1.
-            cand[0][0][k] = (v[1][k] - v[0][k]) / hx;
-            cand[0][1][k] = -(v[1][k] + v[0][k] - mid) / hy;
-            cand[1][0][k] = (v[3][k] - v[2][k]) / hx;
-            cand[1][1][k] = (v[3][k] + v[2][k] - mid) / hy;
-            cand[2][1][k] = (v[2][k] - v[0][k]) / hy;
-            cand[2][0][k] = -(v[2][k] + v[0][k] - mid) / hx;
-            cand[3][1][k] = (v[3][k] - v[1][k]) / hy;
-            cand[3][0][k] = (v[3][k] + v[1][k] - mid) / hx;
+            cand[0][0][k] = (v[1][k] - v[0][k]) * inv_hx;
+            cand[0][1][k] = -(v[1][k] + v[0][k] - mid) * inv_hy;
+            cand[1][0][k] = (v[3][k] - v[2][k]) * inv_hx;
+            cand[1][1][k] = (v[3][k] + v[2][k] - mid) * inv_hy;
+            cand[2][1][k] = (v[2][k] - v[0][k]) * inv_hy;
+            cand[2][0][k] = -(v[2][k] + v[0][k] - mid) * inv_hx;
+            cand[3][1][k] = (v[3][k] - v[1][k]) * inv_hy;
+            cand[3][0][k] = (v[3][k] + v[1][k] - mid) * inv_hx;
         }
     }
     let [gx, gy] = weighted(st.alpha, &cand, if st.dim == 1 { 2 } else { 4 });

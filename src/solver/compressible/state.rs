@@ -27,24 +27,27 @@ pub fn from_soa<T: Real>(soa: &[T], q: &mut [Q<T>]) {
     }
 }
 
-/// Conserved from primitive variables.
+/// Conserved from primitive variables, the energy as `p (1 / (gamma - 1)) + rho |u|^2 / 2`: the
+/// reciprocal depends on gamma only, so a loop over cells computes it once.
 #[inline(always)]
 pub fn conserved<T: Real>(g: T, w: Q<T>) -> Q<T> {
     let half = T::of(0.5);
+    let inv_gm1 = T::one() / (g - T::one());
     [
         w[0],
         w[0] * w[1],
         w[0] * w[2],
-        w[3] / (g - T::one()) + half * w[0] * (w[1] * w[1] + w[2] * w[2]),
+        w[3] * inv_gm1 + half * w[0] * (w[1] * w[1] + w[2] * w[2]),
     ]
 }
 
-/// Primitive from conserved variables.
+/// Primitive from conserved variables, the velocity from the one reciprocal `1 / rho`.
 #[inline(always)]
 pub fn primitive<T: Real>(g: T, q: Q<T>) -> Q<T> {
     let half = T::of(0.5);
-    let u = q[1] / q[0];
-    let v = q[2] / q[0];
+    let inv_rho = T::one() / q[0];
+    let u = q[1] * inv_rho;
+    let v = q[2] * inv_rho;
     [
         q[0],
         u,
