@@ -40,14 +40,13 @@ __device__ __forceinline__ q4 jac_x(real g, q4 q, q4 v) {
 // Flux Jacobian along axis d applied to v.
 __device__ __forceinline__ q4 jac(real g, int d, q4 q, q4 v) { return to_local(d, jac_x(g, to_local(d, q), to_local(d, v))); }
 
-// A candidate's factor in the weights, (|grad| / max |grad|)^alpha, from the squared ratio
-// x = |grad|^2 / max |grad|^2 (cese.rs `weight_power`): x^(alpha / 2), exactly 1 and x for alpha 0
-// and 2, the square root for alpha 1, pow otherwise; no norm needs its square root.
+// x^alpha in the weights (cese.rs `weight_power`): the exact product for alpha 0, 1 and 2, pow
+// otherwise.
 __device__ __forceinline__ real weight_power(real x, real alpha) {
     if (alpha == (real)0) return (real)1;
-    if (alpha == (real)1) return sqrt(x);
-    if (alpha == (real)2) return x;
-    return libm_pow_real(x, (real)0.5 * alpha);
+    if (alpha == (real)1) return x;
+    if (alpha == (real)2) return x * x;
+    return libm_pow_real(x, alpha);
 }
 
 // The alpha-weighted average of M candidate gradients cand[i] = (x, y), per variable:
@@ -59,19 +58,19 @@ template <int M>
 __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx, q4* gy) {
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        real square[M];
-        real smax = 0;
+        real theta[M];
+        real tmax = 0;
 #pragma unroll
         for (int i = 0; i < M; i++) {
-            square[i] = cand[i][0].c[k] * cand[i][0].c[k] + cand[i][1].c[k] * cand[i][1].c[k];
-            smax = fmax(smax, square[i]);
+            theta[i] = sqrt(cand[i][0].c[k] * cand[i][0].c[k] + cand[i][1].c[k] * cand[i][1].c[k]);
+            tmax = fmax(tmax, theta[i]);
         }
         real wsum = 0, acc0 = 0, acc1 = 0;
-        if (smax > (real)0) {
-            const real inv_smax = (real)1 / smax;
+        if (tmax > (real)0) {
+            const real inv_tmax = (real)1 / tmax;
             real pw[M];
 #pragma unroll
-            for (int l = 0; l < M; l++) pw[l] = weight_power(square[l] * inv_smax, alpha);
+            for (int l = 0; l < M; l++) pw[l] = weight_power(theta[l] * inv_tmax, alpha);
 #pragma unroll
             for (int i = 0; i < M; i++) {
                 real w = 1;

@@ -61,21 +61,19 @@ fn jac<T: Real>(g: T, d: usize, q: Q<T>, v: Q<T>) -> Q<T> {
     from_local(d, jac_x(g, to_local(d, q), to_local(d, v)))
 }
 
-/// A candidate's factor `(|grad| / max |grad|)^alpha` in the weights of [`weighted`], from the
-/// squared ratio `x = |grad|^2 / max |grad|^2`: `x^(alpha / 2)`, exactly `1` and `x` for the
-/// usual exponents 0 and 2, the square root for 1 (`kernels/cese.cu` computes the same, so those
-/// weights agree with the device's to the bit), the library's `powf` for any other. No norm
-/// needs its square root.
+/// `x^alpha` in the weights of [`weighted`]: the exact product for the usual exponents 0, 1 and 2
+/// (`kernels/cese.cu` computes the same, so those weights agree with the device's to the bit), the
+/// library's `powf` for any other.
 #[inline(always)]
 fn weight_power<T: Real>(x: T, alpha: T) -> T {
     if alpha == T::zero() {
         T::one()
     } else if alpha == T::one() {
-        x.sqrt()
-    } else if alpha == T::of(2.0) {
         x
+    } else if alpha == T::of(2.0) {
+        x * x
     } else {
-        x.powf(T::of(0.5) * alpha)
+        x.powf(alpha)
     }
 }
 
@@ -85,20 +83,20 @@ fn weight_power<T: Real>(x: T, alpha: T) -> T {
 fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
     let mut out = [[T::zero(); 4]; 2];
     for k in 0..4 {
-        let mut square = [T::zero(); 4];
-        for (c, s) in cand.iter().zip(square.iter_mut()).take(m) {
-            *s = c[0][k] * c[0][k] + c[1][k] * c[1][k];
+        let mut theta = [T::zero(); 4];
+        for (c, t) in cand.iter().zip(theta.iter_mut()).take(m) {
+            *t = (c[0][k] * c[0][k] + c[1][k] * c[1][k]).sqrt();
         }
-        let smax = square.iter().take(m).fold(T::zero(), |a, &b| a.max(b));
+        let tmax = theta.iter().take(m).fold(T::zero(), |a, &b| a.max(b));
         let mut wsum = T::zero();
         let mut acc = [T::zero(); 2];
-        if smax > T::zero() {
-            let inv_smax = T::one() / smax;
+        if tmax > T::zero() {
+            let inv_tmax = T::one() / tmax;
             for i in 0..m {
                 let mut w = T::one();
-                for (l, s) in square.iter().enumerate().take(m) {
+                for (l, t) in theta.iter().enumerate().take(m) {
                     if l != i {
-                        w = w * weight_power(*s * inv_smax, alpha);
+                        w = w * weight_power(*t * inv_tmax, alpha);
                     }
                 }
                 wsum = wsum + w;
