@@ -51,8 +51,9 @@ __device__ __forceinline__ real weight_power(real x, real alpha) {
 
 // The alpha-weighted average of M candidate gradients cand[i] = (x, y), per variable:
 // W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} (|grad_l| / max |grad|)^alpha, the plain
-// average where all candidates vanish; both quotients as products with one reciprocal each.
-// Each power is computed once and reused in the products (the same factors, multiplied in the
+// average where all candidates vanish. The ratios to the largest norm are products with its
+// reciprocal (at most 1 / sqrt(the least subnormal), finite); the weighted sums are divided by
+// their weight, which may be subnormal. Each power is computed once and reused in the products (the same factors, multiplied in the
 // same order as the CPU).
 template <int M>
 __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx, q4* gy) {
@@ -83,9 +84,8 @@ __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx
             }
         }
         if (wsum > (real)0) {
-            const real inv_wsum = (real)1 / wsum;
-            gx->c[k] = acc0 * inv_wsum;
-            gy->c[k] = acc1 * inv_wsum;
+            gx->c[k] = acc0 / wsum;
+            gy->c[k] = acc1 / wsum;
         } else {
             const real inv = (real)1 / (real)M;
             real s0 = 0, s1 = 0;

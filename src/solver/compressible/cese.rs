@@ -77,8 +77,10 @@ fn weight_power<T: Real>(x: T, alpha: T) -> T {
     }
 }
 
-/// The alpha-weighted average of `m` candidate gradients, per variable; both quotients as
-/// products with one reciprocal each.
+/// The alpha-weighted average of `m` candidate gradients, per variable. The ratios to the
+/// largest norm are products with its reciprocal (at most `1 / sqrt(least subnormal)`, finite);
+/// the weighted sums are divided by their weight, which may be subnormal (its reciprocal would
+/// overflow).
 #[inline(always)]
 fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
     let mut out = [[T::zero(); 4]; 2];
@@ -105,9 +107,8 @@ fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
             }
         }
         if wsum > T::zero() {
-            let inv_wsum = T::one() / wsum;
-            out[0][k] = acc[0] * inv_wsum;
-            out[1][k] = acc[1] * inv_wsum;
+            out[0][k] = acc[0] / wsum;
+            out[1][k] = acc[1] / wsum;
         } else {
             let inv = T::one() / T::of(m as f64);
             out[0][k] = cand.iter().take(m).fold(T::zero(), |a, c| a + c[0][k]) * inv;
@@ -412,4 +413,27 @@ fn band<T: Real>(
         }
     }
     buffers.lock().expect("terms buffers").push(buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weighted;
+
+    /// The weighted average scales with its candidates, also where the weights underflow: in f32
+    /// with one candidate 1e10 times the others, alpha = 2 makes their weights subnormal (about
+    /// 1e-40), whose reciprocal is infinite; the average must stay the finite quotient.
+    #[test]
+    fn weighted_average_is_finite_where_the_weights_underflow() {
+        for scale in [1.0f32, 1e-12, 1e12] {
+            let cand = [[1.0f32, 0.5], [1e-10, 0.0], [0.0, -1e-10], [1e-10, 1e-10]]
+                .map(|[x, y]| [[x * scale; 4], [y * scale; 4]]);
+            for alpha in [1.0f32, 2.0] {
+                let [gx, gy] = weighted(alpha, &cand, 4);
+                for v in gx.iter().chain(gy.iter()) {
+                    assert!(v.is_finite(), "alpha {alpha}, scale {scale}: {v}");
+                    assert!(v.abs() <= 1.2 * scale, "alpha {alpha}, scale {scale}: {v}");
+                }
+            }
+        }
+    }
 }
