@@ -53,8 +53,8 @@ __device__ __forceinline__ real weight_power(real x, real alpha) {
 // W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} (|grad_l| / max |grad|)^alpha, the plain
 // average where all candidates vanish. The ratios to the largest norm are products with its
 // reciprocal (at most 1 / sqrt(the least subnormal), finite); the weighted sums are divided by
-// their weight, which may be subnormal. Each power is computed once and reused in the products (the same factors, multiplied in the
-// same order as the CPU).
+// their weight, which may be subnormal. Each power is computed once and reused in the products
+// (the same factors, multiplied in the same order as the CPU).
 template <int M>
 __device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx, q4* gy) {
 #pragma unroll
