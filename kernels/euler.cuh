@@ -240,7 +240,8 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
 }
 
 // One block: the partials of nb blocks into the clock: EK_RATE (max wave rate), EK_MIN_DENSITY,
-// EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double.
+// EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double;
+// and the step's record into the history (EK_HISTORY, its slot EK_STEPS % EK_HISTORY_STEPS).
 extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
                                                  double* __restrict__ clock) {
     step_stats s = no_stats();
@@ -256,14 +257,23 @@ extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, 
         clock[EK_MIN_DENSITY] = (double)s.rho;
         clock[EK_MIN_PRESSURE] = (double)s.p;
         clock[EK_BAD_CELL] = (double)s.first;
+        double* rec = clock + EK_HISTORY + EK_RECORD * ((long long)clock[EK_STEPS] % EK_HISTORY_STEPS);
+        rec[EK_REC_TIME] = clock[EK_TIME];
+        rec[EK_REC_DT] = clock[EK_DT];
+        rec[EK_REC_STEP_RATE] = clock[EK_STEP_RATE];
+        rec[EK_REC_MIN_DENSITY] = clock[EK_MIN_DENSITY];
+        rec[EK_REC_MIN_PRESSURE] = clock[EK_MIN_PRESSURE];
     }
 }
 
 // The size of the next step, chosen on the device (mod.rs `time_step`, the same operations in
 // double), one thread: the step halts (EK_HALT = HALT_BAD_CELL) where the current state has an
-// inadmissible cell, or (HALT_WAVE_RATE) where its wave rate is not finite and positive; else
-// dt = min(cfl / rate, cap), and the clock moves on by dt and one step.
-extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl) {
+// inadmissible cell (the CPU's step that made it fails), then (HALT_END_TIME) where the time has
+// reached the end time EK_T_END (stopping.rs `time_left`, end_tolerance its END_TOLERANCE), then
+// (HALT_WAVE_RATE) where the wave rate is not finite and positive; else dt = min(cfl / rate,
+// cap), the cap being the time left where an end time is set, and the clock moves on by dt and
+// one step.
+extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl, double end_tolerance) {
     if (threadIdx.x != 0) return;
     HALTED(clock);
     const double rate = clock[EK_RATE];
@@ -271,11 +281,21 @@ extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl)
         clock[EK_HALT] = HALT_BAD_CELL;
         return;
     }
+    double cap = clock[EK_DT_CAP];
+    const double t_end = clock[EK_T_END];
+    if (isfinite(t_end)) {
+        const double left = t_end - clock[EK_TIME];
+        if (left <= end_tolerance * fmax(fabs(t_end), 1.0)) {
+            clock[EK_HALT] = HALT_END_TIME;
+            return;
+        }
+        cap = left;
+    }
     if (!(isfinite(rate) && rate > 0.0)) {
         clock[EK_HALT] = HALT_WAVE_RATE;
         return;
     }
-    const double dt = fmin(cfl / rate, clock[EK_DT_CAP]);
+    const double dt = fmin(cfl / rate, cap);
     clock[EK_DT] = dt;
     clock[EK_TIME] = clock[EK_TIME] + dt;
     clock[EK_STEPS] = clock[EK_STEPS] + 1.0;

@@ -37,7 +37,7 @@ fn check_on_this_thread(g: Ghia) {
         steps: None,
         ..Default::default()
     };
-    let outcome = run_until(s.as_mut(), &rule, |_| {}).expect("the cavity runs without diverging");
+    let outcome = run_until(s.as_mut(), &rule, None, |_, _| {}).expect("the cavity runs without diverging");
     assert_eq!(
         outcome.reason,
         flowlab::solver::StopReason::Steady,

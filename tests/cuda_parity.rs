@@ -247,14 +247,14 @@ fn ghia(re: u32, column: usize, max_dev: f64) {
             ..Default::default()
         };
         let start = std::time::Instant::now();
-        let outcome = run_until(s.as_mut(), &rule, |s| {
-            if s.steps() % 5000 == 0 {
+        let outcome = run_until(s.as_mut(), &rule, None, |_, step| {
+            if step.steps % 5000 == 0 {
                 eprintln!(
                     "  step {} t = {:.3} wall {:.1} s {:?}",
-                    s.steps(),
-                    s.time(),
+                    step.steps,
+                    step.time,
                     start.elapsed().as_secs_f64(),
-                    s.residuals()
+                    step.residuals
                 );
             }
         })

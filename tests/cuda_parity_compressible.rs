@@ -352,6 +352,129 @@ fn a_batch_of_steps_is_the_steps_one_at_a_time() {
     }
 }
 
+/// A run to an end time in the device's recorded batches (`run_until` with up to
+/// `EK_HISTORY_STEPS` = 64 steps a batch, each step's record kept in the device's clock until the
+/// batch's one host wait, the end time tested on the device) records the same steps as the CUDA
+/// steps one at a time ([`stopping::advance_step_by_step`]) to the bit, lands on the end time and
+/// ends on the same state; a batch ends at every 50th step. Against the CPU run one step at a
+/// time: CE/SE to the bit (see the module's note), MUSCL-Hancock with HLLC within 1e-10.
+#[test]
+fn a_recorded_run_in_batches_is_the_steps_one_at_a_time() {
+    if !gpu() {
+        return;
+    }
+    let quadrant = ["grid.nx=96", "grid.ny=80"];
+    let cases: [(&str, &[&str]); 4] = [
+        ("sod", &[]),
+        ("cese_sod", &["grid.nx=400"]),
+        ("riemann_quadrant_config3", &quadrant),
+        ("cese_quadrant_2d", &quadrant),
+    ];
+    for (name, sets) in cases {
+        let build = |backend: &str| {
+            let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            sets.push(format!("solver.backend=\"{backend}\""));
+            let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+            let case = case(name, &sets);
+            let t_end = case.spec.stop.t_end.expect("an end time");
+            (solver::build(&case.spec).expect("solver"), t_end)
+        };
+        let rule = |t_end| solver::StopRule {
+            t_end: Some(t_end),
+            ..Default::default()
+        };
+        let ((mut batched, t_end), (mut one, _), (mut cpu, _)) = (build("cuda"), build("cuda"), build("cpu"));
+        let mut records = Vec::new();
+        let outcome = solver::run_until(batched.as_mut(), &rule(t_end), Some(50), |s, step| {
+            if step.steps % 50 == 0 {
+                assert_eq!(
+                    s.steps(),
+                    step.steps,
+                    "{name}: a batch ends at step {}",
+                    step.steps
+                );
+            }
+            records.push(step.clone());
+        })
+        .expect("runs");
+        let mut ones = Vec::new();
+        solver::stopping::advance_step_by_step(one.as_mut(), u64::MAX, Some(t_end), &mut ones).expect("runs");
+        let mut cpu_records = Vec::new();
+        solver::run_until(cpu.as_mut(), &rule(t_end), None, |_, step| {
+            cpu_records.push(step.clone())
+        })
+        .expect("runs");
+        let last = records.last().expect("steps").clone();
+        eprintln!(
+            "RECORDED {name}: {} steps to t = {} ({:?}), CPU {} steps",
+            records.len(),
+            last.time,
+            outcome.reason,
+            cpu_records.len()
+        );
+        assert!(records.len() > 64, "{name}: several batches");
+        assert_eq!(outcome.reason, solver::StopReason::EndTime, "{name}");
+        assert!(
+            (last.time - t_end).abs() <= 1e-12 * t_end,
+            "{name}: ends at {}",
+            last.time
+        );
+        assert!(
+            records == ones,
+            "{name}: the batches' records differ from the steps one at a time"
+        );
+        assert_eq!(
+            (batched.steps(), batched.time()),
+            (last.steps, last.time),
+            "{name}"
+        );
+        assert_eq!(batched.residuals(), &last.residuals[..], "{name}");
+        for f in ["rho", "u", "p"] {
+            assert!(
+                field(batched.as_ref(), f) == field(one.as_ref(), f),
+                "{name}: {f}"
+            );
+        }
+        assert_eq!(cpu_records.len(), records.len(), "{name}: the CPU's step count");
+        if name.starts_with("cese") {
+            assert!(cpu_records == records, "{name}: the CPU's records differ");
+        } else {
+            for (c, g) in cpu_records.iter().zip(&records) {
+                let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(f64::MIN_POSITIVE);
+                let worst = c
+                    .residuals
+                    .iter()
+                    .zip(&g.residuals)
+                    .map(|(a, b)| rel(a.1, b.1))
+                    .fold(rel(c.time, g.time).max(rel(c.dt, g.dt)), f64::max);
+                assert!(
+                    worst <= 1e-10,
+                    "{name}: step {} differs from the CPU's by {worst:e}",
+                    c.steps
+                );
+            }
+        }
+    }
+    // A batch that fails (Roe without the entropy fix, at step 152: inside the third batch): the
+    // CPU's error, and its records, which end before the failing step.
+    let rule = solver::StopRule {
+        t_end: Some(0.15),
+        ..Default::default()
+    };
+    let run = |backend: &str| {
+        let mut s = solver(&roe_rarefactions(backend, 0.8, 0.025));
+        let mut records = Vec::new();
+        let e = solver::run_until(s.as_mut(), &rule, None, |_, step| records.push(step.clone()))
+            .expect_err("Roe fails on the 123 problem");
+        (e, records)
+    };
+    let (cpu, gpu) = (run("cpu"), run("cuda"));
+    eprintln!("RECORDED roe: {} steps before {}", gpu.1.len(), gpu.0);
+    assert!(gpu.1.len() > 128, "the failure comes in a later batch");
+    assert_eq!(gpu.0, cpu.0);
+    assert!(gpu.1 == cpu.1, "the records before the failure differ");
+}
+
 /// The app's backend switch for the compressible family ([`Solver::load_state`]): a CPU run
 /// carried over to the GPU and to a second CPU solver steps on alike (the load restarts CE/SE's
 /// gradients on both), and the GPU state carried back to the CPU is the GPU's.

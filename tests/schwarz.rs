@@ -22,7 +22,7 @@ fn steady(sets: &[&str], steady_tol: f64) -> Box<dyn Solver> {
     };
     let out = flowlab::backend::cpu::thread_pool(1)
         .unwrap()
-        .install(|| run_until(s.as_mut(), &rule, |_| {}))
+        .install(|| run_until(s.as_mut(), &rule, None, |_, _| {}))
         .unwrap_or_else(|e| panic!("{sets:?}: {e}"));
     assert_eq!(out.reason, StopReason::Steady, "{sets:?}: {:?}", s.residuals());
     s

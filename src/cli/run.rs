@@ -13,7 +13,7 @@ use crate::export::sampling::{Line, Plane, line_samples, plane_samples};
 use crate::export::vti;
 use crate::solver::snapshot::{read_checkpoint, write_checkpoint};
 use crate::solver::stopping::{CappedSolves, StopKeys};
-use crate::solver::{self, Snapshot, Solver, StopReason, StopRule, run_until};
+use crate::solver::{self, Snapshot, Solver, StepRecord, StopReason, StopRule, run_until};
 use anyhow::{Context, bail};
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -308,11 +308,12 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
     let mut last_log = start;
     let mut checkpoint_error = None;
     let result = pool.install(|| {
-        run_until(solver.as_mut(), &rule, |s| {
-            log.record(s);
-            capped.observe(s);
-            update_bar(&bar, s, &rule, quiet, &mut last_log);
-            if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| s.steps() % n == 0) {
+        run_until(solver.as_mut(), &rule, args.checkpoint_every, |s, step| {
+            log.record(step);
+            capped.observe(step);
+            update_bar(&bar, step, &rule, quiet, &mut last_log);
+            // Batches end at the checkpoints' steps, so `s` is at `step` here.
+            if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| step.steps % n == 0) {
                 s.gather();
                 if root {
                     checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
@@ -508,22 +509,22 @@ fn progress_bar(quiet: bool, rule: &StopRule) -> ProgressBar {
 
 /// Updates the progress bar; where it is hidden (stderr is no terminal, e.g. CI logs) a plain
 /// progress line is logged every `LOG_EVERY` instead.
-fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule, quiet: bool, last_log: &mut Instant) {
+fn update_bar(bar: &ProgressBar, step: &StepRecord, rule: &StopRule, quiet: bool, last_log: &mut Instant) {
     const LOG_EVERY: Duration = Duration::from_secs(10);
-    if quiet || s.steps() % 10 != 0 {
+    if quiet || step.steps % 10 != 0 {
         return;
     }
     let line = || {
-        let res: Vec<String> = s
-            .residuals()
+        let res: Vec<String> = step
+            .residuals
             .iter()
             .map(|(n, v)| format!("{n} {v:.3e}"))
             .collect();
         format!(
             "step {} t {:.5} dt {:.3e} {}",
-            s.steps(),
-            s.time(),
-            s.dt(),
+            step.steps,
+            step.time,
+            step.dt,
             res.join(" ")
         )
     };
@@ -535,8 +536,8 @@ fn update_bar(bar: &ProgressBar, s: &dyn Solver, rule: &StopRule, quiet: bool, l
         return;
     }
     match (rule.steps, rule.t_end) {
-        (Some(_), _) => bar.set_position(s.steps()),
-        (None, Some(t)) => bar.set_position((1000.0 * s.time() / t) as u64),
+        (Some(_), _) => bar.set_position(step.steps),
+        (None, Some(t)) => bar.set_position((1000.0 * step.time / t) as u64),
         _ => {}
     }
     bar.set_message(line());

@@ -1,6 +1,6 @@
 //! CSV tables: residual histories and 1D profiles (samples along lines and planes: `sampling`).
 
-use crate::solver::Solver;
+use crate::solver::{Solver, StepRecord};
 use std::fmt::Write as _;
 
 /// Residual history: one row per step.
@@ -11,21 +11,14 @@ pub struct ResidualLog {
 }
 
 impl ResidualLog {
-    /// Appends the solver's current step, time, dt and residuals.
-    pub fn record(&mut self, solver: &dyn Solver) {
-        let res = solver.residuals();
+    /// Appends one step's number, time, dt and residuals.
+    pub fn record(&mut self, step: &StepRecord) {
         if self.names.is_empty() {
-            self.names = res.iter().map(|(n, _)| *n).collect();
+            self.names = step.residuals.iter().map(|(n, _)| *n).collect();
         }
-        let _ = write!(
-            self.text,
-            "{},{:.12e},{:.6e}",
-            solver.steps(),
-            solver.time(),
-            solver.dt()
-        );
+        let _ = write!(self.text, "{},{:.12e},{:.6e}", step.steps, step.time, step.dt);
         for name in &self.names {
-            let v = res.iter().find(|(n, _)| n == name).map_or(f64::NAN, |(_, v)| *v);
+            let v = step.residual(name).unwrap_or(f64::NAN);
             let _ = write!(self.text, ",{v:.6e}");
         }
         self.text.push('\n');

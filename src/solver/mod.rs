@@ -18,7 +18,7 @@ pub mod stopping;
 pub use display::{DisplayTarget, PlaneCut, ValueStats};
 pub use grid::Grid;
 pub use snapshot::Snapshot;
-pub use stopping::{Outcome, StopReason, StopRule, run_until};
+pub use stopping::{Outcome, StepRecord, StopReason, StopRule, run_until};
 
 use crate::case::{BackendChoice, CaseSpec, Invalid, Kind};
 use std::fmt;
@@ -47,6 +47,25 @@ pub trait Solver: Send {
             self.step()?;
         }
         Ok(())
+    }
+    /// The most steps [`Solver::advance_recorded`] takes without returning to the host: 1 (the
+    /// default) where every step returns to it.
+    fn batch_limit(&self) -> u64 {
+        1
+    }
+    /// Advances up to `n` steps (at most [`Solver::batch_limit`]) towards the end time `t_end`,
+    /// if any: each step's size capped to land on it, no step once it is reached
+    /// ([`stopping::time_left`]), as [`stopping::advance_step_by_step`] does (the default).
+    /// Pushes each step's [`StepRecord`], also those taken before a step that fails. A device
+    /// backend may take the steps as one batch and keep their records on the device until its
+    /// end (the CUDA compressible solvers).
+    fn advance_recorded(
+        &mut self,
+        n: u64,
+        t_end: Option<f64>,
+        records: &mut Vec<StepRecord>,
+    ) -> Result<(), SolverError> {
+        stopping::advance_step_by_step(self, n, t_end, records)
     }
     /// Size of the last step (0 for a steady solver).
     fn dt(&self) -> f64;

@@ -1,6 +1,7 @@
 //! Running a solver until a stop criterion: a step count, an end time (landed on exactly by
 //! capping the last steps) or a steady state (the solver's `steady_change`, the relative change
-//! of the solution per unit time, below a tolerance), or a request from outside (a signal).
+//! of the solution per unit time, below a tolerance), or a request from outside (a signal); the
+//! steps in batches a device runs without returning to the host, each step still recorded.
 
 use super::{CappedSolve, Solver, SolverError};
 use crate::case::{Invalid, Stop, validate::positive};
@@ -87,19 +88,19 @@ pub struct CappedSolves {
 }
 
 impl CappedSolves {
-    /// Records the solver's last step.
-    pub fn observe(&mut self, solver: &dyn Solver) {
-        let Some(c) = solver.capped_pressure_solve() else {
+    /// Takes in one step's record.
+    pub fn observe(&mut self, step: &StepRecord) {
+        let Some(c) = step.capped else {
             return;
         };
         if self.first.is_none() {
-            self.first = Some((solver.steps(), c));
+            self.first = Some((step.steps, c));
             log::warn!(
                 "step {}: the pressure solve stopped at its iteration cap ({} iterations) with \
                  residual {:.3e} > tolerance {:.3e}; the results are not converged (raise \
                  solver.max_iterations, use a stronger solver.pressure_solver, or check the \
                  grid's aspect ratio). Further capped solves are counted in summary.json",
-                solver.steps(),
+                step.steps,
                 c.iterations,
                 c.residual,
                 c.tolerance
@@ -136,14 +137,91 @@ pub struct Outcome {
     pub steady_change: f64,
 }
 
-/// Steps `solver` until `rule` is met, calling `after_step` after every step.
+/// The relative tolerance within which a run has reached its end time (see [`time_left`]).
+pub const END_TOLERANCE: f64 = 1e-12;
+
+/// The time from `time` to the end time `t_end`, or `None` where the end is reached: less than
+/// [`END_TOLERANCE`] times `max(|t_end|, 1)` left. The CUDA compressible step (`euler_step_dt`
+/// of `kernels/euler.cuh`) makes the same test in the same operations.
+pub fn time_left(t_end: f64, time: f64) -> Option<f64> {
+    let left = t_end - time;
+    if left <= END_TOLERANCE * t_end.abs().max(1.0) {
+        None
+    } else {
+        Some(left)
+    }
+}
+
+/// One step of a run as its history keeps it (`residuals.csv`, progress, the summary's count of
+/// capped pressure solves).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRecord {
+    /// The steps taken, the time after the step and its size.
+    pub steps: u64,
+    pub time: f64,
+    pub dt: f64,
+    /// [`Solver::residuals`] after the step.
+    pub residuals: Vec<(&'static str, f64)>,
+    /// [`Solver::capped_pressure_solve`] of the step.
+    pub capped: Option<CappedSolve>,
+}
+
+impl StepRecord {
+    /// The record of `solver`'s last step.
+    pub fn of<S: Solver + ?Sized>(solver: &S) -> StepRecord {
+        StepRecord {
+            steps: solver.steps(),
+            time: solver.time(),
+            dt: solver.dt(),
+            residuals: solver.residuals().to_vec(),
+            capped: solver.capped_pressure_solve(),
+        }
+    }
+
+    /// The residual called `name`, if the solver reports it.
+    pub fn residual(&self, name: &str) -> Option<f64> {
+        self.residuals.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+/// [`Solver::advance_recorded`] one step at a time: before each step, the end test of
+/// [`time_left`] and the cap on dt that lands on `t_end`; after it, its record.
+pub fn advance_step_by_step<S: Solver + ?Sized>(
+    solver: &mut S,
+    n: u64,
+    t_end: Option<f64>,
+    records: &mut Vec<StepRecord>,
+) -> Result<(), SolverError> {
+    for _ in 0..n {
+        if let Some(t_end) = t_end {
+            match time_left(t_end, solver.time()) {
+                Some(left) => solver.set_dt_cap(left),
+                None => break,
+            }
+        }
+        solver.step()?;
+        records.push(StepRecord::of(solver));
+    }
+    Ok(())
+}
+
+/// Steps `solver` until `rule` is met, calling `after_step` with every step's record.
+///
+/// The steps run in batches of up to [`Solver::batch_limit`] ([`Solver::advance_recorded`]; one
+/// at a time with a steady tolerance, which is tested after each step): `after_step` sees the
+/// solver as of the batch's end, which is the recorded step where the limit is 1. A batch ends
+/// at every multiple of `sync_every` steps, where a caller may then read the solver's state of
+/// exactly that step (a checkpoint). The interrupt is read between batches.
 pub fn run_until(
     solver: &mut dyn Solver,
     rule: &StopRule,
-    mut after_step: impl FnMut(&dyn Solver),
+    sync_every: Option<u64>,
+    mut after_step: impl FnMut(&dyn Solver, &StepRecord),
 ) -> Result<Outcome, SolverError> {
     assert!(!rule.is_empty(), "a stop rule needs at least one criterion");
+    assert!(sync_every != Some(0), "batches end every sync_every >= 1 steps");
     let start = solver.steps();
+    let mut records = Vec::new();
     loop {
         let steady_change = solver
             .residuals()
@@ -158,23 +236,43 @@ pub fn run_until(
             solver.set_dt_cap(f64::INFINITY);
             return Ok(done(StopReason::Interrupted));
         }
-        if rule.steps.is_some_and(|n| solver.steps() - start >= n) {
+        let taken = solver.steps() - start;
+        if rule.steps.is_some_and(|n| taken >= n) {
             return Ok(done(StopReason::Steps));
         }
-        if let Some(t_end) = rule.t_end {
-            let left = t_end - solver.time();
-            if left <= 1e-12 * t_end.abs().max(1.0) {
-                solver.set_dt_cap(f64::INFINITY);
-                return Ok(done(StopReason::EndTime));
-            }
-            solver.set_dt_cap(left);
+        if rule
+            .t_end
+            .is_some_and(|t_end| time_left(t_end, solver.time()).is_none())
+        {
+            solver.set_dt_cap(f64::INFINITY);
+            return Ok(done(StopReason::EndTime));
         }
         if let Some(tol) = rule.steady_tol {
-            if solver.steps() > start && steady_change < tol {
+            if taken > 0 && steady_change < tol {
                 return Ok(done(StopReason::Steady));
             }
         }
-        solver.step()?;
-        after_step(solver);
+        let mut n = match rule.steady_tol {
+            Some(_) => 1,
+            None => solver.batch_limit().max(1),
+        };
+        if let Some(steps) = rule.steps {
+            n = n.min(steps - taken);
+        }
+        if let Some(every) = sync_every {
+            n = n.min(every - solver.steps() % every);
+        }
+        records.clear();
+        let result = solver.advance_recorded(n, rule.t_end, &mut records);
+        for r in &records {
+            after_step(solver, r);
+        }
+        result?;
+        if records.is_empty() {
+            // Only the end time stops a batch before its first step (the test above, which a
+            // device's own test repeats in the same operations).
+            solver.set_dt_cap(f64::INFINITY);
+            return Ok(done(StopReason::EndTime));
+        }
     }
 }

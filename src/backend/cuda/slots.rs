@@ -147,20 +147,35 @@ shared! {
     EK_DT_CAP: usize = 3;
     /// Why the step was halted (`HALT_*`), 0 while stepping.
     EK_HALT: usize = 4;
+    /// The end time steps land on and stop at (`Solver::advance_recorded`); infinity for none.
+    EK_T_END: usize = 5;
     /// The wave rate the last step's dt came from.
-    EK_STEP_RATE: usize = 5;
+    EK_STEP_RATE: usize = 6;
     /// The current state's step reduction: its largest wave rate, smallest density and pressure,
     /// and first inadmissible cell (`NO_BAD_CELL` if none).
-    EK_RATE: usize = 6;
-    EK_MIN_DENSITY: usize = 7;
-    EK_MIN_PRESSURE: usize = 8;
-    EK_BAD_CELL: usize = 9;
+    EK_RATE: usize = 7;
+    EK_MIN_DENSITY: usize = 8;
+    EK_MIN_PRESSURE: usize = 9;
+    EK_BAD_CELL: usize = 10;
+    /// The records of the last `EK_HISTORY_STEPS` steps, from slot `EK_HISTORY` on: step `s`'s
+    /// `EK_RECORD` doubles at `EK_HISTORY + EK_RECORD * (s % EK_HISTORY_STEPS)`, in the order
+    /// `EK_REC_*` (its time, dt and wave rate; the new state's smallest density and pressure).
+    EK_HISTORY: usize = 11;
+    EK_HISTORY_STEPS: usize = 64;
+    EK_RECORD: usize = 5;
+    EK_REC_TIME: usize = 0;
+    EK_REC_DT: usize = 1;
+    EK_REC_STEP_RATE: usize = 2;
+    EK_REC_MIN_DENSITY: usize = 3;
+    EK_REC_MIN_PRESSURE: usize = 4;
     /// Slots the host writes, and doubles in the clock.
-    EK_HOST_LEN: usize = 5;
-    EK_LEN: usize = 10;
-    /// Halt codes: the wave rate was not finite and positive; the state had an inadmissible cell.
+    EK_HOST_LEN: usize = 6;
+    EK_LEN: usize = EK_HISTORY + EK_RECORD * EK_HISTORY_STEPS;
+    /// Halt codes: the wave rate was not finite and positive; the state had an inadmissible cell;
+    /// the end time was reached.
     HALT_WAVE_RATE: i64 = 1;
     HALT_BAD_CELL: i64 = 2;
+    HALT_END_TIME: i64 = 3;
 
     /// Terms of 4 reals a CE/SE old point keeps in its half-step's shared tile
     /// (`kernels/cese.cu` `store_terms`), in 2D and in 1D.

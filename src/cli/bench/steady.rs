@@ -39,8 +39,8 @@ pub(super) fn schwarz(args: &Args) -> anyhow::Result<()> {
                     // Inner iterations summed over the run: momentum (u and v), pressure.
                     let mut inner = [0.0; 2];
                     let out = pool.install(|| {
-                        solver::run_until(s.as_mut(), &rule, |s| {
-                            for (k, v) in s.residuals() {
+                        solver::run_until(s.as_mut(), &rule, None, |_, step| {
+                            for (k, v) in &step.residuals {
                                 match *k {
                                     "momentum_iterations" => inner[0] += v,
                                     "pressure_iterations" => inner[1] += v,

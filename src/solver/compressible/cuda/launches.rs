@@ -125,15 +125,15 @@ pub(super) struct Buffers<T> {
     /// Block partials of the step reduction (3 per block) and first bad cells (1 per block).
     pub(super) part: DevBuf<T>,
     pub(super) bad_part: DevBuf<i32>,
-    /// The step clock (`EK_*` of [`slots`]): dt, time, steps, the cap on dt, the halt code, and
-    /// the step reduction of the current state.
+    /// The step clock (`EK_*` of [`slots`]): dt, time, steps, the cap on dt, the halt code, the
+    /// end time, the step reduction of the current state and the last steps' records.
     pub(super) clock: Scalars<f64>,
 }
 
 /// The kernels of a step and of the step reduction, bound to a solver's [`Buffers`] and
 /// configuration (rebuilt when the configuration changes).
 pub(super) struct Launches {
-    /// `euler_step_dt`: the step's size from the clock's wave rate, or the halt.
+    /// `euler_step_dt`: the step's size from the clock's wave rate and end time, or the halt.
     pub(super) step_dt: Launch,
     /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`).
     pub(super) ghosts: Vec<Launch>,
@@ -272,7 +272,10 @@ impl Launches {
             .i(blocks as i64)
             .p(&b.clock.dev);
         let finalize = bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)?;
-        let a = Args::new().p(&b.clock.dev).d(cfg.cfl);
+        let a = Args::new()
+            .p(&b.clock.dev)
+            .d(cfg.cfl)
+            .d(crate::solver::stopping::END_TOLERANCE);
         let step_dt = bind("euler_step_dt", ((1, 1, 1), (32, 1, 1)), a)?;
         Ok(Launches {
             step_dt,

@@ -43,7 +43,7 @@ use crate::backend::cuda::{
 };
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
-use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, check_transfer};
+use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, StepRecord, check_transfer};
 use launches::{B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of, step_block};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
@@ -96,6 +96,9 @@ pub struct CudaEuler<T: Real> {
     steps: u64,
     dt: f64,
     dt_cap: f64,
+    /// The end time the steps land on and stop at ([`Solver::advance_recorded`]; infinity for
+    /// none).
+    t_end: f64,
     /// Whether the device clock's host slots must be written before the next step.
     clock_stale: bool,
     residuals: Vec<(&'static str, f64)>,
@@ -169,6 +172,7 @@ impl<T: Real> CudaEuler<T> {
             steps: 0,
             dt: 0.0,
             dt_cap: f64::INFINITY,
+            t_end: f64::INFINITY,
             clock_stale: true,
             residuals: vec![
                 ("max_wave_rate", 0.0),
@@ -245,7 +249,8 @@ impl<T: Real> CudaEuler<T> {
         Ok(())
     }
 
-    /// Writes the host's slots of the clock (dt, time, steps, cap, no halt) before the next step.
+    /// Writes the host's slots of the clock (dt, time, steps, cap, no halt, end time) before the
+    /// next step.
     fn write_clock(&mut self) -> Result<(), CudaError> {
         let c = self.b.clock.host_mut();
         c[slots::EK_DT] = self.dt;
@@ -253,6 +258,7 @@ impl<T: Real> CudaEuler<T> {
         c[slots::EK_STEPS] = self.steps as f64;
         c[slots::EK_DT_CAP] = self.dt_cap;
         c[slots::EK_HALT] = 0.0;
+        c[slots::EK_T_END] = self.t_end;
         self.b.clock.push(slots::EK_HOST_LEN)?;
         self.clock_stale = false;
         Ok(())
@@ -290,8 +296,17 @@ impl<T: Real> CudaEuler<T> {
         self.read_clock()
     }
 
+    /// Sets the end time the steps stop at (infinity for none).
+    fn set_end_time(&mut self, t_end: f64) {
+        if t_end != self.t_end {
+            self.t_end = t_end;
+            self.clock_stale = true;
+        }
+    }
+
     /// [`Solver::advance`] by `n` steps on the device ([`CudaEuler::run`]), then the clock, the
-    /// residuals and, where the device halted the batch, the error the CPU would report.
+    /// residuals and, where the device halted the batch, the error the CPU would report (where
+    /// it halted at the end time, none: the next batch clears the halt).
     fn batch(&mut self, n: u64) -> Result<(), SolverError> {
         let start = self.steps;
         self.mirror.get_mut().expect("mirror lock").invalidate();
@@ -309,6 +324,9 @@ impl<T: Real> CudaEuler<T> {
                 .get_mut()
                 .expect("readback lock")
                 .invalidate(self.steps);
+        }
+        if halt == slots::HALT_END_TIME as f64 {
+            self.clock_stale = true;
         }
         if halt == slots::HALT_WAVE_RATE as f64 {
             return time_step(&self.cfg, rate, self.dt_cap, self.steps, self.time).map(|_| ());
@@ -467,11 +485,57 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     fn step(&mut self) -> Result<(), SolverError> {
+        self.set_end_time(f64::INFINITY);
         self.batch(1)
     }
 
     fn advance(&mut self, n: u64) -> Result<(), SolverError> {
+        self.set_end_time(f64::INFINITY);
         self.batch(n)
+    }
+
+    fn batch_limit(&self) -> u64 {
+        slots::EK_HISTORY_STEPS as u64
+    }
+
+    /// One batch of up to [`slots::EK_HISTORY_STEPS`] steps, stopped on the device at `t_end`
+    /// (`euler_step_dt`), whose records come from the clock's history read with it. Where the
+    /// batch halted at an inadmissible state, the step that made it is not recorded (the CPU's
+    /// step fails).
+    fn advance_recorded(
+        &mut self,
+        n: u64,
+        t_end: Option<f64>,
+        records: &mut Vec<StepRecord>,
+    ) -> Result<(), SolverError> {
+        let start = self.steps;
+        if t_end.is_some() {
+            // As `advance_step_by_step`: the time left replaces the cap.
+            self.set_dt_cap(f64::INFINITY);
+        }
+        self.set_end_time(t_end.unwrap_or(f64::INFINITY));
+        let result = self.batch(n.min(self.batch_limit()));
+        let c = self.b.clock.host();
+        let failed_step = c[slots::EK_HALT] == slots::HALT_BAD_CELL as f64;
+        let last = self.steps - u64::from(failed_step && self.steps > start);
+        let names = self.residuals.iter().map(|(name, _)| *name);
+        for s in start + 1..=last {
+            let at = slots::EK_HISTORY + slots::EK_RECORD * (s % slots::EK_HISTORY_STEPS as u64) as usize;
+            let r = &c[at..at + slots::EK_RECORD];
+            let values = [
+                r[slots::EK_REC_STEP_RATE],
+                r[slots::EK_REC_MIN_DENSITY],
+                r[slots::EK_REC_MIN_PRESSURE],
+            ];
+            records.push(StepRecord {
+                steps: s,
+                time: r[slots::EK_REC_TIME],
+                dt: r[slots::EK_REC_DT],
+                residuals: names.clone().zip(values).collect(),
+                capped: None,
+            });
+        }
+        result
     }
 
     fn dt(&self) -> f64 {
