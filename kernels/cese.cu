@@ -3,8 +3,8 @@
 // corners, one thread per corner), cese_centres (corners -> centres, one thread per interior
 // cell, the step reduction fused in), euler_reduce_finalize. Storage and operation order: see
 // euler.cuh. Each half-step's block first computes the terms of its old points that do not depend
-// on the new point (store_terms) once, into shared memory, where the 2^dim new points around each
-// old point read them.
+// on the new point (store_terms) once, into a tile in shared memory, where the 2^dim new points
+// around each old point read them. The tiling depends on the precision (CESE_OVERLAP).
 //
 // A solution point carries u, u_x and (2D) u_y, P = 4 (1 + dim) values. Centre gradients live
 // in qx, qy (padded layout like q; qy only in 2D). Corner (ci, cj), 0 <= ci <= nx,
@@ -17,8 +17,8 @@
 // budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 85 in float, 128 in double. Chosen on the
 // kernels before their tiles, which left free took 118 and 198 registers and ran 21 % (float) and
 // 37 % (double) slower on an H200 (3 blocks in double spilled 1.2 kB and ran 1.6x slower); the
-// tiled kernels take 72-80 registers in float and 128 in double, without spills
-// (BENCHMARKS.md, issue 23).
+// tiled kernels take 64 registers in float (4 blocks a multiprocessor) and 122-126 in double,
+// without spills (BENCHMARKS.md, issue 23).
 #define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 3 : 2)
 
 struct point {
@@ -157,19 +157,54 @@ __device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, r
     store_q4(tile + 4 * T_P * tn, tn, t, p);
 }
 
-// Fills the block's tile of old points' terms, then waits for the block: tile slot t of
-// tw x th (x fastest) is old point (x0 + t % tw, y0 + t / tw), which load(x, y, o) reads into o,
-// or returns false where there is none.
+// The tiling, CESE_OVERLAP_F32 or _F64 of slots.rs. Overlapping (1): each thread computes one old
+// point's terms, and a block of bx x by threads the (bx - 1) x (by - 1) new points between them
+// (bx - 1 in 1D), neighbouring blocks' old points overlapping by one. Not (0): each thread
+// computes one new point, and the block's threads fill its tile of (bx + 1) x (by + 1) old points
+// (bx + 1 in 1D) in two rounds. Measured on an H200 (BENCHMARKS.md, issue 23), overlapping 32 x 8
+// blocks ran 8-14 % faster in float (64 registers a thread, 4 blocks a multiprocessor) and
+// overlapping blocks 12-17 % slower in double (2 blocks of 32 x 8 or 4 of 32 x 4 or 16 x 8).
+#define CESE_OVERLAP (sizeof(real) == 4 ? CESE_OVERLAP_F32 : CESE_OVERLAP_F64)
+
+// The new points of a block along axis 0 (x) and 1 (y).
+template <int DIM>
+__device__ __forceinline__ int points_per_block(int axis) {
+    return axis == 0 ? blockDim.x - CESE_OVERLAP : DIM == 2 ? blockDim.y - CESE_OVERLAP : 1;
+}
+
+// The block's tile of old points' terms, tw x th, x fastest: slot t is old point
+// (x0 + t % tw, y0 + t / tw), which load(x, y, o) reads into o, or returns false where there is
+// none; then waits for the block. One point a thread where the blocks overlap, else in rounds.
 template <int DIM, typename Load>
-__device__ __forceinline__ void fill_tile(real* tile, int tw, int th, int x0, int y0, real g, real dt, real hx, real hy,
-                                          Load load) {
+__device__ __forceinline__ void fill_tile(real* tile, int tw, int th, int x0, int y0, real g, real dt, real hx,
+                                          real hy, Load load) {
     const int tn = tw * th;
-    for (int t = thread_linear(); t < tn; t += block_threads()) {
+    const auto fill = [&](int t) {
         point o;
         if (load(x0 + t % tw, y0 + t / tw, o)) store_terms<DIM>(tile, tn, t, g, dt, hx, hy, o);
+    };
+    if (CESE_OVERLAP) {
+        fill(thread_linear());
+    } else {
+        for (int t = thread_linear(); t < tn; t += block_threads()) fill(t);
     }
     __syncthreads();
 }
+
+// This thread's new point (x0 + threadIdx.x, y0 + threadIdx.y) of the block whose first is
+// (x0, y0), if the thread computes one, and the block's tile width and height (1 in 1D).
+template <int DIM>
+struct block_points {
+    int x0, y0, tw, th;
+    __device__ __forceinline__ block_points()
+        : x0(blockIdx.x * points_per_block<DIM>(0)),
+          y0(DIM == 2 ? blockIdx.y * points_per_block<DIM>(1) : 0),
+          tw(points_per_block<DIM>(0) + 1),
+          th(DIM == 2 ? points_per_block<DIM>(1) + 1 : 1) {}
+    __device__ __forceinline__ bool marches() const {
+        return (int)threadIdx.x < points_per_block<DIM>(0) && (int)threadIdx.y < points_per_block<DIM>(1);
+    }
+};
 
 // The new solution point of this thread from its 2^DIM old neighbours' terms in the tile, old
 // point a + 2 b at offset signs (2a - 1, 2b - 1) in tile slot (threadIdx.x + a, threadIdx.y + b)
@@ -242,22 +277,23 @@ __device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, co
     return p;
 }
 
-// The CE/SE kernels' blocks: 32 x 4 new points in 2D (their tile of old points' terms, 33 x 5
-// points of 8 terms, is 42 kB in double), 256 in 1D (257 points of 4 terms); the host launches
-// both half-steps and euler_reduce with them (launches.rs `step_block`).
+// The CE/SE kernels' blocks: in float 32 x 8 threads in 2D, over 31 x 7 new points (their tile
+// of 32 x 8 old points' terms of 8 reals is 32 kB), 256 in 1D over 255; in double 32 x 4 over
+// 32 x 4 (a tile of 33 x 5 points, 42 kB), 256 in 1D over 256. The host launches both half-steps
+// and euler_reduce with them (launches.rs `StepBlock`).
 // First half-step: the corner points from the centre points around them (ghosts filled), one
-// thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); the tile holds the
-// terms of centre cells (x0 - 1 .. x0 + bx - 1, y0 - 1 .. y0 + by - 1) for the block's corners
-// x0 = blockIdx.x bx .., y0 = blockIdx.y by .. (dynamic shared memory: 8 terms of 4 reals for each
-// of (bx + 1) (by + 1) points in 2D, 4 terms for each of bx + 1 in 1D).
+// thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); corner (ci, cj) is
+// between centre cells ci - 1, ci and cj - 1, cj, so the tile of the block of first corner
+// (x0, y0) holds the terms of cells (x0 - 1 .., y0 - 1 ..) (dynamic shared memory: 8 terms of 4
+// reals a point in 2D, 4 in 1D).
 template <int DIM>
 __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, const real* __restrict__ qx,
                                                  const real* __restrict__ qy, real* __restrict__ corners,
                                                  long long len, int stride, int g0, int g1, int nx, int ny, real g,
                                                  real alpha, real dt, real hx, real hy, real* tile) {
-    const int tw = blockDim.x + 1, th = DIM == 2 ? blockDim.y + 1 : 1;
-    const int x0 = blockIdx.x * blockDim.x, y0 = blockIdx.y * blockDim.y;
-    fill_tile<DIM>(tile, tw, th, x0 - 1, y0 - 1, g, dt, hx, hy, [&](int i, int j, point& o) {
+    const block_points<DIM> b;
+    const int x0 = b.x0, y0 = b.y0;
+    fill_tile<DIM>(tile, b.tw, b.th, x0 - 1, y0 - 1, g, dt, hx, hy, [&](int i, int j, point& o) {
         if (DIM == 1) j = 0;
         if (i < -g0 || i >= nx + g0 || j < -g1 || j >= ny + g1) return false;
         const long long k = (long long)(j + g1) * stride + i + g0;
@@ -268,27 +304,27 @@ __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, con
     });
     const int ci = x0 + threadIdx.x, cj = y0 + threadIdx.y;
     const int cy = DIM == 2 ? ny + 1 : 1;
-    if (ci > nx || cj >= cy) return;
-    const point p = march<DIM>(alpha, dt, hx, hy, tile, tw, tw * th);
+    if (!b.marches() || ci > nx || cj >= cy) return;
+    const point p = march<DIM>(alpha, dt, hx, hy, tile, b.tw, b.tw * b.th);
     const long long nc = (long long)(nx + 1) * cy, m = (long long)cj * (nx + 1) + ci;
     store_q4(corners, nc, m, p.u);
     store_q4(corners + 4 * nc, nc, m, p.x);
     if (DIM == 2) store_q4(corners + 8 * nc, nc, m, p.y);
 }
 
-// Second half-step's points of the block (as corners_of_block, the tile holding the terms of
-// corners (x0 .. x0 + bx, y0 .. y0 + by)); returns whether this thread's cell (i, j) is interior
-// and its new conserved state in u.
+// Second half-step's points of the block (as corners_of_block: cell (i, j) is between corners i,
+// i + 1 and j, j + 1, so the tile holds the terms of corners (x0 .., y0 ..)); returns whether this
+// thread computes an interior cell, (i, j), and its new conserved state in u.
 template <int DIM>
 __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
                                                  const real* __restrict__ corners, long long len, int stride, int g0,
                                                  int g1, int nx, int ny, real g, real alpha, real dt, real hx, real hy,
-                                                 real* tile, q4* u) {
-    const int tw = blockDim.x + 1, th = DIM == 2 ? blockDim.y + 1 : 1;
-    const int x0 = blockIdx.x * blockDim.x, y0 = blockIdx.y * blockDim.y;
+                                                 real* tile, int* i, int* j, q4* u) {
+    const block_points<DIM> b;
+    const int x0 = b.x0, y0 = b.y0;
     const int cy = DIM == 2 ? ny + 1 : 1;
     const long long nc = (long long)(nx + 1) * cy;
-    fill_tile<DIM>(tile, tw, th, x0, y0, g, dt, hx, hy, [&](int ci, int cj, point& o) {
+    fill_tile<DIM>(tile, b.tw, b.th, x0, y0, g, dt, hx, hy, [&](int ci, int cj, point& o) {
         if (ci > nx || cj >= cy) return false;
         const long long c = (long long)cj * (nx + 1) + ci;
         o.u = load_q4(corners, nc, c);
@@ -296,10 +332,11 @@ __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __r
         o.y = DIM == 2 ? load_q4(corners + 8 * nc, nc, c) : make_q4(0, 0, 0, 0);
         return true;
     });
-    const int i = x0 + threadIdx.x, j = y0 + threadIdx.y;
-    if (i >= nx || j >= ny) return false;
-    const point p = march<DIM>(alpha, dt, hx, hy, tile, tw, tw * th);
-    const long long k = (long long)(j + g1) * stride + i + g0;
+    *i = x0 + threadIdx.x;
+    *j = y0 + threadIdx.y;
+    if (!b.marches() || *i >= nx || *j >= ny) return false;
+    const point p = march<DIM>(alpha, dt, hx, hy, tile, b.tw, b.tw * b.th);
+    const long long k = (long long)(*j + g1) * stride + *i + g0;
     store_q4(q, len, k, p.u);
     store_q4(qx, len, k, p.x);
     if (DIM == 2) store_q4(qy, len, k, p.y);
@@ -335,9 +372,10 @@ extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_centres(
     real* tile = (real*)tile_bytes;
     const real dt = (real)clock[EK_DT];
     q4 u;
+    int i, j;
     const bool interior =
-        dim == 2 ? centres_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &u)
-                 : centres_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &u);
-    const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+        dim == 2
+            ? centres_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &i, &j, &u)
+            : centres_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, &i, &j, &u);
     write_partials(interior ? cell_stats(g, dim, inv_dx, inv_dy, u, i, j, nx) : no_stats(), part, bad);
 }

@@ -223,16 +223,17 @@ __device__ __forceinline__ void write_partials(step_stats s, real* __restrict__ 
 }
 
 // Step reduction over the interior fluid cells of a state no step has written (after a
-// restart or a change of gamma; a step fuses it into its update), one thread per cell (2D
-// grid over nx x ny): write_partials of cell_stats.
+// restart or a change of gamma; a step fuses it into its update): write_partials of cell_stats,
+// with the blocks of the kernel that fuses it, each over px x py cells (2D grid over nx x ny:
+// launches.rs `StepBlock`), threads past them idle.
 extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsigned char* __restrict__ solid,
-                                        long long len, int stride, int g0, int g1, int nx, int ny, int dim,
-                                        real g, real inv_dx, real inv_dy, real* __restrict__ part,
+                                        long long len, int stride, int g0, int g1, int nx, int ny, int dim, int px,
+                                        int py, real g, real inv_dx, real inv_dy, real* __restrict__ part,
                                         int* __restrict__ bad) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    const int i = blockIdx.x * px + threadIdx.x;
+    const int j = blockIdx.y * py + threadIdx.y;
     step_stats s = no_stats();
-    if (i < nx && j < ny) {
+    if ((int)threadIdx.x < px && (int)threadIdx.y < py && i < nx && j < ny) {
         const long long k = (long long)(j + g1) * stride + i + g0;
         if (!solid[k]) s = cell_stats(g, dim, inv_dx, inv_dy, load_q4(q, len, k), i, j, nx);
     }

@@ -181,6 +181,10 @@ shared! {
     /// (`kernels/cese.cu` `store_terms`), in 2D and in 1D.
     CESE_TERMS_2D: usize = 8;
     CESE_TERMS_1D: usize = 4;
+    /// Whether the CE/SE half-steps' blocks overlap (1) or not (0), in float and in double
+    /// (`kernels/cese.cu` `CESE_OVERLAP`, `launches.rs` `StepBlock`).
+    CESE_OVERLAP_F32: u32 = 1;
+    CESE_OVERLAP_F64: u32 = 0;
 
     /// Threads per block of the shown field's kernels (`kernels/shown_field.cu`).
     SHOWN_BLOCK: u32 = 256;

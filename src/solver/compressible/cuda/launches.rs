@@ -11,19 +11,54 @@ use crate::case::{Method, RiemannSolver};
 use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
 
-/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D; the CE/SE half-steps take 32 x 4 in 2D
-/// (their tiles of old points' terms in shared memory, `kernels/cese.cu`).
+/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D.
 pub(super) const B2: (u32, u32, u32) = (32, 8, 1);
 pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
-const CESE_B2: (u32, u32, u32) = (32, 4, 1);
 
-/// The block of the kernels that step the state and reduce it (`mh_update` or the CE/SE
-/// half-steps, and `euler_reduce`, whose partials are one per block).
-pub(super) fn step_block(l: &Layout, method: Method) -> (u32, u32, u32) {
-    match (l.dim, method) {
-        (1, _) => B1,
-        (_, Method::Cese) => CESE_B2,
-        _ => B2,
+/// The blocks of the kernels that step the state and reduce it (`mh_update` or the CE/SE
+/// half-steps, and `euler_reduce`, whose partials are one per block): the block, and the new
+/// points (cells, or CE/SE corners) each computes along x and y. CE/SE's 2D blocks are 32 x 4 in
+/// f64 and 32 x 8 in f32, whose blocks overlap ([`slots::CESE_OVERLAP_F32`]: a thread computes one
+/// old point's terms into its block's tile, the new points lie between them, `kernels/cese.cu`),
+/// so a block computes one point fewer along each axis of the grid than it has threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct StepBlock {
+    pub(super) block: (u32, u32, u32),
+    pub(super) points: (u32, u32),
+}
+
+impl StepBlock {
+    pub(super) fn of<T: Real>(l: &Layout, method: Method) -> StepBlock {
+        let f64 = std::mem::size_of::<T>() == 8;
+        let block = match (method, l.dim) {
+            (_, 1) => B1,
+            (Method::Cese, _) if f64 => (32, 4, 1),
+            _ => B2,
+        };
+        let overlap = match method {
+            Method::Cese if f64 => slots::CESE_OVERLAP_F64,
+            Method::Cese => slots::CESE_OVERLAP_F32,
+            _ => 0,
+        };
+        let points = (block.0 - overlap, if l.dim == 2 { block.1 - overlap } else { 1 });
+        StepBlock { block, points }
+    }
+
+    /// CE/SE's tile of old points' terms in shared memory, in bytes: the points around the
+    /// block's new points, each [`slots::CESE_TERMS_2D`] (1D: `_1D`) terms of 4 reals.
+    pub(super) fn cese_tile<T: Real>(&self, dim: usize) -> usize {
+        let (terms, rows) = if dim == 2 {
+            (slots::CESE_TERMS_2D, self.points.1 as usize + 1)
+        } else {
+            (slots::CESE_TERMS_1D, 1)
+        };
+        4 * terms * (self.points.0 as usize + 1) * rows * std::mem::size_of::<T>()
+    }
+
+    /// The grid over `n` new points (x, y), and the block.
+    pub(super) fn shape(&self, n: (usize, usize)) -> ((u32, u32, u32), (u32, u32, u32)) {
+        let grid = grid_of(n, (self.points.0, self.points.1, 1));
+        (grid, self.block)
     }
 }
 
@@ -189,8 +224,8 @@ impl Launches {
                 bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
             })
             .collect::<Result<_, _>>()?;
-        let block = step_block(l, cfg.method);
-        let interior = (grid_of((l.n[0], l.n[1]), block), block);
+        let step = StepBlock::of::<T>(l, cfg.method);
+        let interior = step.shape((l.n[0], l.n[1]));
         // The step reduction's last arguments: 1/dx, 1/dy, the partials.
         let partials = |a: Args| {
             a.r(T::of(1.0 / h[0]))
@@ -248,22 +283,20 @@ impl Launches {
                     .r(T::of(h[0]))
                     .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
-                // The tile of old points' terms, 4 reals each: (bx + 1) (by + 1) points in 2D,
-                // bx + 1 in 1D.
-                let (terms, rows) = if l.dim == 2 {
-                    (slots::CESE_TERMS_2D, block.1 + 1)
-                } else {
-                    (slots::CESE_TERMS_1D, 1)
-                };
-                let tile = 4 * terms as u32 * (block.0 + 1) * rows * std::mem::size_of::<T>() as u32;
+                let tile = step.cese_tile::<T>(l.dim);
+                for name in ["cese_corners", "cese_centres"] {
+                    m.allow_shared(name, tile)?;
+                }
                 SchemeLaunches::Cese {
-                    corners: bind("cese_corners", (grid_of(n_corners, block), block), a.clone())?
-                        .with_shared(tile),
-                    centres: bind("cese_centres", interior, partials(a))?.with_shared(tile),
+                    corners: bind("cese_corners", step.shape(n_corners), a.clone())?.with_shared(tile as u32),
+                    centres: bind("cese_centres", interior, partials(a))?.with_shared(tile as u32),
                 }
             }
         };
-        let a = geometry(Args::new().p(&b.q).p(&b.solid), l).i(l.dim as i64);
+        let a = geometry(Args::new().p(&b.q).p(&b.solid), l)
+            .i(l.dim as i64)
+            .i(step.points.0 as i64)
+            .i(step.points.1 as i64);
         let reduce = bind("euler_reduce", interior, partials(a.r(g)))?;
         let blocks = interior.0.0 * interior.0.1;
         let a = Args::new()

@@ -44,7 +44,7 @@ use crate::backend::cuda::{
 use crate::case::{CaseSpec, Invalid, Kind, Method};
 use crate::solver::real::Real;
 use crate::solver::{Snapshot, Solver, SolverError, SolverInfo, StepRecord, check_transfer};
-use launches::{B2, Buffers, Launches, SchemeLaunches, Work, geometry, grid_of, step_block};
+use launches::{B2, Buffers, Launches, SchemeLaunches, StepBlock, Work, geometry, grid_of};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
 
@@ -142,7 +142,7 @@ impl<T: Real> CudaEuler<T> {
             },
         };
         let blocks = {
-            let g = grid_of((nx, ny), step_block(&l, cfg.method));
+            let (g, _) = StepBlock::of::<T>(&l, cfg.method).shape((nx, ny));
             (g.0 * g.1) as usize
         };
         let solid = gpu.alloc(len)?;
