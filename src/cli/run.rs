@@ -313,7 +313,11 @@ fn run_on(args: Args, comm: Option<std::sync::Arc<dyn crate::parallel::Communica
             capped.observe(step);
             update_bar(&bar, step, &rule, quiet, &mut last_log);
             // Batches end at the checkpoints' steps, so `s` is at `step` here.
-            if checkpoint_error.is_none() && args.checkpoint_every.is_some_and(|n| step.steps % n == 0) {
+            if checkpoint_error.is_none()
+                && args
+                    .checkpoint_every
+                    .is_some_and(|n| step.steps.is_multiple_of(n))
+            {
                 s.gather();
                 if root {
                     checkpoint_error = checkpoint(&case, s, &log, &args.out).err();
@@ -511,7 +515,7 @@ fn progress_bar(quiet: bool, rule: &StopRule) -> ProgressBar {
 /// progress line is logged every `LOG_EVERY` instead.
 fn update_bar(bar: &ProgressBar, step: &StepRecord, rule: &StopRule, quiet: bool, last_log: &mut Instant) {
     const LOG_EVERY: Duration = Duration::from_secs(10);
-    if quiet || step.steps % 10 != 0 {
+    if quiet || !step.steps.is_multiple_of(10) {
         return;
     }
     let line = || {

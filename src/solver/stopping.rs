@@ -247,10 +247,11 @@ pub fn run_until(
             solver.set_dt_cap(f64::INFINITY);
             return Ok(done(StopReason::EndTime));
         }
-        if let Some(tol) = rule.steady_tol {
-            if taken > 0 && steady_change < tol {
-                return Ok(done(StopReason::Steady));
-            }
+        if rule
+            .steady_tol
+            .is_some_and(|tol| taken > 0 && steady_change < tol)
+        {
+            return Ok(done(StopReason::Steady));
         }
         let mut n = match rule.steady_tol {
             Some(_) => 1,
