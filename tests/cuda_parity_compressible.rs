@@ -301,6 +301,15 @@ fn cuda_blow_up_is_the_cpu_error() {
     assert_eq!(cpu, batched);
 }
 
+/// The cases of the batch tests: MUSCL-Hancock and CE/SE in 1D and 2D (Sod, CE/SE Sod on 400
+/// cells, the quadrants on 96 x 80).
+const BATCH_CASES: [(&str, &[&str]); 4] = [
+    ("sod", &[]),
+    ("cese_sod", &["grid.nx=400"]),
+    ("riemann_quadrant_config3", &["grid.nx=96", "grid.ny=80"]),
+    ("cese_quadrant_2d", &["grid.nx=96", "grid.ny=80"]),
+];
+
 /// A batch of steps ([`Solver::advance`], the step's CUDA graph replayed with one host wait) is
 /// the same steps taken one at a time, to the bit: the state, the clock and the residuals, for
 /// MUSCL-Hancock and CE/SE in 1D and 2D, with a cap on dt set between batches.
@@ -309,14 +318,7 @@ fn a_batch_of_steps_is_the_steps_one_at_a_time() {
     if !gpu() {
         return;
     }
-    let grid = ["grid.nx=96", "grid.ny=80"];
-    let cases: [(&str, &[&str]); 4] = [
-        ("sod", &[]),
-        ("cese_sod", &[]),
-        ("riemann_quadrant_config3", &grid),
-        ("cese_quadrant_2d", &grid),
-    ];
-    for (name, sets) in cases {
+    for (name, sets) in BATCH_CASES {
         let build = || {
             let mut sets: Vec<&str> = sets.to_vec();
             sets.push("solver.backend=\"cuda\"");
@@ -363,14 +365,7 @@ fn a_recorded_run_in_batches_is_the_steps_one_at_a_time() {
     if !gpu() {
         return;
     }
-    let quadrant = ["grid.nx=96", "grid.ny=80"];
-    let cases: [(&str, &[&str]); 4] = [
-        ("sod", &[]),
-        ("cese_sod", &["grid.nx=400"]),
-        ("riemann_quadrant_config3", &quadrant),
-        ("cese_quadrant_2d", &quadrant),
-    ];
-    for (name, sets) in cases {
+    for (name, sets) in BATCH_CASES {
         let build = |backend: &str| {
             let mut sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
             sets.push(format!("solver.backend=\"{backend}\""));
