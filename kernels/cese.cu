@@ -162,8 +162,8 @@ __device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, r
 // (bx - 1 in 1D), neighbouring blocks' old points overlapping by one. Not (0): each thread
 // computes one new point, and the block's threads fill its tile of (bx + 1) x (by + 1) old points
 // (bx + 1 in 1D) in two rounds. Measured on an H200 (BENCHMARKS.md, issue 23), overlapping 32 x 8
-// blocks ran 8-14 % faster in float (64 registers a thread, 4 blocks a multiprocessor) and
-// overlapping blocks 12-17 % slower in double (2 blocks of 32 x 8 or 4 of 32 x 4 or 16 x 8).
+// blocks ran 1-14 % faster in float (64 registers a thread, 4 blocks a multiprocessor) and
+// overlapping blocks 10-18 % slower in double (2 blocks of 32 x 8 or 4 of 32 x 4 or 16 x 8).
 #define CESE_OVERLAP (sizeof(real) == 4 ? CESE_OVERLAP_F32 : CESE_OVERLAP_F64)
 
 // The new points of a block along axis 0 (x) and 1 (y).

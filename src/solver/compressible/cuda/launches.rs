@@ -18,9 +18,9 @@ pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
 /// The blocks of the kernels that step the state and reduce it (`mh_update` or the CE/SE
 /// half-steps, and `euler_reduce`, whose partials are one per block): the block, and the new
 /// points (cells, or CE/SE corners) each computes along x and y. CE/SE's 2D blocks are 32 x 4 in
-/// f64 and 32 x 8 in f32, whose blocks overlap ([`slots::CESE_OVERLAP_F32`]: a thread computes one
-/// old point's terms into its block's tile, the new points lie between them, `kernels/cese.cu`),
-/// so a block computes one point fewer along each axis of the grid than it has threads.
+/// f64 and 32 x 8 in f32. In f32 the CE/SE blocks overlap ([`slots::CESE_OVERLAP_F32`]): a thread
+/// computes one old point's terms into its block's tile and the new points lie between them
+/// (`kernels/cese.cu`), so a block computes one point fewer along each axis than it has threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct StepBlock {
     pub(super) block: (u32, u32, u32),

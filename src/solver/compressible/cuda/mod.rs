@@ -13,11 +13,14 @@
 //! faces (one thread per face) and the in-place update, or the two CE/SE half-steps (corners,
 //! then centres); the last of them also reduces the new state per block (the largest wave rate,
 //! the next step's `dt`; the smallest density and pressure; the first inadmissible cell), and a
-//! one-block kernel finishes that reduction into the clock. Every argument is bound, so a step is
-//! one CUDA graph, and a batch of steps ([`Solver::advance`]) is that graph replayed, with one
-//! host wait at the end for the clock. A step whose state has an inadmissible cell, or whose wave
-//! rate is not finite and positive, halts the rest of the batch on the device; the host then
-//! reads the state back and reports it as the CPU does ([`SolverError::Diverged`]).
+//! one-block kernel finishes that reduction into the clock, with the step's record (time, dt, wave
+//! rate, minima) in the clock's history. Every argument is bound, so a step is one CUDA graph, and
+//! a batch of steps ([`Solver::advance`], [`Solver::advance_recorded`]: up to 64 steps, their
+//! records read with the clock) is that graph replayed, with one host wait at the end for the
+//! clock. A step whose state has an inadmissible cell, or whose wave rate is not finite and
+//! positive, halts the rest of the batch on the device, as does reaching the end time of
+//! `advance_recorded`; after an inadmissible state the host reads the state back and reports it
+//! as the CPU does ([`SolverError::Diverged`]).
 //!
 //! Element-wise kernels are compiled without FMA contraction and keep the CPU's operation order,
 //! so they round identically (the exact Riemann solver's `pow` is the device's, within 2 ulp of
