@@ -273,11 +273,6 @@ impl Module {
         funcs.insert(name, k);
         Ok(k)
     }
-
-    /// [`Gpu::allow_shared`] for kernel `name` of this module.
-    pub fn allow_shared(&self, name: &'static str, bytes: usize) -> Result<(), CudaError> {
-        self.gpu.allow_shared(self.function(name)?, bytes)
-    }
 }
 
 impl Drop for Module {

@@ -283,10 +283,9 @@ impl Launches {
                     .r(T::of(h[0]))
                     .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
+                // At most 42 kB (33 x 5 points of 8 terms in f64): under the 48 KiB every
+                // kernel may take without raising its limit.
                 let tile = step.cese_tile::<T>(l.dim);
-                for name in ["cese_corners", "cese_centres"] {
-                    m.allow_shared(name, tile)?;
-                }
                 SchemeLaunches::Cese {
                     corners: bind("cese_corners", step.shape(n_corners), a.clone())?.with_shared(tile as u32),
                     centres: bind("cese_centres", interior, partials(a))?.with_shared(tile as u32),
@@ -317,5 +316,30 @@ impl Launches {
             reduce,
             finalize,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CE/SE's tiles fit the 48 KiB of shared memory a kernel may take without raising its limit
+    /// (the launches do not raise it), in 1D and 2D and both precisions.
+    #[test]
+    fn cese_tiles_fit_the_default_shared_memory() {
+        fn check<T: Real>(dim: usize) -> usize {
+            let l = Layout::new(dim, [100, if dim == 2 { 80 } else { 1 }], 2);
+            let step = StepBlock::of::<T>(&l, Method::Cese);
+            let tile = step.cese_tile::<T>(dim);
+            assert!(
+                tile <= 48 * 1024,
+                "{dim}D, {} bytes a real: {tile} bytes",
+                std::mem::size_of::<T>()
+            );
+            tile
+        }
+        let tiles = [check::<f32>(1), check::<f32>(2), check::<f64>(1), check::<f64>(2)];
+        // f64 2D: 33 x 5 points of 8 terms of 4 doubles.
+        assert_eq!(tiles[3], 33 * 5 * 8 * 4 * 8);
     }
 }
