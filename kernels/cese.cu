@@ -14,12 +14,12 @@
 #include "euler.cuh"
 
 // Blocks of 256 threads per multiprocessor the CE/SE kernels are compiled for, so their register
-// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 85 in float, 128 in double. Chosen on the
-// kernels before their tiles, which left free took 118 and 198 registers and ran 21 % (float) and
-// 37 % (double) slower on an H200 (3 blocks in double spilled 1.2 kB and ran 1.6x slower); the
-// tiled kernels take 64 registers in float (4 blocks a multiprocessor) and 122-126 in double,
-// without spills (BENCHMARKS.md, issue 23).
-#define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 3 : 2)
+// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 64 in float, 128 in double. Before their
+// tiles the kernels left free took 118 and 198 registers and ran 21 % (float) and 37 % (double)
+// slower on an H200 (3 blocks in double spilled 1.2 kB and ran 1.6x slower); the tiled kernels
+// take 64 registers in float without spills (72 if let, with 3 blocks a multiprocessor instead
+// of 4) and 122-128 in double (BENCHMARKS.md, issue 23).
+#define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 4 : 2)
 
 struct point {
     q4 u, x, y;
@@ -40,106 +40,104 @@ __device__ __forceinline__ q4 jac_x(real g, q4 q, q4 v) {
 // Flux Jacobian along axis d applied to v.
 __device__ __forceinline__ q4 jac(real g, int d, q4 q, q4 v) { return to_local(d, jac_x(g, to_local(d, q), to_local(d, v))); }
 
-// x^alpha in the weights (cese.rs `weight_power`): the exact product for alpha 0, 1 and 2, pow
-// otherwise.
-__device__ __forceinline__ real weight_power(real x, real alpha) {
+// x^alpha in the weights from the square r2 = x^2 (cese.rs `weight_power`): the exact value for
+// alpha 0, 1 (sqrt) and 2 (r2 itself), pow(r2, alpha / 2) otherwise.
+__device__ __forceinline__ real weight_power(real r2, real alpha) {
     if (alpha == (real)0) return (real)1;
-    if (alpha == (real)1) return x;
-    if (alpha == (real)2) return x * x;
-    return libm_pow_real(x, alpha);
+    if (alpha == (real)1) return sqrt(r2);
+    if (alpha == (real)2) return r2;
+    return libm_pow_real(r2, alpha * (real)0.5);
 }
 
-// The alpha-weighted average of M candidate gradients cand[i] = (x, y), per variable:
-// W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} (|grad_l| / max |grad|)^alpha, the plain
-// average where all candidates vanish. The ratios to the largest norm are products with its
-// reciprocal (at most 1 / sqrt(the least subnormal), finite); the weighted sums are divided by
-// their weight, which may be subnormal. Each power is computed once and reused in the products
-// (the same factors, multiplied in the same order as the CPU).
+// The least positive normal number of real: its reciprocal is finite.
+#define REAL_MIN_NORMAL ((real)(sizeof(real) == 4 ? 1.17549435082228750797e-38 : 2.22507385850720138309e-308))
+
+// The alpha-weighted average of M candidate gradients cand[i] = (x, y) of one variable
+// (cese.rs `weighted`): W = sum_i w_i grad_i / sum_i w_i, w_i = prod_{l != i} r_l^(alpha / 2),
+// r_l = |grad_l|^2 / max |grad|^2, the plain average where the largest squared norm is not a
+// normal number or the weights vanish. The ratios are products with the reciprocal of the largest
+// squared norm (finite, as it is normal); the weighted sums are divided by their weight, which
+// may be subnormal. Each power is computed once and reused in the products (the same factors,
+// multiplied in the same order as the CPU).
 template <int M>
-__device__ __forceinline__ void weighted(real alpha, const q4 (*cand)[2], q4* gx, q4* gy) {
+__device__ __forceinline__ void weighted(real alpha, const real (*cand)[2], real* gx, real* gy) {
+    real sq[M];
+    real smax = 0;
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-        real theta[M];
-        real tmax = 0;
+    for (int i = 0; i < M; i++) {
+        sq[i] = cand[i][0] * cand[i][0] + cand[i][1] * cand[i][1];
+        smax = fmax(smax, sq[i]);
+    }
+    real wsum = 0, acc0 = 0, acc1 = 0;
+    if (smax >= REAL_MIN_NORMAL) {
+        const real inv_smax = (real)1 / smax;
+        real pw[M];
+#pragma unroll
+        for (int l = 0; l < M; l++) pw[l] = weight_power(sq[l] * inv_smax, alpha);
 #pragma unroll
         for (int i = 0; i < M; i++) {
-            theta[i] = sqrt(cand[i][0].c[k] * cand[i][0].c[k] + cand[i][1].c[k] * cand[i][1].c[k]);
-            tmax = fmax(tmax, theta[i]);
+            real w = 1;
+#pragma unroll
+            for (int l = 0; l < M; l++)
+                if (l != i) w = w * pw[l];
+            wsum = wsum + w;
+            acc0 = acc0 + w * cand[i][0];
+            acc1 = acc1 + w * cand[i][1];
         }
-        real wsum = 0, acc0 = 0, acc1 = 0;
-        if (tmax > (real)0) {
-            const real inv_tmax = (real)1 / tmax;
-            real pw[M];
+    }
+    if (wsum > (real)0) {
+        *gx = acc0 / wsum;
+        *gy = acc1 / wsum;
+    } else {
+        const real inv = (real)1 / (real)M;
+        real s0 = 0, s1 = 0;
 #pragma unroll
-            for (int l = 0; l < M; l++) pw[l] = weight_power(theta[l] * inv_tmax, alpha);
-#pragma unroll
-            for (int i = 0; i < M; i++) {
-                real w = 1;
-#pragma unroll
-                for (int l = 0; l < M; l++)
-                    if (l != i) w = w * pw[l];
-                wsum = wsum + w;
-                acc0 = acc0 + w * cand[i][0].c[k];
-                acc1 = acc1 + w * cand[i][1].c[k];
-            }
+        for (int i = 0; i < M; i++) {
+            s0 = s0 + cand[i][0];
+            s1 = s1 + cand[i][1];
         }
-        if (wsum > (real)0) {
-            gx->c[k] = acc0 / wsum;
-            gy->c[k] = acc1 / wsum;
-        } else {
-            const real inv = (real)1 / (real)M;
-            real s0 = 0, s1 = 0;
-#pragma unroll
-            for (int i = 0; i < M; i++) {
-                s0 = s0 + cand[i][0].c[k];
-                s1 = s1 + cand[i][1].c[k];
-            }
-            gx->c[k] = s0 * inv;
-            gy->c[k] = s1 * inv;
-        }
+        *gx = s0 * inv;
+        *gy = s1 * inv;
     }
 }
 
 // The share of an old solution point in the conservation sum of `march` that does not depend on
 // which side of the new point it lies, computed once per old point and shared by the 2^DIM new
-// points around it (cese.rs `march`, per old point): with u_t = -(A u_x + B u_y) (A, B the flux
-// Jacobians, F, G the fluxes), moved = u + dt/2 u_t, ax = h_x/4 u_x, ay = h_y/4 u_y,
-// p = F + dt/4 A u_t, b = h_y/4 A u_y, q = G + dt/4 B u_t, c = h_x/4 B u_x (1D: u, ax, p and
-// moved, with u_t = -A u_x). The share in the sum at offset signs (s_x, s_y) is then
-// u - s_x ax - s_y ay - s_x (dt/h_x) (p - s_y b) - s_y (dt/h_y) (q - s_x c): the CPU's expression,
-// whose factors s = +-1 multiply exactly, so it rounds as the CPU's does.
-enum { T_U, T_MOVED, T_AX, T_P, T_AY, T_B, T_Q, T_C };
+// points around it (cese.rs `Terms`): with u_t = -(A u_x + B u_y) (A, B the flux Jacobians, F, G
+// the fluxes), rx = dt/h_x, ry = dt/h_y, moved = u + dt/2 u_t, x = h_x/4 u_x + rx (F + dt/4 A u_t),
+// y = h_y/4 u_y + ry (G + dt/4 B u_t), z = rx h_y/4 A u_y + ry h_x/4 B u_x (1D: u, moved and x,
+// with u_t = -A u_x). The share in the sum at offset signs (s_x, s_y) is then
+// u - s_x x - s_y y + (s_x s_y) z: the CPU's expression, whose factors +-1 multiply exactly, so it
+// rounds as the CPU's does.
+enum { T_U, T_MOVED, T_X, T_Y, T_Z };
 // The host sizes the tiles by these counts (launches.rs).
-static_assert(T_P + 1 == CESE_TERMS_1D && T_C + 1 == CESE_TERMS_2D, "CE/SE terms: slots.rs CESE_TERMS_*");
+static_assert(T_X + 1 == CESE_TERMS_1D && T_Z + 1 == CESE_TERMS_2D, "CE/SE terms: slots.rs CESE_TERMS_*");
 
 // The terms of old point o into tile slot t (term e, component k at tile[(4 e + k) tn + t]).
 template <int DIM>
 __device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, real dt, real hx, real hy, point o) {
     const real quarter = (real)0.25, half = (real)0.5;
+    const real rx = dt / hx, ry = dt / hy;
     const q4 u = o.u, ux = o.x, uy = o.y;
     const q4 w = primitive(g, u);
     const q4 f = euler_flux(g, w);
     const q4 ax = jac(g, 0, u, ux);
-    q4 ut, moved, hux, p;
+    q4 ut, moved, x;
     if constexpr (DIM == 2) {
         const q4 gg = to_local(1, euler_flux(g, to_local(1, w)));
         const q4 by = jac(g, 1, u, uy);
 #pragma unroll
         for (int k = 0; k < 4; k++) ut.c[k] = -(ax.c[k] + by.c[k]);
-        const q4 ft = jac(g, 0, u, ut), gt = jac(g, 1, u, ut);
+        const q4 gt = jac(g, 1, u, ut);
         const q4 fy = jac(g, 0, u, uy), gx = jac(g, 1, u, ux);
-        q4 huy, b, qq, c;
+        q4 y, z;
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            huy.c[k] = quarter * hy * uy.c[k];
-            b.c[k] = quarter * hy * fy.c[k];
-            qq.c[k] = gg.c[k] + quarter * dt * gt.c[k];
-            c.c[k] = quarter * hx * gx.c[k];
+            y.c[k] = quarter * hy * uy.c[k] + ry * (gg.c[k] + quarter * dt * gt.c[k]);
+            z.c[k] = rx * (quarter * hy * fy.c[k]) + ry * (quarter * hx * gx.c[k]);
         }
-        store_q4(tile + 4 * T_AY * tn, tn, t, huy);
-        store_q4(tile + 4 * T_B * tn, tn, t, b);
-        store_q4(tile + 4 * T_Q * tn, tn, t, qq);
-        store_q4(tile + 4 * T_C * tn, tn, t, c);
+        store_q4(tile + 4 * T_Y * tn, tn, t, y);
+        store_q4(tile + 4 * T_Z * tn, tn, t, z);
     } else {
 #pragma unroll
         for (int k = 0; k < 4; k++) ut.c[k] = -ax.c[k];
@@ -148,13 +146,11 @@ __device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, r
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         moved.c[k] = u.c[k] + half * dt * ut.c[k];
-        hux.c[k] = quarter * hx * ux.c[k];
-        p.c[k] = f.c[k] + quarter * dt * ft.c[k];
+        x.c[k] = quarter * hx * ux.c[k] + rx * (f.c[k] + quarter * dt * ft.c[k]);
     }
     store_q4(tile + 4 * T_U * tn, tn, t, u);
     store_q4(tile + 4 * T_MOVED * tn, tn, t, moved);
-    store_q4(tile + 4 * T_AX * tn, tn, t, hux);
-    store_q4(tile + 4 * T_P * tn, tn, t, p);
+    store_q4(tile + 4 * T_X * tn, tn, t, x);
 }
 
 // The tiling, CESE_OVERLAP_F32 or _F64 of slots.rs. Overlapping (1): each thread computes one old
@@ -208,84 +204,72 @@ struct block_points {
 
 // The new solution point of this thread from its 2^DIM old neighbours' terms in the tile, old
 // point a + 2 b at offset signs (2a - 1, 2b - 1) in tile slot (threadIdx.x + a, threadIdx.y + b)
-// (cese.rs `march`: the conservation sum over the box, then the gradients). DIM is a
-// compile-time constant, so the point arrays stay in registers.
+// (cese.rs `march`: the conservation sum over the box, then the gradients), one variable at a
+// time so that few values are live (each variable's operations are the CPU's, in its order).
+// DIM is a compile-time constant, so the arrays stay in registers.
 template <int DIM>
-__device__ __forceinline__ point march(real alpha, real dt, real hx, real hy, const real* tile, int tw, int tn) {
+__device__ __forceinline__ point march(real alpha, real hx, real hy, const real* tile, int tw, int tn) {
     const int n = 1 << DIM;
-    const real one = (real)1;
-    const real rx = dt / hx, ry = dt / hy;
+    const real one = (real)1, two = (real)2;
     const real inv_hx = one / hx, inv_hy = one / hy;
-    q4 sum = make_q4(0, 0, 0, 0);
-    q4 moved[n];
+    int t[n];
 #pragma unroll
-    for (int m = 0; m < n; m++) {
-        const int t = (threadIdx.y + (m >> 1)) * tw + threadIdx.x + (m & 1);
-        const auto term = [&](int e) { return load_q4(tile + 4 * e * tn, tn, t); };
-        const q4 u = term(T_U), ax = term(T_AX), p = term(T_P);
-        moved[m] = term(T_MOVED);
-        const real sx = (m & 1) ? one : -one;
-        q4 c;
-        if constexpr (DIM == 2) {
-            const q4 ay = term(T_AY), b = term(T_B), q = term(T_Q), cc = term(T_C);
-            const real sy = (m & 2) ? one : -one;
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                c.c[k] = u.c[k] - sx * ax.c[k] - sy * ay.c[k] - sx * rx * (p.c[k] - sy * b.c[k]) -
-                         sy * ry * (q.c[k] - sx * cc.c[k]);
-        } else {
-#pragma unroll
-            for (int k = 0; k < 4; k++) c.c[k] = u.c[k] - sx * ax.c[k] - sx * rx * p.c[k];
-        }
-#pragma unroll
-        for (int k = 0; k < 4; k++) sum.c[k] = sum.c[k] + c.c[k];
-    }
-    const real inv = one / (real)n;
+    for (int m = 0; m < n; m++) t[m] = (threadIdx.y + (m >> 1)) * tw + threadIdx.x + (m & 1);
     point p;
 #pragma unroll
-    for (int k = 0; k < 4; k++) p.u.c[k] = sum.c[k] * inv;
-    const q4 up = p.u;
-    q4 cand[n][2];
-    const real two = (real)2;
-    if constexpr (DIM == 1) {
+    for (int k = 0; k < 4; k++) {
+        const auto term = [&](int e, int m) { return tile[(4 * e + k) * tn + t[m]]; };
+        real sum = 0;
+        real v[n];
 #pragma unroll
-        for (int m = 0; m < 2; m++) {
-            const real s = m == 0 ? -one : one;
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                cand[m][0].c[k] = s * (moved[m].c[k] - up.c[k]) * two * inv_hx;
-                cand[m][1].c[k] = 0;
+        for (int m = 0; m < n; m++) {
+            const real sx = (m & 1) ? one : -one;
+            real c;
+            if constexpr (DIM == 2) {
+                const real sy = (m & 2) ? one : -one;
+                c = term(T_U, m) - sx * term(T_X, m) - sy * term(T_Y, m) + (sx * sy) * term(T_Z, m);
+            } else {
+                c = term(T_U, m) - sx * term(T_X, m);
             }
+            sum = sum + c;
+            v[m] = term(T_MOVED, m);
         }
-    } else {
-        const q4* v = moved;
+        const real up = sum * (one / (real)n);
+        p.u.c[k] = up;
+        real cand[n][2];
+        if constexpr (DIM == 1) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const real mid = two * up.c[k];
+            for (int m = 0; m < 2; m++) {
+                const real s = m == 0 ? -one : one;
+                cand[m][0] = s * (v[m] - up) * two * inv_hx;
+                cand[m][1] = 0;
+            }
+        } else {
+            const real mid = two * up;
             // Pairs along x at s_y = -1, +1; pairs along y at s_x = -1, +1.
-            cand[0][0].c[k] = (v[1].c[k] - v[0].c[k]) * inv_hx;
-            cand[0][1].c[k] = -(v[1].c[k] + v[0].c[k] - mid) * inv_hy;
-            cand[1][0].c[k] = (v[3].c[k] - v[2].c[k]) * inv_hx;
-            cand[1][1].c[k] = (v[3].c[k] + v[2].c[k] - mid) * inv_hy;
-            cand[2][1].c[k] = (v[2].c[k] - v[0].c[k]) * inv_hy;
-            cand[2][0].c[k] = -(v[2].c[k] + v[0].c[k] - mid) * inv_hx;
-            cand[3][1].c[k] = (v[3].c[k] - v[1].c[k]) * inv_hy;
-            cand[3][0].c[k] = (v[3].c[k] + v[1].c[k] - mid) * inv_hx;
+            cand[0][0] = (v[1] - v[0]) * inv_hx;
+            cand[0][1] = -(v[1] + v[0] - mid) * inv_hy;
+            cand[1][0] = (v[3] - v[2]) * inv_hx;
+            cand[1][1] = (v[3] + v[2] - mid) * inv_hy;
+            cand[2][1] = (v[2] - v[0]) * inv_hy;
+            cand[2][0] = -(v[2] + v[0] - mid) * inv_hx;
+            cand[3][1] = (v[3] - v[1]) * inv_hy;
+            cand[3][0] = (v[3] + v[1] - mid) * inv_hx;
         }
+        weighted<n>(alpha, cand, &p.x.c[k], &p.y.c[k]);
     }
-    weighted<n>(alpha, cand, &p.x, &p.y);
     return p;
 }
 
 // The CE/SE kernels' blocks: in float 32 x 8 threads in 2D, over 31 x 7 new points (their tile
-// of 32 x 8 old points' terms of 8 reals is 32 kB), 256 in 1D over 255; in double 32 x 4 over
-// 32 x 4 (a tile of 33 x 5 points, 42 kB), 256 in 1D over 256. The host launches both half-steps
+// of 32 x 8 old points' terms of 20 reals is 20 kB), 256 in 1D over 255; in double 32 x 4 over
+// 32 x 4 (a tile of 33 x 5 points, 26 kB), 256 in 1D over 256. The host launches both half-steps
 // and euler_reduce with them (launches.rs `StepBlock`).
 // First half-step: the corner points from the centre points around them (ghosts filled), one
 // thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); corner (ci, cj) is
 // between centre cells ci - 1, ci and cj - 1, cj, so the tile of the block of first corner
-// (x0, y0) holds the terms of cells (x0 - 1 .., y0 - 1 ..) (dynamic shared memory: 8 terms of 4
-// reals a point in 2D, 4 in 1D).
+// (x0, y0) holds the terms of cells (x0 - 1 .., y0 - 1 ..) (dynamic shared memory: 5 terms of 4
+// reals a point in 2D, 3 in 1D).
 template <int DIM>
 __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, const real* __restrict__ qx,
                                                  const real* __restrict__ qy, real* __restrict__ corners,
@@ -305,7 +289,7 @@ __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, con
     const int ci = x0 + threadIdx.x, cj = y0 + threadIdx.y;
     const int cy = DIM == 2 ? ny + 1 : 1;
     if (!b.marches() || ci > nx || cj >= cy) return;
-    const point p = march<DIM>(alpha, dt, hx, hy, tile, b.tw, b.tw * b.th);
+    const point p = march<DIM>(alpha, hx, hy, tile, b.tw, b.tw * b.th);
     const long long nc = (long long)(nx + 1) * cy, m = (long long)cj * (nx + 1) + ci;
     store_q4(corners, nc, m, p.u);
     store_q4(corners + 4 * nc, nc, m, p.x);
@@ -335,7 +319,7 @@ __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __r
     *i = x0 + threadIdx.x;
     *j = y0 + threadIdx.y;
     if (!b.marches() || *i >= nx || *j >= ny) return false;
-    const point p = march<DIM>(alpha, dt, hx, hy, tile, b.tw, b.tw * b.th);
+    const point p = march<DIM>(alpha, hx, hy, tile, b.tw, b.tw * b.th);
     const long long k = (long long)(*j + g1) * stride + *i + g0;
     store_q4(q, len, k, p.u);
     store_q4(qx, len, k, p.x);

@@ -179,8 +179,8 @@ shared! {
 
     /// Terms of 4 reals a CE/SE old point keeps in its half-step's shared tile
     /// (`kernels/cese.cu` `store_terms`), in 2D and in 1D.
-    CESE_TERMS_2D: usize = 8;
-    CESE_TERMS_1D: usize = 4;
+    CESE_TERMS_2D: usize = 5;
+    CESE_TERMS_1D: usize = 3;
     /// Whether the CE/SE half-steps' blocks overlap (1) or not (0), in float and in double
     /// (`kernels/cese.cu` `CESE_OVERLAP`, `launches.rs` `StepBlock`).
     CESE_OVERLAP_F32: u32 = 1;

@@ -22,7 +22,7 @@
 //! two neighbouring corners), and are combined per variable by the weighted average
 //! `W0 = sum_m w_m grad_m / sum_m w_m`, `w_m = prod_{l != m} |grad_l|^alpha`, which reduces to
 //! Chang's `(|u_x^-|^a u_x^+ + |u_x^+|^a u_x^-) / (|u_x^+|^a + |u_x^-|^a)` in 1D and to the plain
-//! average where all candidates vanish. Stable for per-axis Courant numbers
+//! average where all candidates vanish (computed from the squared norms, see [`weighted`]). Stable for per-axis Courant numbers
 //! `dt (|u_d| + c) / h_d <= 1`.
 
 use super::boundary;
@@ -61,44 +61,49 @@ fn jac<T: Real>(g: T, d: usize, q: Q<T>, v: Q<T>) -> Q<T> {
     from_local(d, jac_x(g, to_local(d, q), to_local(d, v)))
 }
 
-/// `x^alpha` in the weights of [`weighted`]: the exact product for the usual exponents 0, 1 and 2
-/// (`kernels/cese.cu` computes the same, so those weights agree with the device's to the bit), the
-/// library's `powf` for any other.
+/// `x^alpha` in the weights of [`weighted`] from the square `r2 = x^2`: the exact value for the
+/// usual exponents 0, 1 (`sqrt`) and 2 (`r2` itself), the library's `powf(r2, alpha / 2)` for any
+/// other (`kernels/cese.cu` computes the same, so those weights agree with the device's to the
+/// bit).
 #[inline(always)]
-fn weight_power<T: Real>(x: T, alpha: T) -> T {
+fn weight_power<T: Real>(r2: T, alpha: T) -> T {
     if alpha == T::zero() {
         T::one()
     } else if alpha == T::one() {
-        x
+        r2.sqrt()
     } else if alpha == T::of(2.0) {
-        x * x
+        r2
     } else {
-        x.powf(alpha)
+        r2.powf(alpha * T::of(0.5))
     }
 }
 
-/// The alpha-weighted average of `m` candidate gradients, per variable. The ratios to the
-/// largest norm are products with its reciprocal (at most `1 / sqrt(least subnormal)`, finite);
-/// the weighted sums are divided by their weight, which may be subnormal (its reciprocal would
+/// The alpha-weighted average of `m` candidate gradients, per variable, from their squared norms
+/// (`|grad_l| / max |grad|` raised to `alpha` is `(|grad_l|^2 / max |grad|^2)^(alpha / 2)`, so the
+/// usual `alpha = 2` takes no square root). The ratios are products with the reciprocal of the
+/// largest squared norm where that is a normal number (the reciprocal is then finite); where it
+/// is not (every candidate below `sqrt` of the least normal number, about `1e-19` in `f32`,
+/// `1.5e-154` in `f64`), and where the weights vanish, the result is the plain average. The
+/// weighted sums are divided by their weight, which may be subnormal (its reciprocal would
 /// overflow).
 #[inline(always)]
 fn weighted<T: Real>(alpha: T, cand: &[[Q<T>; 2]; 4], m: usize) -> [Q<T>; 2] {
     let mut out = [[T::zero(); 4]; 2];
     for k in 0..4 {
-        let mut theta = [T::zero(); 4];
-        for (c, t) in cand.iter().zip(theta.iter_mut()).take(m) {
-            *t = (c[0][k] * c[0][k] + c[1][k] * c[1][k]).sqrt();
+        let mut sq = [T::zero(); 4];
+        for (c, s) in cand.iter().zip(sq.iter_mut()).take(m) {
+            *s = c[0][k] * c[0][k] + c[1][k] * c[1][k];
         }
-        let tmax = theta.iter().take(m).fold(T::zero(), |a, &b| a.max(b));
+        let smax = sq.iter().take(m).fold(T::zero(), |a, &b| a.max(b));
         let mut wsum = T::zero();
         let mut acc = [T::zero(); 2];
-        if tmax > T::zero() {
-            let inv_tmax = T::one() / tmax;
+        if smax >= T::min_positive_value() {
+            let inv_smax = T::one() / smax;
             for i in 0..m {
                 let mut w = T::one();
-                for (l, t) in theta.iter().enumerate().take(m) {
+                for (l, s) in sq.iter().enumerate().take(m) {
                     if l != i {
-                        w = w * weight_power(*t * inv_tmax, alpha);
+                        w = w * weight_power(*s * inv_smax, alpha);
                     }
                 }
                 wsum = wsum + w;
@@ -130,22 +135,19 @@ struct Step<T> {
 
 /// The share of an old solution point `Q` in the conservation sum of [`march`] that does not
 /// depend on which side of the new point it lies, computed once per old point and shared by the
-/// `2^dim` new points around it: `moved = u + dt/2 u_t`, `ax = h_x/4 u_x`, `ay = h_y/4 u_y`,
-/// `p = f + dt/4 f_t`, `b = h_y/4 f_y`, `q = g + dt/4 g_t`, `c = h_x/4 g_x` (1D: `u`, `moved`,
-/// `ax`, `p`; the rest zero). The share at offset signs `(s_x, s_y)` is then
-/// `u - s_x ax - s_y ay - s_x (dt/h_x) (p - s_y b) - s_y (dt/h_y) (q - s_x c)`: the bracket of
-/// the module's marching formula, whose factors `s = ±1` multiply exactly, so it rounds as
-/// that formula evaluated per new point does (`kernels/cese.cu` computes the same terms).
+/// `2^dim` new points around it: `moved = u + dt/2 u_t` and, with `r_x = dt/h_x`,
+/// `r_y = dt/h_y`, the bracket of the module's marching formula gathered by the signs it
+/// carries, `x = h_x/4 u_x + r_x (f + dt/4 f_t)`, `y = h_y/4 u_y + r_y (g + dt/4 g_t)`,
+/// `z = r_x h_y/4 f_y + r_y h_x/4 g_x` (1D: `u`, `moved`, `x`; the rest zero). The share at
+/// offset signs `(s_x, s_y)` is then `u - s_x x - s_y y + (s_x s_y) z`, whose factors `±1`
+/// multiply exactly (`kernels/cese.cu` computes the same terms in the same order).
 #[derive(Clone, Copy, Default)]
 struct Terms<T> {
     u: Q<T>,
     moved: Q<T>,
-    ax: Q<T>,
-    p: Q<T>,
-    ay: Q<T>,
-    b: Q<T>,
-    q: Q<T>,
-    c: Q<T>,
+    x: Q<T>,
+    y: Q<T>,
+    z: Q<T>,
 }
 
 /// The [`Terms`] of old point `[u, u_x, u_y]`.
@@ -153,12 +155,12 @@ struct Terms<T> {
 fn terms<T: Real>(st: &Step<T>, [u, ux, uy]: Point<T>) -> Terms<T> {
     let (g, dt, [hx, hy]) = (st.g, st.dt, st.h);
     let (quarter, half) = (T::of(0.25), T::of(0.5));
+    let (rx, ry) = (dt / hx, dt / hy);
     let w = primitive(g, u);
     let f = from_local(0, flux(g, w));
     let ax = jac(g, 0, u, ux);
     let mut t = Terms {
         u,
-        ax: std::array::from_fn(|k| quarter * hx * ux[k]),
         ..Terms::default()
     };
     let ut: Q<T> = if st.dim == 2 {
@@ -166,17 +168,15 @@ fn terms<T: Real>(st: &Step<T>, [u, ux, uy]: Point<T>) -> Terms<T> {
         let by = jac(g, 1, u, uy);
         let ut: Q<T> = std::array::from_fn(|k| -(ax[k] + by[k]));
         let (gt, fy, gx) = (jac(g, 1, u, ut), jac(g, 0, u, uy), jac(g, 1, u, ux));
-        t.ay = std::array::from_fn(|k| quarter * hy * uy[k]);
-        t.b = std::array::from_fn(|k| quarter * hy * fy[k]);
-        t.q = std::array::from_fn(|k| gg[k] + quarter * dt * gt[k]);
-        t.c = std::array::from_fn(|k| quarter * hx * gx[k]);
+        t.y = std::array::from_fn(|k| quarter * hy * uy[k] + ry * (gg[k] + quarter * dt * gt[k]));
+        t.z = std::array::from_fn(|k| rx * (quarter * hy * fy[k]) + ry * (quarter * hx * gx[k]));
         ut
     } else {
         std::array::from_fn(|k| -ax[k])
     };
     let ft = jac(g, 0, u, ut);
     t.moved = std::array::from_fn(|k| u[k] + half * dt * ut[k]);
-    t.p = std::array::from_fn(|k| f[k] + quarter * dt * ft[k]);
+    t.x = std::array::from_fn(|k| quarter * hx * ux[k] + rx * (f[k] + quarter * dt * ft[k]));
     t
 }
 
@@ -185,8 +185,7 @@ fn terms<T: Real>(st: &Step<T>, [u, ux, uy]: Point<T>) -> Terms<T> {
 #[inline(always)]
 fn march<T: Real>(st: &Step<T>, old: [&Terms<T>; 4]) -> Point<T> {
     let n = 1usize << st.dim;
-    let (dt, [hx, hy]) = (st.dt, st.h);
-    let (rx, ry) = (dt / hx, dt / hy);
+    let [hx, hy] = st.h;
     let (inv_hx, inv_hy) = (T::one() / hx, T::one() / hy);
     let mut sum = [T::zero(); 4];
     let mut moved = [[T::zero(); 4]; 4];
@@ -196,13 +195,9 @@ fn march<T: Real>(st: &Step<T>, old: [&Terms<T>; 4]) -> Point<T> {
         moved[m] = t.moved;
         for k in 0..4 {
             let c = if st.dim == 2 {
-                t.u[k]
-                    - sx * t.ax[k]
-                    - sy * t.ay[k]
-                    - sx * rx * (t.p[k] - sy * t.b[k])
-                    - sy * ry * (t.q[k] - sx * t.c[k])
+                t.u[k] - sx * t.x[k] - sy * t.y[k] + (sx * sy) * t.z[k]
             } else {
-                t.u[k] - sx * t.ax[k] - sx * rx * t.p[k]
+                t.u[k] - sx * t.x[k]
             };
             sum[k] = sum[k] + c;
         }
@@ -435,5 +430,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The weights from squared norms are the definition's `prod_{l != i} (|grad_l| / max
+    /// |grad|)^alpha`: in f32 against that formula evaluated in f64, for exponents 0.5 to 3, within
+    /// a few f32 roundings. Candidates all below `sqrt` of the least normal f32 (1.08e-19) give
+    /// the plain average.
+    #[test]
+    fn weighted_average_is_the_definition_from_squared_norms() {
+        let raw = [[0.3, -1.2], [2.5, 0.4], [-0.7, 0.9], [1.1, 1.0]];
+        for alpha in [0.5f64, 1.0, 2.0, 3.0] {
+            let norm: Vec<f64> = raw.iter().map(|[x, y]: &[f64; 2]| x.hypot(*y)).collect();
+            let max = norm.iter().cloned().fold(0.0, f64::max);
+            let w: Vec<f64> = (0..4)
+                .map(|i| {
+                    (0..4)
+                        .filter(|&l| l != i)
+                        .map(|l| (norm[l] / max).powf(alpha))
+                        .product()
+                })
+                .collect();
+            let wsum: f64 = w.iter().sum();
+            let cand = raw.map(|[x, y]| [[x as f32; 4], [y as f32; 4]]);
+            let [gx, gy] = weighted(alpha as f32, &cand, 4);
+            for (d, g) in [gx, gy].iter().enumerate() {
+                let exact: f64 = (0..4).map(|i| w[i] * raw[i][d]).sum::<f64>() / wsum;
+                assert!(
+                    (g[0] as f64 - exact).abs() < 1e-6 * (1.0 + exact.abs()),
+                    "alpha {alpha}, axis {d}: {} against {exact}",
+                    g[0]
+                );
+            }
+        }
+        let tiny = [[1e-20f32, 0.0], [0.0, 3e-20], [-2e-20, 0.0], [4e-20, 1e-20]];
+        let cand = tiny.map(|[x, y]| [[x; 4], [y; 4]]);
+        let [gx, gy] = weighted(2.0f32, &cand, 4);
+        assert_eq!(gx[0], (1e-20f32 + 0.0 - 2e-20 + 4e-20) * 0.25);
+        assert_eq!(gy[0], (0.0f32 + 3e-20 + 0.0 + 1e-20) * 0.25);
     }
 }

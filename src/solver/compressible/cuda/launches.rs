@@ -283,7 +283,7 @@ impl Launches {
                     .r(T::of(h[0]))
                     .r(T::of(h[1]));
                 let n_corners = (l.n[0] + 1, if l.dim == 2 { l.n[1] + 1 } else { 1 });
-                // At most 42 kB (33 x 5 points of 8 terms in f64): under the 48 KiB every
+                // At most 26 kB (33 x 5 points of 5 terms in f64): under the 48 KiB every
                 // kernel may take without raising its limit.
                 let tile = step.cese_tile::<T>(l.dim);
                 SchemeLaunches::Cese {
@@ -339,7 +339,7 @@ mod tests {
             tile
         }
         let tiles = [check::<f32>(1), check::<f32>(2), check::<f64>(1), check::<f64>(2)];
-        // f64 2D: 33 x 5 points of 8 terms of 4 doubles.
-        assert_eq!(tiles[3], 33 * 5 * 8 * 4 * 8);
+        // f64 2D: 33 x 5 points of 5 terms of 4 doubles.
+        assert_eq!(tiles[3], 33 * 5 * 5 * 4 * 8);
     }
 }
