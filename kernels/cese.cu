@@ -1,6 +1,6 @@
 // The CE/SE scheme on the device, kernel for kernel the CPU's (src/solver/compressible/cese.rs):
-// per step euler_step_dt, euler_ghosts (values and gradients, y then x), cese_corners (centres ->
-// corners, one thread per corner), cese_centres (corners -> centres, one thread per interior
+// per step euler_step_dt, cese_corners (centres -> corners, one thread per corner, the ghost
+// cells derived where they are read), cese_centres (corners -> centres, one thread per interior
 // cell, the step reduction fused in), euler_reduce_finalize. Storage and operation order: see
 // euler.cuh. Each half-step's block first computes the terms of its old points that do not depend
 // on the new point (store_terms) once, into a tile in shared memory, where the 2^dim new points
@@ -265,7 +265,7 @@ __device__ __forceinline__ point march(real alpha, real hx, real hy, const real*
 // of 32 x 8 old points' terms of 20 reals is 20 kB), 256 in 1D over 255; in double 32 x 4 over
 // 32 x 4 (a tile of 33 x 5 points, 26 kB), 256 in 1D over 256. The host launches both half-steps
 // and euler_reduce with them (launches.rs `StepBlock`).
-// First half-step: the corner points from the centre points around them (ghosts filled), one
+// First half-step: the corner points from the centre points around them (ghosts derived), one
 // thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); corner (ci, cj) is
 // between centre cells ci - 1, ci and cj - 1, cj, so the tile of the block of first corner
 // (x0, y0) holds the terms of cells (x0 - 1 .., y0 - 1 ..) (dynamic shared memory: 5 terms of 4
@@ -274,16 +274,33 @@ template <int DIM>
 __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, const real* __restrict__ qx,
                                                  const real* __restrict__ qy, real* __restrict__ corners,
                                                  long long len, int stride, int g0, int g1, int nx, int ny, real g,
-                                                 real alpha, real dt, real hx, real hy, real* tile) {
+                                                 real alpha, real dt, real hx, real hy, real* tile,
+                                                 const real* __restrict__ inflow, int bcs) {
     const block_points<DIM> b;
     const int x0 = b.x0, y0 = b.y0;
     fill_tile<DIM>(tile, b.tw, b.th, x0 - 1, y0 - 1, g, dt, hx, hy, [&](int i, int j, point& o) {
         if (DIM == 1) j = 0;
         if (i < -g0 || i >= nx + g0 || j < -g1 || j >= ny + g1) return false;
-        const long long k = (long long)(j + g1) * stride + i + g0;
+        // A ghost cell is derived from the interior here, as euler_ghosts fills it for the CPU's
+        // order of boundary.rs `fill`: y sides first, then x sides (over the ghost rows too).
+        const bool ghost_x = i < 0 || i >= nx, ghost_y = DIM == 2 && (j < 0 || j >= ny);
+        const int side_x = i < 0 ? 0 : 1, side_y = j < 0 ? 2 : 3;
+        const int kind_x = (bcs >> (2 * side_x)) & 3, kind_y = (bcs >> (2 * side_y)) & 3;
+        const int si = ghost_x ? ghost_source(i, nx, kind_x) : i, sj = ghost_y ? ghost_source(j, ny, kind_y) : j;
+        const long long k = (long long)(sj + g1) * stride + si + g0;
         o.u = load_q4(q, len, k);
         o.x = load_q4(qx, len, k);
         o.y = DIM == 2 ? load_q4(qy, len, k) : make_q4(0, 0, 0, 0);
+        if (ghost_y) {
+            o.u = ghost_state(side_y, kind_y, o.u, inflow);
+            o.x = ghost_gradient(1, 0, kind_y, o.x);
+            o.y = ghost_gradient(1, 1, kind_y, o.y);
+        }
+        if (ghost_x) {
+            o.u = ghost_state(side_x, kind_x, o.u, inflow);
+            o.x = ghost_gradient(0, 0, kind_x, o.x);
+            o.y = DIM == 2 ? ghost_gradient(0, 1, kind_x, o.y) : o.y;
+        }
         return true;
     });
     const int ci = x0 + threadIdx.x, cj = y0 + threadIdx.y;
@@ -331,14 +348,15 @@ __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __r
 extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
                                         const real* __restrict__ qy, real* __restrict__ corners, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
-                                        const double* __restrict__ clock, real hx, real hy) {
+                                        const double* __restrict__ clock, real hx, real hy,
+                                        const real* __restrict__ inflow, int bcs) {
     extern __shared__ unsigned char tile_bytes[];
     real* tile = (real*)tile_bytes;
     const real dt = (real)clock[EK_DT];
     if (dim == 2) {
-        corners_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile);
+        corners_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, inflow, bcs);
     } else {
-        corners_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile);
+        corners_of_block<1>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, inflow, bcs);
     }
 }
 

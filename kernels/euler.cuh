@@ -97,17 +97,46 @@ __device__ __forceinline__ bool admissible(q4 w) {
 // Boundary kinds, two bits per side (left, right, bottom, top) in `bcs`: EBC_* of
 // src/backend/cuda/slots.rs.
 
-// Ghost cells along axis d (boundary.rs `fill`): one thread per (t, ghost layer k = 1..g, side),
-// t over the interior columns (d = 1) or over all rows, ghost rows included (d = 0), so launching
-// d = 1 first and then d = 0 fills the corners as the CPU does. Reflective: the mirror cell k - 1
-// inside, normal momentum reversed; transmissive and inflow: the boundary cell (inflow then takes
-// the prescribed conserved state inflow[4 side + c]); periodic: cell n - k of the opposite side.
-// With gradients (gx, gy non-null, CE/SE): copied at periodic sides, mirrored at reflective ones
-// (sign flipped along the wall normal except the normal momentum), zero elsewhere. Nothing once
-// the step is halted.
-extern "C" __global__ void euler_ghosts(real* __restrict__ q, real* __restrict__ gx, real* __restrict__ gy,
-                                        const real* __restrict__ inflow, long long len, int stride, int g0,
-                                        int g1, int nx, int ny, int d, int bcs, const double* __restrict__ clock) {
+// The interior cell a ghost cell copies along an axis of n cells (boundary.rs `fill`), for its
+// index idx < 0 (layer k = -idx of the low side) or idx >= n (layer k = idx - n + 1 of the high
+// side) and the side's boundary kind: reflective, the mirror cell k - 1 inside; periodic, cell
+// n - k of the opposite side; transmissive and inflow, the boundary cell.
+__device__ __forceinline__ int ghost_source(int idx, int n, int kind) {
+    const bool hi = idx >= n;
+    const int k = hi ? idx - n + 1 : -idx;
+    if (kind == EBC_REFLECTIVE) return hi ? n - k : k - 1;
+    if (kind == EBC_PERIODIC) return hi ? k - 1 : n - k;
+    return hi ? n - 1 : 0;
+}
+
+// A ghost cell's conserved state across side `side` (axis side / 2) of boundary kind `kind`, from
+// its source cell's v: the normal momentum reversed at a reflective side, the prescribed state
+// inflow[4 side + c] at an inflow side, v elsewhere.
+__device__ __forceinline__ q4 ghost_state(int side, int kind, q4 v, const real* __restrict__ inflow) {
+    if (kind == EBC_REFLECTIVE) return mirror(side / 2, v);
+    if (kind == EBC_INFLOW) return make_q4(inflow[4 * side], inflow[4 * side + 1], inflow[4 * side + 2], inflow[4 * side + 3]);
+    return v;
+}
+
+// A ghost cell's gradient along axis e (CE/SE) across a side of axis d and kind `kind`, from its
+// source cell's s: copied at a periodic side, mirrored at a reflective one (the normal momentum's
+// sign reversed, and the whole gradient's along the normal, e = d), zero elsewhere.
+__device__ __forceinline__ q4 ghost_gradient(int d, int e, int kind, q4 s) {
+    if (kind == EBC_REFLECTIVE) {
+        s = mirror(d, s);
+        return e == d ? make_q4(-s.c[0], -s.c[1], -s.c[2], -s.c[3]) : s;
+    }
+    return kind == EBC_PERIODIC ? s : make_q4(0, 0, 0, 0);
+}
+
+// Ghost cells along axis d (boundary.rs `fill`; MUSCL-Hancock, CE/SE derives its ghosts where it
+// reads them, cese.cu): one thread per (t, ghost layer k = 1..g, side), t over the interior columns
+// (d = 1) or over all rows, ghost rows included (d = 0), so launching d = 1 first and then d = 0
+// fills the corners as the CPU does. Each ghost cell is its ghost_source's ghost_state. Nothing
+// once the step is halted.
+extern "C" __global__ void euler_ghosts(real* __restrict__ q, const real* __restrict__ inflow, long long len,
+                                        int stride, int g0, int g1, int nx, int ny, int d, int bcs,
+                                        const double* __restrict__ clock) {
     HALTED(clock);
     const int g = d == 0 ? g0 : g1;
     const int n = d == 0 ? nx : ny;
@@ -120,33 +149,10 @@ extern "C" __global__ void euler_ghosts(real* __restrict__ q, real* __restrict__
     const int side = 2 * d + hi;
     const int kind = (bcs >> (2 * side)) & 3;
     const int ghost = hi ? n - 1 + k : -k;
-    int src;
-    if (kind == EBC_REFLECTIVE) {
-        src = hi ? n - k : k - 1;
-    } else if (kind == EBC_PERIODIC) {
-        src = hi ? k - 1 : n - k;
-    } else {
-        src = hi ? n - 1 : 0;
-    }
+    const int src = ghost_source(ghost, n, kind);
     const long long dst = d == 0 ? (long long)(t + g1) * stride + ghost + g0 : (long long)(ghost + g1) * stride + t + g0;
     const long long from = d == 0 ? (long long)(t + g1) * stride + src + g0 : (long long)(src + g1) * stride + t + g0;
-    q4 v = load_q4(q, len, from);
-    if (kind == EBC_REFLECTIVE) v = mirror(d, v);
-    if (kind == EBC_INFLOW) v = make_q4(inflow[4 * side], inflow[4 * side + 1], inflow[4 * side + 2], inflow[4 * side + 3]);
-    store_q4(q, len, dst, v);
-    if (gx == 0) return;
-    for (int e = 0; e < 2; e++) {
-        real* a = e == 0 ? gx : gy;
-        if (a == 0) continue;
-        q4 s = load_q4(a, len, from);
-        if (kind == EBC_REFLECTIVE) {
-            s = mirror(d, s);
-            if (e == d) s = make_q4(-s.c[0], -s.c[1], -s.c[2], -s.c[3]);
-        } else if (kind != EBC_PERIODIC) {
-            s = make_q4(0, 0, 0, 0);
-        }
-        store_q4(a, len, dst, s);
-    }
+    store_q4(q, len, dst, ghost_state(side, kind, load_q4(q, len, from), inflow));
 }
 
 // NO_BAD_CELL (no inadmissible cell, INT_MAX) comes from src/backend/cuda/slots.rs.

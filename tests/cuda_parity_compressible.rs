@@ -219,7 +219,7 @@ fn alphas(values: &[&str]) -> Vec<Vec<String>> {
 /// Alpha 0 (the plain average of the candidate gradients) is not robust enough for the strong
 /// blast waves, nor alpha 0 or 1 for the 2D quadrant (the CPU reference itself fails within three
 /// steps there), so alpha 0 is compared on Sod and alpha 1 on the blast and a 2D cylindrical
-/// explosion.
+/// explosion. Sod also runs between an inflow and a reflective side.
 #[test]
 fn parity_cese_1d() {
     run_matrix(
@@ -241,10 +241,23 @@ fn parity_cese_1d() {
         &blast,
         Agreement::Exact,
     );
+    // The ghost cells the corners kernel derives at an inflow side and a reflective one.
+    let inflow = vec![
+        "boundary={left={type=\"inflow\", velocity=[0.75], density=1.0, pressure=1.0}, \
+         right={type=\"reflective\"}}"
+            .to_string(),
+    ];
+    run_matrix(
+        "cese 1d sod (inflow, reflective)",
+        &case_text("cese_sod"),
+        &[inflow],
+        Agreement::Exact,
+    );
 }
 
-/// On 128 x 128: the quadrant (alpha 2) with outflow and periodic sides, and a cylindrical
-/// explosion with alpha 1 and 2 inside reflective walls (the quadrant's corner jet into a wall
+/// On 128 x 128: the quadrant (alpha 2) with outflow and periodic sides, a cylindrical
+/// explosion with alpha 1 and 2 inside reflective walls and with inflow, outflow, reflective and
+/// periodic sides meeting at the corners (the quadrant's corner jet into a wall
 /// fails at the first step on the CPU too).
 #[test]
 fn parity_cese_2d() {
@@ -261,6 +274,21 @@ fn parity_cese_2d() {
                 .into(),
         );
         a.push(all_sides("reflective"));
+        v.push(a);
+    }
+    // Sides of every kind meeting at the corners, whose ghost cells the corners kernel derives
+    // y side first, then x side, as the CPU fills them.
+    let explosion = "initial={type=\"cylindrical_explosion\", center=[0.4, 0.6], radius=0.2, \
+                     inside=[1.0, 1.0], outside=[0.125, 0.1]}";
+    for sides in [
+        "boundary={left={type=\"inflow\", velocity=[0.5, 0.2], density=1.0, pressure=1.0}, \
+         right={type=\"outflow\"}, bottom={type=\"reflective\"}, top={type=\"outflow\"}}",
+        "boundary={left={type=\"reflective\"}, right={type=\"inflow\", velocity=[-0.5, 0.0], \
+         density=0.5, pressure=0.4}, bottom={type=\"periodic\"}, top={type=\"periodic\"}}",
+    ] {
+        let mut a = grid.to_vec();
+        a.push(explosion.into());
+        a.push(sides.into());
         v.push(a);
     }
     run_matrix("cese 2d", &case_text("cese_quadrant_2d"), &v, Agreement::Exact);

@@ -6,7 +6,7 @@
 
 use super::super::config::Bc;
 use super::super::layout::Layout;
-use crate::backend::cuda::{Arg, Args, CudaError, DevBuf, Launch, Module, Scalars, slots};
+use crate::backend::cuda::{Args, CudaError, DevBuf, Launch, Module, Scalars, slots};
 use crate::case::{Method, RiemannSolver};
 use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
@@ -170,7 +170,8 @@ pub(super) struct Buffers<T> {
 pub(super) struct Launches {
     /// `euler_step_dt`: the step's size from the clock's wave rate and end time, or the halt.
     pub(super) step_dt: Launch,
-    /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`).
+    /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`), for
+    /// MUSCL-Hancock; none for CE/SE, whose `cese_corners` derives the ghost cells it reads.
     pub(super) ghosts: Vec<Launch>,
     pub(super) scheme: SchemeLaunches,
     /// `euler_reduce` over the interior (for a state no step wrote; a step's last scheme kernel
@@ -206,21 +207,21 @@ impl Launches {
             // allocated for this layout; the solver owns the buffers and the launches together.
             unsafe { m.bind(name, grid, block, a) }
         };
-        let (gx, gy) = match &b.work {
-            Work::Cese { qx, qy, .. } => (qx.ptr, qy.as_ref().map_or(0, |b| b.ptr)),
-            Work::Muscl { .. } => (0, 0),
+        // CE/SE derives its ghost cells where it reads them (`cese_corners`).
+        let ghost_dims = if matches!(b.work, Work::Muscl { .. }) {
+            l.dim
+        } else {
+            0
         };
-        let ghosts = (0..l.dim)
+        let ghosts = (0..ghost_dims)
             .rev()
             .map(|d| {
                 let span = if d == 1 { l.n[0] } else { l.n[1] + 2 * l.g[1] };
                 let threads = span * l.g[d] * 2;
-                let a = Args::new()
-                    .p(&b.q)
-                    .arg(Arg::Ptr(gx))
-                    .arg(Arg::Ptr(gy))
-                    .p(&b.inflow);
-                let a = geometry(a, l).i(d as i64).i(pack_bc(&cfg.bc)).p(&b.clock.dev);
+                let a = geometry(Args::new().p(&b.q).p(&b.inflow), l)
+                    .i(d as i64)
+                    .i(pack_bc(&cfg.bc))
+                    .p(&b.clock.dev);
                 bind("euler_ghosts", (grid_of((threads, 1), B1), B1), a)
             })
             .collect::<Result<_, _>>()?;
@@ -287,7 +288,12 @@ impl Launches {
                 // kernel may take without raising its limit.
                 let tile = step.cese_tile::<T>(l.dim);
                 SchemeLaunches::Cese {
-                    corners: bind("cese_corners", step.shape(n_corners), a.clone())?.with_shared(tile as u32),
+                    corners: bind(
+                        "cese_corners",
+                        step.shape(n_corners),
+                        a.clone().p(&b.inflow).i(pack_bc(&cfg.bc)),
+                    )?
+                    .with_shared(tile as u32),
                     centres: bind("cese_centres", interior, partials(a))?.with_shared(tile as u32),
                 }
             }

@@ -207,7 +207,7 @@ impl<T: Real> CudaEuler<T> {
         self.gpu.upload(&self.b.inflow, &v)
     }
 
-    /// The ghost cells of `q` (and of the CE/SE gradients): y sides, then x sides.
+    /// The ghost cells of `q` for MUSCL-Hancock (y sides, then x sides); none for CE/SE.
     fn ghosts(&self) -> Result<(), CudaError> {
         self.launches.ghosts.iter().try_for_each(|g| g.run(&self.gpu))
     }
