@@ -1,10 +1,11 @@
 // The CE/SE scheme on the device, kernel for kernel the CPU's (src/solver/compressible/cese.rs):
-// per step euler_step_dt, cese_corners (centres -> corners, one thread per corner, the ghost
-// cells derived where they are read), cese_centres (corners -> centres, one thread per interior
-// cell, the step reduction fused in), euler_reduce_finalize. Storage and operation order: see
-// euler.cuh. Each half-step's block first computes the terms of its old points that do not depend
-// on the new point (store_terms) once, into a tile in shared memory, where the 2^dim new points
-// around each old point read them. The tiling depends on the precision (CESE_OVERLAP).
+// per step cese_corners (centres -> corners, one thread per corner, the ghost cells derived where
+// they are read), cese_centres (corners -> centres, one thread per interior cell, the step
+// reduction fused in), euler_reduce_finalize (which also chooses the next step's dt). Storage
+// and operation order: see euler.cuh. Each half-step's block first computes the terms of its old
+// points that do not depend on the new point (store_terms) once, into a tile in shared memory,
+// where the 2^dim new points around each old point read them. The tiling depends on the
+// precision (CESE_OVERLAP).
 //
 // A solution point carries u, u_x and (2D) u_y, P = 4 (1 + dim) values. Centre gradients live
 // in qx, qy (padded layout like q; qy only in 2D). Corner (ci, cj), 0 <= ci <= nx,
@@ -13,13 +14,16 @@
 #include "common.cuh"
 #include "euler.cuh"
 
-// Blocks of 256 threads per multiprocessor the CE/SE kernels are compiled for, so their register
-// budget is 65536 / (256 CESE_MIN_BLOCKS) a thread: 64 in float, 128 in double. Before their
-// tiles the kernels left free took 118 and 198 registers and ran 21 % (float) and 37 % (double)
-// slower on an H200 (3 blocks in double spilled 1.2 kB and ran 1.6x slower); the tiled kernels
-// take 64 registers in float without spills (72 if let, with 3 blocks a multiprocessor instead
-// of 4) and 122-128 in double (BENCHMARKS.md, issue 23).
-#define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 4 : 2)
+// The threads of a CE/SE block (slots.rs CESE_THREADS_F32, _F64; launches.rs `StepBlock`) and the
+// blocks a multiprocessor the kernels are compiled for, so their register budget is
+// 65536 / (CESE_THREADS CESE_MIN_BLOCKS) a thread: 64 in float (4 blocks of 256), 96 in double
+// (5 blocks of 128). Before their tiles the kernels left free took 118 and 198 registers and ran
+// 21 % (float) and 37 % (double) slower on an H200 (3 blocks of 256 in double spilled 1.2 kB and
+// ran 1.6x slower). The tiled kernels take 64 registers in float without spills (72 if let, with
+// 3 blocks a multiprocessor instead of 4), and 96 in double with 12-40 bytes of spills (122-128
+// if let, with 4 blocks; BENCHMARKS.md, issue 23).
+#define CESE_THREADS (sizeof(real) == 4 ? CESE_THREADS_F32 : CESE_THREADS_F64)
+#define CESE_MIN_BLOCKS (sizeof(real) == 4 ? 4 : 5)
 
 struct point {
     q4 u, x, y;
@@ -263,7 +267,7 @@ __device__ __forceinline__ point march(real alpha, real hx, real hy, const real*
 
 // The CE/SE kernels' blocks: in float 32 x 8 threads in 2D, over 31 x 7 new points (their tile
 // of 32 x 8 old points' terms of 20 reals is 20 kB), 256 in 1D over 255; in double 32 x 4 over
-// 32 x 4 (a tile of 33 x 5 points, 26 kB), 256 in 1D over 256. The host launches both half-steps
+// 32 x 4 (a tile of 33 x 5 points, 26 kB), 128 in 1D over 128. The host launches both half-steps
 // and euler_reduce with them (launches.rs `StepBlock`).
 // First half-step: the corner points from the centre points around them (ghosts derived), one
 // thread per corner (2D grid over (nx + 1) x (ny + 1), or nx + 1 in 1D); corner (ci, cj) is
@@ -345,14 +349,14 @@ __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __r
     return true;
 }
 
-extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
+extern "C" __global__ void __launch_bounds__(CESE_THREADS, CESE_MIN_BLOCKS) cese_corners(const real* __restrict__ q, const real* __restrict__ qx,
                                         const real* __restrict__ qy, real* __restrict__ corners, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
                                         const double* __restrict__ clock, real hx, real hy,
                                         const real* __restrict__ inflow, int bcs) {
     extern __shared__ unsigned char tile_bytes[];
     real* tile = (real*)tile_bytes;
-    const real dt = (real)clock[EK_DT];
+    const real dt = (real)clock[EK_NEXT_DT];
     if (dim == 2) {
         corners_of_block<2>(q, qx, qy, corners, len, stride, g0, g1, nx, ny, g, alpha, dt, hx, hy, tile, inflow, bcs);
     } else {
@@ -364,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_corners(
 // over nx x ny), written to q, qx and (2D) qy, with the step reduction of the new state fused in
 // (write_partials of cell_stats; inv_dx, inv_dy as euler_reduce). Nothing once the step is
 // halted.
-extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_centres(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
+extern "C" __global__ void __launch_bounds__(CESE_THREADS, CESE_MIN_BLOCKS) cese_centres(real* __restrict__ q, real* __restrict__ qx, real* __restrict__ qy,
                                         const real* __restrict__ corners, long long len, int stride, int g0, int g1,
                                         int nx, int ny, int dim, real g, real alpha, const double* __restrict__ clock,
                                         real hx, real hy, real inv_dx, real inv_dy, real* __restrict__ part,
@@ -372,7 +376,7 @@ extern "C" __global__ void __launch_bounds__(256, CESE_MIN_BLOCKS) cese_centres(
     HALTED(clock);
     extern __shared__ unsigned char tile_bytes[];
     real* tile = (real*)tile_bytes;
-    const real dt = (real)clock[EK_DT];
+    const real dt = (real)clock[EK_NEXT_DT];
     q4 u;
     int i, j;
     const bool interior =

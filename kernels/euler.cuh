@@ -89,8 +89,9 @@ __device__ __forceinline__ bool admissible(q4 w) {
 
 // The compressible step clock (doubles, EK_* of src/backend/cuda/slots.rs): the last step's dt,
 // the time, the steps, the host's cap on dt, the halt code; the wave rate the last step's dt came
-// from; the current state's step reduction. A kernel that writes the state returns at once once
-// the step is halted (euler_step_dt), so the rest of a batch of steps leaves the state alone.
+// from; the current state's step reduction; the next step's dt, which the scheme's kernels step
+// by. A kernel that writes the state returns at once once the step is halted (choose_next_step),
+// so the rest of a batch of steps leaves the state alone.
 #define HALTED(clock) \
     if ((clock)[EK_HALT] != 0.0) return;
 
@@ -246,43 +247,14 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
     write_partials(s, part, bad);
 }
 
-// One block: the partials of nb blocks into the clock: EK_RATE (max wave rate), EK_MIN_DENSITY,
-// EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double;
-// and the step's record into the history (EK_HISTORY, its slot EK_STEPS % EK_HISTORY_STEPS).
-extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
-                                                 double* __restrict__ clock) {
-    step_stats s = no_stats();
-    for (int k = thread_linear(); k < nb; k += block_threads()) {
-        s.rate = fmax(s.rate, part[k]);
-        s.rho = fmin(s.rho, part[nb + k]);
-        s.p = fmin(s.p, part[2 * nb + k]);
-        s.first = min(s.first, bad[k]);
-    }
-    s = block_stats(s);
-    if (thread_linear() == 0) {
-        clock[EK_RATE] = (double)s.rate;
-        clock[EK_MIN_DENSITY] = (double)s.rho;
-        clock[EK_MIN_PRESSURE] = (double)s.p;
-        clock[EK_BAD_CELL] = (double)s.first;
-        double* rec = clock + EK_HISTORY + EK_RECORD * ((long long)clock[EK_STEPS] % EK_HISTORY_STEPS);
-        rec[EK_REC_TIME] = clock[EK_TIME];
-        rec[EK_REC_DT] = clock[EK_DT];
-        rec[EK_REC_STEP_RATE] = clock[EK_STEP_RATE];
-        rec[EK_REC_MIN_DENSITY] = clock[EK_MIN_DENSITY];
-        rec[EK_REC_MIN_PRESSURE] = clock[EK_MIN_PRESSURE];
-    }
-}
-
 // The size of the next step, chosen on the device (mod.rs `time_step`, the same operations in
-// double), one thread: the step halts (EK_HALT = HALT_BAD_CELL) where the current state has an
-// inadmissible cell (the CPU's step that made it fails), then (HALT_END_TIME) where the time has
-// reached the end time EK_T_END (stopping.rs `time_left`, end_tolerance its END_TOLERANCE), then
-// (HALT_WAVE_RATE) where the wave rate is not finite and positive; else dt = min(cfl / rate,
-// cap), the cap being the time left where an end time is set, and the clock moves on by dt and
-// one step.
-extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl, double end_tolerance) {
-    if (threadIdx.x != 0) return;
-    HALTED(clock);
+// double), one thread, from the current state's reduction in the clock: the next step halts
+// (EK_HALT = HALT_BAD_CELL) where the current state has an inadmissible cell (the CPU's step that
+// made it fails), then (HALT_END_TIME) where the time has reached the end time EK_T_END
+// (stopping.rs `time_left`, end_tolerance its END_TOLERANCE), then (HALT_WAVE_RATE) where the
+// wave rate is not finite and positive; else its dt, EK_NEXT_DT, is min(cfl / rate, cap), the cap
+// being the time left where an end time is set.
+__device__ __forceinline__ void choose_next_step(double* __restrict__ clock, double cfl, double end_tolerance) {
     const double rate = clock[EK_RATE];
     if (clock[EK_BAD_CELL] != (double)NO_BAD_CELL) {
         clock[EK_HALT] = HALT_BAD_CELL;
@@ -302,9 +274,53 @@ extern "C" __global__ void euler_step_dt(double* __restrict__ clock, double cfl,
         clock[EK_HALT] = HALT_WAVE_RATE;
         return;
     }
-    const double dt = fmin(cfl / rate, cap);
-    clock[EK_DT] = dt;
-    clock[EK_TIME] = clock[EK_TIME] + dt;
-    clock[EK_STEPS] = clock[EK_STEPS] + 1.0;
-    clock[EK_STEP_RATE] = rate;
+    clock[EK_NEXT_DT] = fmin(cfl / rate, cap);
+}
+
+// One block: the partials of nb blocks into the clock: EK_RATE (max wave rate), EK_MIN_DENSITY,
+// EK_MIN_PRESSURE and EK_BAD_CELL (first inadmissible cell or NO_BAD_CELL), widened to double.
+// After a step (step = 1; the last kernel of a step) also the step itself: the clock moves on by
+// its dt (EK_NEXT_DT) and one step, with the wave rate that dt came from; the step's record goes
+// into the history (EK_HISTORY, its slot EK_STEPS % EK_HISTORY_STEPS); and the next step's size
+// is chosen (choose_next_step). Nothing once the step is halted.
+extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
+                                                 double* __restrict__ clock, int step, double cfl,
+                                                 double end_tolerance) {
+    // Every thread reads the halt before the barrier in block_stats; thread 0 writes it after.
+    HALTED(clock);
+    step_stats s = no_stats();
+    for (int k = thread_linear(); k < nb; k += block_threads()) {
+        s.rate = fmax(s.rate, part[k]);
+        s.rho = fmin(s.rho, part[nb + k]);
+        s.p = fmin(s.p, part[2 * nb + k]);
+        s.first = min(s.first, bad[k]);
+    }
+    s = block_stats(s);
+    if (thread_linear() != 0) return;
+    if (step) {
+        clock[EK_DT] = clock[EK_NEXT_DT];
+        clock[EK_TIME] = clock[EK_TIME] + clock[EK_DT];
+        clock[EK_STEPS] = clock[EK_STEPS] + 1.0;
+        clock[EK_STEP_RATE] = clock[EK_RATE];
+    }
+    clock[EK_RATE] = (double)s.rate;
+    clock[EK_MIN_DENSITY] = (double)s.rho;
+    clock[EK_MIN_PRESSURE] = (double)s.p;
+    clock[EK_BAD_CELL] = (double)s.first;
+    if (!step) return;
+    double* rec = clock + EK_HISTORY + EK_RECORD * ((long long)clock[EK_STEPS] % EK_HISTORY_STEPS);
+    rec[EK_REC_TIME] = clock[EK_TIME];
+    rec[EK_REC_DT] = clock[EK_DT];
+    rec[EK_REC_STEP_RATE] = clock[EK_STEP_RATE];
+    rec[EK_REC_MIN_DENSITY] = clock[EK_MIN_DENSITY];
+    rec[EK_REC_MIN_PRESSURE] = clock[EK_MIN_PRESSURE];
+    choose_next_step(clock, cfl, end_tolerance);
+}
+
+// The next step's size (choose_next_step) after the host wrote the clock, one thread. Nothing
+// once the step is halted.
+extern "C" __global__ void euler_next_step(double* __restrict__ clock, double cfl, double end_tolerance) {
+    if (threadIdx.x != 0) return;
+    HALTED(clock);
+    choose_next_step(clock, cfl, end_tolerance);
 }

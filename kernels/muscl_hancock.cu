@@ -1,8 +1,9 @@
 // The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
 // (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
-// euler_step_dt, euler_ghosts (y then x), mh_faces_<limiter> (slopes and the Hancock half-step,
-// one thread per cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update
-// (one thread per cell, the step reduction fused in), euler_reduce_finalize.
+// euler_ghosts (y then x), mh_faces_<limiter> (slopes and the Hancock half-step, one thread per
+// cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread per
+// cell, the step reduction fused in), euler_reduce_finalize (which also chooses the next step's
+// dt).
 // Storage and operation order: see euler.cuh.
 #include "common.cuh"
 #include "euler.cuh"
@@ -348,7 +349,7 @@ __device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const
                                                real* __restrict__ faces, long long len, int stride, int g0, int g1,
                                                int nx, int ny, int dim, real g, int characteristic,
                                                const double* __restrict__ clock, double dx, double dy) {
-    const real half_dt_x = (real)(0.5 * clock[EK_DT] / dx), half_dt_y = (real)(0.5 * clock[EK_DT] / dy);
+    const real half_dt_x = (real)(0.5 * clock[EK_NEXT_DT] / dx), half_dt_y = (real)(0.5 * clock[EK_NEXT_DT] / dy);
     const int ii = blockIdx.x * blockDim.x + threadIdx.x;
     const int jj = blockIdx.y * blockDim.y + threadIdx.y;
     if (ii >= stride || jj >= ny + 2 * g1) return;
@@ -468,7 +469,7 @@ extern "C" __global__ void mh_update(real* __restrict__ q, const unsigned char* 
     HALTED(clock);
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const real rx = (real)(clock[EK_DT] / dx), ry = (real)(clock[EK_DT] / dy);
+    const real rx = (real)(clock[EK_NEXT_DT] / dx), ry = (real)(clock[EK_NEXT_DT] / dy);
     step_stats st = no_stats();
     const long long k = (long long)(j + g1) * stride + i + g0;
     if (i < nx && j < ny && !solid[k]) {

@@ -141,8 +141,8 @@ pub struct Outcome {
 pub const END_TOLERANCE: f64 = 1e-12;
 
 /// The time from `time` to the end time `t_end`, or `None` where the end is reached: less than
-/// [`END_TOLERANCE`] times `max(|t_end|, 1)` left. The CUDA compressible step (`euler_step_dt`
-/// of `kernels/euler.cuh`) makes the same test in the same operations.
+/// [`END_TOLERANCE`] times `max(|t_end|, 1)` left. The CUDA compressible step
+/// (`choose_next_step` of `kernels/euler.cuh`) makes the same test in the same operations.
 pub fn time_left(t_end: f64, time: f64) -> Option<f64> {
     let left = t_end - time;
     if left <= END_TOLERANCE * t_end.abs().max(1.0) {

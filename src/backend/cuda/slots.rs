@@ -157,10 +157,13 @@ shared! {
     EK_MIN_DENSITY: usize = 8;
     EK_MIN_PRESSURE: usize = 9;
     EK_BAD_CELL: usize = 10;
+    /// The next step's dt (chosen on the device from the current state's reduction), by which
+    /// the scheme's kernels step.
+    EK_NEXT_DT: usize = 11;
     /// The records of the last `EK_HISTORY_STEPS` steps, from slot `EK_HISTORY` on: step `s`'s
     /// `EK_RECORD` doubles at `EK_HISTORY + EK_RECORD * (s % EK_HISTORY_STEPS)`, in the order
     /// `EK_REC_*` (its time, dt and wave rate; the new state's smallest density and pressure).
-    EK_HISTORY: usize = 11;
+    EK_HISTORY: usize = 12;
     EK_HISTORY_STEPS: usize = 64;
     EK_RECORD: usize = 5;
     EK_REC_TIME: usize = 0;
@@ -181,6 +184,10 @@ shared! {
     /// (`kernels/cese.cu` `store_terms`), in 2D and in 1D.
     CESE_TERMS_2D: usize = 5;
     CESE_TERMS_1D: usize = 3;
+    /// Threads of a CE/SE half-step's block in float and in double (`kernels/cese.cu`
+    /// `CESE_THREADS`, `launches.rs` `StepBlock`): 32 x 8 or 256 in float, 32 x 4 or 128 in double.
+    CESE_THREADS_F32: u32 = 256;
+    CESE_THREADS_F64: u32 = 128;
     /// Whether the CE/SE half-steps' blocks overlap (1) or not (0), in float and in double
     /// (`kernels/cese.cu` `CESE_OVERLAP`, `launches.rs` `StepBlock`).
     CESE_OVERLAP_F32: u32 = 1;

@@ -17,10 +17,11 @@ pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
 
 /// The blocks of the kernels that step the state and reduce it (`mh_update` or the CE/SE
 /// half-steps, and `euler_reduce`, whose partials are one per block): the block, and the new
-/// points (cells, or CE/SE corners) each computes along x and y. CE/SE's 2D blocks are 32 x 4 in
-/// f64 and 32 x 8 in f32. In f32 the CE/SE blocks overlap ([`slots::CESE_OVERLAP_F32`]): a thread
-/// computes one old point's terms into its block's tile and the new points lie between them
-/// (`kernels/cese.cu`), so a block computes one point fewer along each axis than it has threads.
+/// points (cells, or CE/SE corners) each computes along x and y. CE/SE's blocks are 32 x 4 or 128
+/// in f64 and 32 x 8 or 256 in f32 ([`slots::CESE_THREADS_F64`], `_F32`). In f32 the CE/SE
+/// blocks overlap ([`slots::CESE_OVERLAP_F32`]): a thread computes one old point's terms into its
+/// block's tile and the new points lie between them (`kernels/cese.cu`), so a block computes one
+/// point fewer along each axis than it has threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct StepBlock {
     pub(super) block: (u32, u32, u32),
@@ -31,8 +32,9 @@ impl StepBlock {
     pub(super) fn of<T: Real>(l: &Layout, method: Method) -> StepBlock {
         let f64 = std::mem::size_of::<T>() == 8;
         let block = match (method, l.dim) {
+            (Method::Cese, 1) if f64 => (slots::CESE_THREADS_F64, 1, 1),
+            (Method::Cese, _) if f64 => (32, slots::CESE_THREADS_F64 / 32, 1),
             (_, 1) => B1,
-            (Method::Cese, _) if f64 => (32, 4, 1),
             _ => B2,
         };
         let overlap = match method {
@@ -168,14 +170,18 @@ pub(super) struct Buffers<T> {
 /// The kernels of a step and of the step reduction, bound to a solver's [`Buffers`] and
 /// configuration (rebuilt when the configuration changes).
 pub(super) struct Launches {
-    /// `euler_step_dt`: the step's size from the clock's wave rate and end time, or the halt.
-    pub(super) step_dt: Launch,
+    /// `euler_next_step`: the next step's size from the clock's wave rate and end time, or the
+    /// halt, after the host wrote the clock.
+    pub(super) next_step: Launch,
     /// `euler_ghosts` of the y sides (2D), then of the x sides (as `boundary::fill`), for
     /// MUSCL-Hancock; none for CE/SE, whose `cese_corners` derives the ghost cells it reads.
     pub(super) ghosts: Vec<Launch>,
     pub(super) scheme: SchemeLaunches,
-    /// `euler_reduce` over the interior (for a state no step wrote; a step's last scheme kernel
-    /// writes the partials itself) and the one-block `euler_reduce_finalize` into the clock.
+    /// The one-block `euler_reduce_finalize` of a step: the scheme's partials into the clock,
+    /// the clock moved on by the step, its record, and the next step's size.
+    pub(super) finalize_step: Launch,
+    /// `euler_reduce` over the interior and `euler_reduce_finalize` into the clock, for a state
+    /// no step wrote (a step's last scheme kernel writes the partials itself).
     pub(super) reduce: Launch,
     pub(super) finalize: Launch,
 }
@@ -304,21 +310,26 @@ impl Launches {
             .i(step.points.1 as i64);
         let reduce = bind("euler_reduce", interior, partials(a.r(g)))?;
         let blocks = interior.0.0 * interior.0.1;
-        let a = Args::new()
-            .p(&b.part)
-            .p(&b.bad_part)
-            .i(blocks as i64)
-            .p(&b.clock.dev);
-        let finalize = bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)?;
-        let a = Args::new()
-            .p(&b.clock.dev)
-            .d(cfg.cfl)
-            .d(crate::solver::stopping::END_TOLERANCE);
-        let step_dt = bind("euler_step_dt", ((1, 1, 1), (32, 1, 1)), a)?;
+        let end_tolerance = crate::solver::stopping::END_TOLERANCE;
+        let finalize_after = |step: i64| {
+            let a = Args::new()
+                .p(&b.part)
+                .p(&b.bad_part)
+                .i(blocks as i64)
+                .p(&b.clock.dev)
+                .i(step)
+                .d(cfg.cfl)
+                .d(end_tolerance);
+            bind("euler_reduce_finalize", ((1, 1, 1), (1024, 1, 1)), a)
+        };
+        let (finalize_step, finalize) = (finalize_after(1)?, finalize_after(0)?);
+        let a = Args::new().p(&b.clock.dev).d(cfg.cfl).d(end_tolerance);
+        let next_step = bind("euler_next_step", ((1, 1, 1), (32, 1, 1)), a)?;
         Ok(Launches {
-            step_dt,
+            next_step,
             ghosts,
             scheme,
+            finalize_step,
             reduce,
             finalize,
         })
@@ -330,7 +341,8 @@ mod tests {
     use super::*;
 
     /// CE/SE's tiles fit the 48 KiB of shared memory a kernel may take without raising its limit
-    /// (the launches do not raise it), in 1D and 2D and both precisions.
+    /// (the launches do not raise it), in 1D and 2D and both precisions, and its blocks have the
+    /// threads its kernels are compiled for.
     #[test]
     fn cese_tiles_fit_the_default_shared_memory() {
         fn check<T: Real>(dim: usize) -> usize {
@@ -345,6 +357,22 @@ mod tests {
             tile
         }
         let tiles = [check::<f32>(1), check::<f32>(2), check::<f64>(1), check::<f64>(2)];
+        // The kernels are compiled for blocks of CESE_THREADS_F32 / _F64 threads.
+        for dim in [1, 2] {
+            let l = Layout::new(dim, [100, if dim == 2 { 80 } else { 1 }], 2);
+            for (b, threads) in [
+                (
+                    StepBlock::of::<f32>(&l, Method::Cese).block,
+                    slots::CESE_THREADS_F32,
+                ),
+                (
+                    StepBlock::of::<f64>(&l, Method::Cese).block,
+                    slots::CESE_THREADS_F64,
+                ),
+            ] {
+                assert_eq!(b.0 * b.1 * b.2, threads, "{dim}D: {b:?}");
+            }
+        }
         // f64 2D: 33 x 5 points of 5 terms of 4 doubles.
         assert_eq!(tiles[3], 33 * 5 * 5 * 4 * 8);
     }

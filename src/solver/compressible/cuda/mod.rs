@@ -7,20 +7,22 @@
 //! `k` at `q[c * len + k]` (`len = stride * rows`), so neighbouring threads read neighbouring
 //! addresses; the CPU's array of `[T; 4]` is transposed on upload and readback.
 //!
-//! One step enqueues, on one stream: its size, chosen on the device from the step clock
-//! (`euler_step_dt`, the operations of [`time_step`]); the ghost cells (y sides, then x sides, as
-//! `boundary::fill`); either the MUSCL-Hancock face values, the fluxes through the x and the y
-//! faces (one thread per face) and the in-place update, or the two CE/SE half-steps (corners,
-//! then centres); the last of them also reduces the new state per block (the largest wave rate,
-//! the next step's `dt`; the smallest density and pressure; the first inadmissible cell), and a
-//! one-block kernel finishes that reduction into the clock, with the step's record (time, dt, wave
-//! rate, minima) in the clock's history. Every argument is bound, so a step is one CUDA graph, and
-//! a batch of steps ([`Solver::advance`], [`Solver::advance_recorded`]: up to 64 steps, their
-//! records read with the clock) is that graph replayed, with one host wait at the end for the
-//! clock. A step whose state has an inadmissible cell, or whose wave rate is not finite and
-//! positive, halts the rest of the batch on the device, as does reaching the end time of
-//! `advance_recorded`; after an inadmissible state the host reads the state back and reports it
-//! as the CPU does ([`SolverError::Diverged`]).
+//! One step enqueues, on one stream, a step of the size in the step clock: for MUSCL-Hancock the
+//! ghost cells (y sides, then x sides, as `boundary::fill`), the face values, the fluxes through
+//! the x and the y faces (one thread per face) and the in-place update; for CE/SE the two
+//! half-steps (corners, whose kernel derives the ghost cells it reads, then centres). The last of
+//! them also reduces the new state per block (the largest wave rate, the next step's `dt`; the
+//! smallest density and pressure; the first inadmissible cell), and a one-block kernel finishes
+//! that reduction into the clock, moves the clock on by the step, writes the step's record (time,
+//! dt, wave rate, minima) into the clock's history and chooses the next step's size (the
+//! operations of [`time_step`]; after the host writes the clock, `euler_next_step` chooses it).
+//! Every argument is bound, so a step is one CUDA graph, and a batch of steps
+//! ([`Solver::advance`], [`Solver::advance_recorded`]: up to 64 steps, their records read with the
+//! clock) is that graph replayed, with one host wait at the end for the clock. A step whose state
+//! has an inadmissible cell, or whose wave rate is not finite and positive, halts the rest of the
+//! batch on the device, as does reaching the end time of `advance_recorded`; after an
+//! inadmissible state the host reads the state back and reports it as the CPU does
+//! ([`SolverError::Diverged`]).
 //!
 //! Element-wise kernels are compiled without FMA contraction and keep the CPU's operation order,
 //! so they round identically (the exact Riemann solver's `pow` is the device's, within 2 ulp of
@@ -241,6 +243,8 @@ impl<T: Real> CudaEuler<T> {
         self.gpu.bind()?;
         self.launches.reduce.run(&self.gpu)?;
         self.launches.finalize.run(&self.gpu)?;
+        // The next step's size comes from this reduction (and the launches' CFL number).
+        self.clock_stale = true;
         self.read_clock()
     }
 
@@ -253,7 +257,7 @@ impl<T: Real> CudaEuler<T> {
     }
 
     /// Writes the host's slots of the clock (dt, time, steps, cap, no halt, end time) before the
-    /// next step.
+    /// next step, and chooses that step's size on the device (`euler_next_step`).
     fn write_clock(&mut self) -> Result<(), CudaError> {
         let c = self.b.clock.host_mut();
         c[slots::EK_DT] = self.dt;
@@ -263,18 +267,19 @@ impl<T: Real> CudaEuler<T> {
         c[slots::EK_HALT] = 0.0;
         c[slots::EK_T_END] = self.t_end;
         self.b.clock.push(slots::EK_HOST_LEN)?;
+        self.launches.next_step.run(&self.gpu)?;
         self.clock_stale = false;
         Ok(())
     }
 
-    /// Enqueues one step (no host wait): its size, the ghost cells, the scheme, the reduction.
+    /// Enqueues one step (no host wait) of the size in the clock: the ghost cells, the scheme,
+    /// the reduction, which moves the clock on and chooses the next step's size.
     fn enqueue_step(&self) -> Result<(), CudaError> {
-        self.launches.step_dt.run(&self.gpu)?;
         self.ghosts()?;
         for (_, _, launch) in self.scheme_kernels() {
             launch.run(&self.gpu)?;
         }
-        self.launches.finalize.run(&self.gpu)
+        self.launches.finalize_step.run(&self.gpu)
     }
 
     /// Enqueues `n` steps, as replays of the step's graph where graphs are on (captured at first
@@ -502,7 +507,7 @@ impl<T: Real> Solver for CudaEuler<T> {
     }
 
     /// One batch of up to [`slots::EK_HISTORY_STEPS`] steps, stopped on the device at `t_end`
-    /// (`euler_step_dt`), whose records come from the clock's history read with it. Where the
+    /// (`choose_next_step`), whose records come from the clock's history read with it. Where the
     /// batch halted at an inadmissible state, the step that made it is not recorded (the CPU's
     /// step fails).
     fn advance_recorded(
