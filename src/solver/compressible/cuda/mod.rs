@@ -5,7 +5,11 @@
 //!
 //! Storage: the padded cell array of [`Layout`] as structure of arrays, component `c` of cell
 //! `k` at `q[c * len + k]` (`len = stride * rows`), so neighbouring threads read neighbouring
-//! addresses; the CPU's array of `[T; 4]` is transposed on upload and readback.
+//! addresses; the CPU's array of `[T; 4]` is transposed on upload and readback. CE/SE does not
+//! write the ghost cells of `q` and of its gradients on the device (its corners kernel derives
+//! them from the interior where it reads them), so they keep the values they were uploaded with;
+//! every reader of a state (either backend's step, the fields, the reductions) fills, derives or
+//! skips them.
 //!
 //! One step enqueues, on one stream, a step of the size in the step clock: for MUSCL-Hancock the
 //! ghost cells (y sides, then x sides, as `boundary::fill`), the face values, the fluxes through
