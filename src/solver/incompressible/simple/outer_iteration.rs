@@ -1,0 +1,199 @@
+//! One outer iteration of SIMPLE, SIMPLEC or SIMPLER (steps 1-5 of the module doc), with the
+//! pseudo-velocities of SIMPLER and the health check that ends it.
+
+use super::coefficients::{self, Constants};
+use super::{MOMENTUM, Simple, SimpleConfig, diverged, each_unknown, pressure_correction};
+use crate::solver::incompressible::config::BLOW_UP_FACTOR;
+use crate::solver::incompressible::staggered::{Layout, for_each_index};
+use crate::solver::{CappedSolve, SolverError};
+
+impl<const D: usize> Simple<D> {
+    /// SIMPLER's pseudo-velocities `(sum a_nb q_nb + b) / a_P` of component `c` from the
+    /// unknown vector `x[c]` (the current velocity) into `hat[c]`, whose other entries are the
+    /// velocity's.
+    pub(super) fn pseudo_velocity(&mut self, c: usize) {
+        let (sys, x, hat) = (&self.sys[c], &self.x[c], &mut self.hat[c]);
+        hat.copy_from_slice(&self.vel[c]);
+        each_unknown(&self.l, c, |m, k| {
+            hat[k] = (sys.neighbours(|j| x[j], sys.position(m), m) + sys.b[m]) / sys.ap[m];
+        });
+        // The periodic seam: face 0 is the image of face n.
+        if self.l.periodic[c] {
+            let (mut lo, mut hi) = ([1; D], self.l.n);
+            (lo[c], hi[c]) = (0, 0);
+            let seam = self.l.n[c] * self.l.stride[c];
+            for_each_index(lo, hi, |idx| {
+                let k = self.l.at(idx);
+                hat[k] = hat[k + seam];
+            });
+        }
+    }
+
+    /// One outer iteration: the rotor's loads in the current velocity (Lohry's coupling, once
+    /// an outer iteration), the momentum systems, the pressure (correction) and the corrections.
+    pub(super) fn iterate(&mut self) -> Result<(), SolverError> {
+        self.update_viscosity();
+        if let Some(r) = &mut self.rotor {
+            r.update(&self.vel);
+        }
+        let h = self.spacing;
+        let rho = self.cfg.flow.density;
+        let mut norms = [0.0; D];
+        for c in 0..D {
+            let source = self.rotor.as_ref().map(|r| &r.accel[c][..]);
+            let k = constants(&self.cfg, self.l, h, c, source);
+            let vel = std::array::from_fn(|c| &self.vel[c][..]);
+            norms[c] = coefficients::assemble(
+                &k,
+                c,
+                vel,
+                &self.mu_c,
+                &self.mu_e,
+                &mut self.sys[c],
+                &mut self.d[c],
+            );
+        }
+        let mut pressure_iterations = 0;
+        let mut pressure_residual = 0.0;
+        self.capped = None;
+        if self.cfg.algorithm.pseudo_velocities() {
+            for c in 0..D {
+                gather(&self.l, c, &self.vel[c], &mut self.x[c]);
+                self.pseudo_velocity(c);
+            }
+            let d = std::array::from_fn(|c| &self.d[c][..]);
+            let hat = std::array::from_fn(|c| &self.hat[c][..]);
+            pressure_correction::assemble(&self.l, h, rho, d, hat, &mut self.sys_p);
+            let st = self.solver_p.solve(
+                &self.sys_p,
+                &mut self.p,
+                self.cfg.pressure_tolerance,
+                self.cfg.pressure_iterations,
+            );
+            pressure_iterations += st.iterations;
+            self.capped = CappedSolve::of_linear(&st, self.cfg.pressure_tolerance);
+            remove_mean(&mut self.p);
+            pressure_residual = st.reduction();
+        }
+        let mut momentum = [0.0; D];
+        let mut momentum_iterations = 0;
+        // The relaxed system's residual at the current velocity equals the unrelaxed one; norms
+        // are with the unrelaxed a_P, summed over the components.
+        let norm = norms.iter().fold(0.0, |s, n| s + n);
+        for c in 0..D {
+            coefficients::add_pressure(&self.l, c, h, &self.p, &mut self.sys[c]);
+            gather(&self.l, c, &self.vel[c], &mut self.x[c]);
+            let r1 = self.sys[c].residual_l1(&self.x[c], &mut self.partial[..self.sys[c].rows()]);
+            momentum[c] = if norm > 0.0 {
+                r1 / norm
+            } else if r1 > 0.0 {
+                1.0
+            } else {
+                0.0
+            };
+            let st = self.solvers[c].solve(
+                &self.sys[c],
+                &mut self.x[c],
+                self.cfg.momentum_tolerance,
+                self.cfg.momentum_iterations,
+            );
+            momentum_iterations += st.iterations;
+            let (x, q) = (&self.x[c], &mut self.vel[c]);
+            each_unknown(&self.l, c, |m, k| q[k] = x[m]);
+        }
+        self.boundaries();
+        let d = std::array::from_fn(|c| &self.d[c][..]);
+        let vel = std::array::from_fn(|c| &self.vel[c][..]);
+        let (imbalance, flux) = pressure_correction::assemble(&self.l, h, rho, d, vel, &mut self.sys_p);
+        let mass = if flux > 0.0 { imbalance / flux } else { 0.0 };
+        self.pc.iter_mut().for_each(|x| *x = 0.0);
+        let st = self.solver_p.solve(
+            &self.sys_p,
+            &mut self.pc,
+            self.cfg.pressure_tolerance,
+            self.cfg.pressure_iterations,
+        );
+        pressure_iterations += st.iterations;
+        self.capped = self
+            .capped
+            .or(CappedSolve::of_linear(&st, self.cfg.pressure_tolerance));
+        if !self.cfg.algorithm.pseudo_velocities() {
+            pressure_residual = st.reduction();
+        }
+        let d = std::array::from_fn(|c| &self.d[c][..]);
+        pressure_correction::correct_velocity(&self.l, d, &self.pc, self.vel.each_mut().map(|q| &mut q[..]));
+        if !self.cfg.algorithm.pseudo_velocities() {
+            let a = self.cfg.alpha_p;
+            self.p.iter_mut().zip(&self.pc).for_each(|(p, pc)| *p += a * pc);
+            remove_mean(&mut self.p);
+        }
+        self.boundaries();
+        self.steps += 1;
+        let max_velocity = self
+            .l
+            .max_face_speeds(self.velocity())
+            .into_iter()
+            .reduce(f64::max)
+            .unwrap_or(0.0);
+        let worst = momentum.into_iter().reduce(f64::max).unwrap_or(0.0).max(mass);
+        self.residuals.clear();
+        self.residuals.push(("steady_change", worst));
+        self.residuals.extend((0..D).map(|c| (MOMENTUM[c], momentum[c])));
+        self.residuals.extend_from_slice(&[
+            ("mass", mass),
+            ("momentum_iterations", momentum_iterations as f64),
+            ("pressure_iterations", pressure_iterations as f64),
+            ("pressure_residual", pressure_residual),
+            ("max_velocity", max_velocity),
+        ]);
+        if let Some(r) = &self.rotor {
+            self.residuals.extend_from_slice(&r.setup.residuals(&r.loads));
+        }
+        self.check_health(max_velocity, norm)
+    }
+
+    /// Fails when the largest velocity passes [`BLOW_UP_FACTOR`] times the problem's scale, or
+    /// when it, the momentum norm `norm` (`sum |a_P q_P|`, NaN when any velocity is: the
+    /// largest velocity skips NaNs) or a pressure is not finite.
+    pub(super) fn check_health(&self, max_velocity: f64, norm: f64) -> Result<(), SolverError> {
+        let finite = max_velocity.is_finite() && norm.is_finite() && self.p.iter().all(|p| p.is_finite());
+        if finite && max_velocity <= BLOW_UP_FACTOR * self.cfg.velocity_scale() {
+            return Ok(());
+        }
+        Err(diverged(&self.cfg, self.steps, max_velocity, finite))
+    }
+}
+
+/// Copies component `c`'s unknowns from the ghosted array `q` into the system's vector `x`.
+fn gather<const D: usize>(l: &Layout<D>, c: usize, q: &[f64], x: &mut [f64]) {
+    each_unknown(l, c, |m, k| x[m] = q[k]);
+}
+
+/// The assembly constants of component `c`.
+fn constants<'a, const D: usize>(
+    cfg: &'a SimpleConfig,
+    l: Layout<D>,
+    spacing: [f64; D],
+    c: usize,
+    source: Option<&'a [f64]>,
+) -> Constants<'a, D> {
+    Constants {
+        l,
+        flow: &cfg.flow,
+        spacing,
+        density: cfg.flow.density,
+        scheme: cfg.scheme,
+        alpha: cfg.alpha_u,
+        consistent: cfg.algorithm.consistent(),
+        transpose: !cfg.viscosity.is_newtonian(),
+        pseudo_dt: cfg.pseudo_dt,
+        gradient: cfg.pressure_gradient[c],
+        source,
+    }
+}
+
+/// Removes the mean of a pressure (defined up to a constant).
+fn remove_mean(p: &mut [f64]) {
+    let mean = p.iter().sum::<f64>() / p.len() as f64;
+    p.iter_mut().for_each(|x| *x -= mean);
+}
