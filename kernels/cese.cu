@@ -285,8 +285,9 @@ __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, con
     fill_tile<DIM>(tile, b.tw, b.th, x0 - 1, y0 - 1, g, dt, hx, hy, [&](int i, int j, point& o) {
         if (DIM == 1) j = 0;
         if (i < -g0 || i >= nx + g0 || j < -g1 || j >= ny + g1) return false;
-        // A ghost cell is derived from the interior here, as euler_ghosts fills it for the CPU's
-        // order of boundary.rs `fill`: y sides first, then x sides (over the ghost rows too).
+        // A ghost cell is derived from the interior here in boundary.rs `fill`'s order: y sides
+        // first, then x sides (over the ghost rows too), each side by ghost_source, ghost_state
+        // and ghost_gradient.
         const bool ghost_x = i < 0 || i >= nx, ghost_y = DIM == 2 && (j < 0 || j >= ny);
         const int side_x = i < 0 ? 0 : 1, side_y = j < 0 ? 2 : 3;
         const int kind_x = (bcs >> (2 * side_x)) & 3, kind_y = (bcs >> (2 * side_y)) & 3;

@@ -22,7 +22,8 @@
 //! two neighbouring corners), and are combined per variable by the weighted average
 //! `W0 = sum_m w_m grad_m / sum_m w_m`, `w_m = prod_{l != m} |grad_l|^alpha`, which reduces to
 //! Chang's `(|u_x^-|^a u_x^+ + |u_x^+|^a u_x^-) / (|u_x^+|^a + |u_x^-|^a)` in 1D and to the plain
-//! average where all candidates vanish (computed from the squared norms, see [`weighted`]). Stable for per-axis Courant numbers
+//! average where all candidates vanish (computed from the squared norms, see [`weighted`]).
+//! Stable for per-axis Courant numbers
 //! `dt (|u_d| + c) / h_d <= 1`.
 
 use super::boundary;

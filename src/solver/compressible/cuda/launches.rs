@@ -345,9 +345,11 @@ mod tests {
     /// threads its kernels are compiled for.
     #[test]
     fn cese_tiles_fit_the_default_shared_memory() {
-        fn check<T: Real>(dim: usize) -> usize {
+        fn check<T: Real>(dim: usize, threads: u32) -> usize {
             let l = Layout::new(dim, [100, if dim == 2 { 80 } else { 1 }], 2);
             let step = StepBlock::of::<T>(&l, Method::Cese);
+            let b = step.block;
+            assert_eq!(b.0 * b.1 * b.2, threads, "{dim}D: {b:?}");
             let tile = step.cese_tile::<T>(dim);
             assert!(
                 tile <= 48 * 1024,
@@ -356,23 +358,14 @@ mod tests {
             );
             tile
         }
-        let tiles = [check::<f32>(1), check::<f32>(2), check::<f64>(1), check::<f64>(2)];
         // The kernels are compiled for blocks of CESE_THREADS_F32 / _F64 threads.
-        for dim in [1, 2] {
-            let l = Layout::new(dim, [100, if dim == 2 { 80 } else { 1 }], 2);
-            for (b, threads) in [
-                (
-                    StepBlock::of::<f32>(&l, Method::Cese).block,
-                    slots::CESE_THREADS_F32,
-                ),
-                (
-                    StepBlock::of::<f64>(&l, Method::Cese).block,
-                    slots::CESE_THREADS_F64,
-                ),
-            ] {
-                assert_eq!(b.0 * b.1 * b.2, threads, "{dim}D: {b:?}");
-            }
-        }
+        let (f32s, f64s) = (slots::CESE_THREADS_F32, slots::CESE_THREADS_F64);
+        let tiles = [
+            check::<f32>(1, f32s),
+            check::<f32>(2, f32s),
+            check::<f64>(1, f64s),
+            check::<f64>(2, f64s),
+        ];
         // f64 2D: 33 x 5 points of 5 terms of 4 doubles.
         assert_eq!(tiles[3], 33 * 5 * 5 * 4 * 8);
     }

@@ -402,8 +402,8 @@ impl<T: Real> CudaEuler<T> {
     }
 
     /// Times the scheme's kernels with CUDA events (`reps` back-to-back launches each, after one
-    /// warm-up launch) on this solver's buffers, for a step of the last step's `dt` (the
-    /// clock's); the state is restored afterwards. Returns (kernel, milliseconds per launch,
+    /// warm-up launch) on this solver's buffers, for a step of the next step's `dt` (the
+    /// clock's `EK_NEXT_DT`); the state is restored afterwards. Returns (kernel, milliseconds per launch,
     /// bytes per launch by the model: every array the kernel reads or writes counted once, `s`
     /// bytes per value, `N` cells, `P = 4 (1 + dim)` values per CE/SE point):
     /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_*` per axis `12 N s`
