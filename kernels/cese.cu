@@ -355,6 +355,7 @@ extern "C" __global__ void __launch_bounds__(CESE_THREADS, CESE_MIN_BLOCKS) cese
                                         int stride, int g0, int g1, int nx, int ny, int dim, real g, real alpha,
                                         const double* __restrict__ clock, real hx, real hy,
                                         const real* __restrict__ inflow, int bcs) {
+    AFTER_PREDECESSOR();
     extern __shared__ unsigned char tile_bytes[];
     real* tile = (real*)tile_bytes;
     const real dt = (real)clock[EK_NEXT_DT];
@@ -374,10 +375,11 @@ extern "C" __global__ void __launch_bounds__(CESE_THREADS, CESE_MIN_BLOCKS) cese
                                         int nx, int ny, int dim, real g, real alpha, const double* __restrict__ clock,
                                         real hx, real hy, real inv_dx, real inv_dy, real* __restrict__ part,
                                         int* __restrict__ bad) {
+    AFTER_PREDECESSOR();
+    const real dt = (real)clock[EK_NEXT_DT];
     HALTED(clock);
     extern __shared__ unsigned char tile_bytes[];
     real* tile = (real*)tile_bytes;
-    const real dt = (real)clock[EK_NEXT_DT];
     q4 u;
     int i, j;
     const bool interior =

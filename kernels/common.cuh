@@ -32,6 +32,18 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 #define GUARD(ctrl) \
     if ((ctrl) != 0 && (ctrl)[CTRL_DONE] != 0) return;
 
+// The first statement of a kernel launched to start early (launch.rs `Launch::starting_early`):
+// lets the kernel after it on the stream be launched once every block of this one has begun
+// (griddepcontrol.launch_dependents; that kernel's blocks then wait in their own
+// AFTER_PREDECESSOR), then waits until the kernel before this one has finished and its writes,
+// and so those of every kernel before it, are visible (griddepcontrol.wait). No-ops for an
+// ordinary launch; absent before compute capability 9.0 (PTX ISA 7.8).
+#if __CUDA_ARCH__ >= 900
+#define AFTER_PREDECESSOR() asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory")
+#else
+#define AFTER_PREDECESSOR()
+#endif
+
 // Slot of the largest speed of velocity component c.
 __device__ __forceinline__ int speed_slot(int c) { return c == 0 ? SC_UMAX : c == 1 ? SC_VMAX : SC_WMAX; }
 

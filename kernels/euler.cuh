@@ -138,6 +138,7 @@ __device__ __forceinline__ q4 ghost_gradient(int d, int e, int kind, q4 s) {
 extern "C" __global__ void euler_ghosts(real* __restrict__ q, const real* __restrict__ inflow, long long len,
                                         int stride, int g0, int g1, int nx, int ny, int d, int bcs,
                                         const double* __restrict__ clock) {
+    AFTER_PREDECESSOR();
     HALTED(clock);
     const int g = d == 0 ? g0 : g1;
     const int n = d == 0 ? nx : ny;
@@ -237,6 +238,7 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
                                         long long len, int stride, int g0, int g1, int nx, int ny, int dim, int px,
                                         int py, real g, real inv_dx, real inv_dy, real* __restrict__ part,
                                         int* __restrict__ bad) {
+    AFTER_PREDECESSOR();
     const int i = blockIdx.x * px + threadIdx.x;
     const int j = blockIdx.y * py + threadIdx.y;
     step_stats s = no_stats();
@@ -247,24 +249,44 @@ extern "C" __global__ void euler_reduce(const real* __restrict__ q, const unsign
     write_partials(s, part, bad);
 }
 
+// The slots of the clock a step's bookkeeping reads, loaded together so that their latencies
+// overlap.
+struct clock_slots {
+    double halt, next_dt, time, steps, rate, bad_cell, dt_cap, t_end;
+};
+
+__device__ __forceinline__ clock_slots load_clock(const double* __restrict__ clock) {
+    clock_slots c;
+    c.halt = clock[EK_HALT];
+    c.next_dt = clock[EK_NEXT_DT];
+    c.time = clock[EK_TIME];
+    c.steps = clock[EK_STEPS];
+    c.rate = clock[EK_RATE];
+    c.bad_cell = clock[EK_BAD_CELL];
+    c.dt_cap = clock[EK_DT_CAP];
+    c.t_end = clock[EK_T_END];
+    return c;
+}
+
 // The size of the next step, chosen on the device (mod.rs `time_step`, the same operations in
-// double), one thread, from the current state's reduction in the clock: the next step halts
+// double), one thread, from the current state's reduction (wave rate `rate`, first inadmissible
+// cell `bad_cell`) at time `time`, with the clock's cap and end time in `c`: the next step halts
 // (EK_HALT = HALT_BAD_CELL) where the current state has an inadmissible cell (the CPU's step that
 // made it fails), then (HALT_END_TIME) where the time has reached the end time EK_T_END
 // (stopping.rs `time_left`, end_tolerance its END_TOLERANCE), then (HALT_WAVE_RATE) where the
 // wave rate is not finite and positive; else its dt, EK_NEXT_DT, is min(cfl / rate, cap), the cap
 // being the time left where an end time is set.
-__device__ __forceinline__ void choose_next_step(double* __restrict__ clock, double cfl, double end_tolerance) {
-    const double rate = clock[EK_RATE];
-    if (clock[EK_BAD_CELL] != (double)NO_BAD_CELL) {
+__device__ __forceinline__ void choose_next_step(double* __restrict__ clock, const clock_slots& c, double rate,
+                                                 double bad_cell, double time, double cfl,
+                                                 double end_tolerance) {
+    if (bad_cell != (double)NO_BAD_CELL) {
         clock[EK_HALT] = HALT_BAD_CELL;
         return;
     }
-    double cap = clock[EK_DT_CAP];
-    const double t_end = clock[EK_T_END];
-    if (isfinite(t_end)) {
-        const double left = t_end - clock[EK_TIME];
-        if (left <= end_tolerance * fmax(fabs(t_end), 1.0)) {
+    double cap = c.dt_cap;
+    if (isfinite(c.t_end)) {
+        const double left = c.t_end - time;
+        if (left <= end_tolerance * fmax(fabs(c.t_end), 1.0)) {
             clock[EK_HALT] = HALT_END_TIME;
             return;
         }
@@ -282,12 +304,13 @@ __device__ __forceinline__ void choose_next_step(double* __restrict__ clock, dou
 // After a step (step = 1; the last kernel of a step) also the step itself: the clock moves on by
 // its dt (EK_NEXT_DT) and one step, with the wave rate that dt came from; the step's record goes
 // into the history (EK_HISTORY, its slot EK_STEPS % EK_HISTORY_STEPS); and the next step's size
-// is chosen (choose_next_step). Nothing once the step is halted.
+// is chosen (choose_next_step). Nothing once the step is halted. The clock's slots are read
+// before the partials, so that one wait covers both.
 extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, const int* __restrict__ bad, int nb,
                                                  double* __restrict__ clock, int step, double cfl,
                                                  double end_tolerance) {
-    // Every thread reads the halt before the barrier in block_stats; thread 0 writes it after.
-    HALTED(clock);
+    AFTER_PREDECESSOR();
+    const clock_slots c = load_clock(clock);
     step_stats s = no_stats();
     for (int k = thread_linear(); k < nb; k += block_threads()) {
         s.rate = fmax(s.rate, part[k]);
@@ -295,32 +318,37 @@ extern "C" __global__ void euler_reduce_finalize(const real* __restrict__ part, 
         s.p = fmin(s.p, part[2 * nb + k]);
         s.first = min(s.first, bad[k]);
     }
+    // Every thread reads the halt before the barrier in block_stats; thread 0 writes it after.
+    if (c.halt != 0.0) return;
     s = block_stats(s);
     if (thread_linear() != 0) return;
-    if (step) {
-        clock[EK_DT] = clock[EK_NEXT_DT];
-        clock[EK_TIME] = clock[EK_TIME] + clock[EK_DT];
-        clock[EK_STEPS] = clock[EK_STEPS] + 1.0;
-        clock[EK_STEP_RATE] = clock[EK_RATE];
-    }
-    clock[EK_RATE] = (double)s.rate;
-    clock[EK_MIN_DENSITY] = (double)s.rho;
-    clock[EK_MIN_PRESSURE] = (double)s.p;
-    clock[EK_BAD_CELL] = (double)s.first;
+    const double rate = (double)s.rate, bad_cell = (double)s.first;
+    const double rho = (double)s.rho, p = (double)s.p;
+    clock[EK_RATE] = rate;
+    clock[EK_MIN_DENSITY] = rho;
+    clock[EK_MIN_PRESSURE] = p;
+    clock[EK_BAD_CELL] = bad_cell;
     if (!step) return;
-    double* rec = clock + EK_HISTORY + EK_RECORD * ((long long)clock[EK_STEPS] % EK_HISTORY_STEPS);
-    rec[EK_REC_TIME] = clock[EK_TIME];
-    rec[EK_REC_DT] = clock[EK_DT];
-    rec[EK_REC_STEP_RATE] = clock[EK_STEP_RATE];
-    rec[EK_REC_MIN_DENSITY] = clock[EK_MIN_DENSITY];
-    rec[EK_REC_MIN_PRESSURE] = clock[EK_MIN_PRESSURE];
-    choose_next_step(clock, cfl, end_tolerance);
+    const double time = c.time + c.next_dt, steps = c.steps + 1.0;
+    clock[EK_DT] = c.next_dt;
+    clock[EK_TIME] = time;
+    clock[EK_STEPS] = steps;
+    clock[EK_STEP_RATE] = c.rate;
+    double* rec = clock + EK_HISTORY + EK_RECORD * ((long long)steps % EK_HISTORY_STEPS);
+    rec[EK_REC_TIME] = time;
+    rec[EK_REC_DT] = c.next_dt;
+    rec[EK_REC_STEP_RATE] = c.rate;
+    rec[EK_REC_MIN_DENSITY] = rho;
+    rec[EK_REC_MIN_PRESSURE] = p;
+    choose_next_step(clock, c, rate, bad_cell, time, cfl, end_tolerance);
 }
 
 // The next step's size (choose_next_step) after the host wrote the clock, one thread. Nothing
 // once the step is halted.
 extern "C" __global__ void euler_next_step(double* __restrict__ clock, double cfl, double end_tolerance) {
+    AFTER_PREDECESSOR();
     if (threadIdx.x != 0) return;
-    HALTED(clock);
-    choose_next_step(clock, cfl, end_tolerance);
+    const clock_slots c = load_clock(clock);
+    if (c.halt != 0.0) return;
+    choose_next_step(clock, c, c.rate, c.bad_cell, c.time, cfl, end_tolerance);
 }

@@ -404,6 +404,7 @@ __device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const
                                     real* __restrict__ faces, long long len, int stride, int g0, int g1,      \
                                     int nx, int ny, int dim, real g, int characteristic,                      \
                                     const double* __restrict__ clock, double dx, double dy) {                 \
+        AFTER_PREDECESSOR();                                                                                    \
         mh_faces_cells<LIM>(q, solid, faces, len, stride, g0, g1, nx, ny, dim, g, characteristic, clock, dx, dy); \
     }
 MH_FACES(mh_faces_none, LIM_NONE)
@@ -447,6 +448,7 @@ __device__ __forceinline__ void mh_flux_faces(const real* __restrict__ faces, co
     extern "C" __global__ void name(const real* __restrict__ faces, const unsigned char* __restrict__ solid,     \
                                     real* __restrict__ flux, long long len, int stride, int g0, int g1, int nx, \
                                     int ny, int d, real g) {                                                    \
+        AFTER_PREDECESSOR();                                                                                      \
         mh_flux_faces<RS>(faces, solid, flux, len, stride, g0, g1, nx, ny, d, g);                               \
     }
 MH_FLUX(mh_flux_exact, RS_EXACT)
@@ -466,10 +468,12 @@ extern "C" __global__ void mh_update(real* __restrict__ q, const unsigned char* 
                                      int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock,
                                      double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,
                                      int* __restrict__ bad) {
+    AFTER_PREDECESSOR();
+    const double dt = clock[EK_NEXT_DT];
     HALTED(clock);
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const real rx = (real)(clock[EK_NEXT_DT] / dx), ry = (real)(clock[EK_NEXT_DT] / dy);
+    const real rx = (real)(dt / dx), ry = (real)(dt / dy);
     step_stats st = no_stats();
     const long long k = (long long)(j + g1) * stride + i + g0;
     if (i < nx && j < ny && !solid[k]) {

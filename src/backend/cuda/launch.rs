@@ -13,6 +13,7 @@ use super::module::{Kernel, Module};
 use super::{CudaError, DevBuf, Gpu, Stream};
 use crate::solver::real::Real;
 use cudarc::driver::result as drv;
+use cudarc::driver::sys;
 use std::ffi::c_void;
 use std::fmt;
 
@@ -165,6 +166,9 @@ pub struct Launch {
     block: (u32, u32, u32),
     /// Bytes of dynamic shared memory per block.
     shared: u32,
+    /// Whether the kernel may start while the kernel before it on the stream finishes
+    /// ([`Launch::starting_early`]).
+    early: bool,
     args: Args,
 }
 
@@ -189,6 +193,7 @@ impl Launch {
             grid,
             block,
             shared: 0,
+            early: false,
             args,
         })
     }
@@ -197,6 +202,18 @@ impl Launch {
     /// after [`Gpu::allow_shared`] for that size; the kernel must use no more).
     pub fn with_shared(mut self, bytes: u32) -> Launch {
         self.shared = bytes;
+        self
+    }
+
+    /// The same launch (of a kernel of `m`) allowed to start while the kernel before it on the
+    /// stream is still finishing, on devices of compute capability 9.0 and later (programmatic dependent launch:
+    /// the launch attribute `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, kept by a
+    /// graph captured from the stream): its blocks are placed as the earlier kernel's last ones
+    /// run, and wait there. The kernel must begin with `AFTER_PREDECESSOR` (`common.cuh`), which
+    /// waits until the earlier kernels have finished and their writes are visible; elsewhere the
+    /// launch is an ordinary one.
+    pub fn starting_early(mut self, m: &Module) -> Launch {
+        self.early = m.gpu.info.compute_capability.0 >= 9;
         self
     }
 
@@ -219,9 +236,8 @@ impl Launch {
                 gpu,
                 Stream::Compute,
                 self.kernel,
-                self.grid,
-                self.block,
-                self.shared,
+                (self.grid, self.block, self.shared),
+                self.early,
                 &self.args.0,
                 tail,
             )
@@ -230,19 +246,18 @@ impl Launch {
 }
 
 /// Checks `head` followed by `tail` against `f`'s parameters and launches `f` on `gpu`'s
-/// `stream`.
+/// `stream` with its grid, block and dynamic shared memory, allowed to start early where `early`
+/// ([`Launch::starting_early`]).
 ///
 /// # Safety
 /// The pointers among the arguments must address device memory of the extent the kernel
 /// touches for this grid.
-#[allow(clippy::too_many_arguments)]
 unsafe fn enqueue(
     gpu: &Gpu,
     stream: Stream,
     f: Kernel,
-    grid: (u32, u32, u32),
-    block: (u32, u32, u32),
-    shared: u32,
+    (grid, block, shared): ((u32, u32, u32), (u32, u32, u32), u32),
+    early: bool,
     head: &[Arg],
     tail: &[Arg],
 ) -> Result<(), CudaError> {
@@ -268,7 +283,29 @@ unsafe fn enqueue(
     }
     f.sig.check(&kinds[..n])?;
     let stream = gpu.handle(stream);
-    unsafe { drv::launch_kernel(f.handle, grid, block, shared, stream, &mut ptrs[..n]) }?;
+    if !early {
+        unsafe { drv::launch_kernel(f.handle, grid, block, shared, stream, &mut ptrs[..n]) }?;
+        return Ok(());
+    }
+    // SAFETY: a zeroed attribute is a valid value of the C union; the one set is its
+    // programmatic-serialization member.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: shared,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `config` and `attr` outlive the call; the parameters are checked as above.
+    unsafe { sys::cuLaunchKernelEx(&config, f.handle, ptrs.as_mut_ptr(), std::ptr::null_mut()) }.result()?;
     Ok(())
 }
 
@@ -300,7 +337,7 @@ impl Gpu {
         block: (u32, u32, u32),
         args: &Args,
     ) -> Result<(), CudaError> {
-        unsafe { enqueue(self, stream, f, grid, block, 0, &args.0, &[]) }
+        unsafe { enqueue(self, stream, f, (grid, block, 0), false, &args.0, &[]) }
     }
 
     /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
@@ -316,7 +353,17 @@ impl Gpu {
         shared: u32,
         args: &Args,
     ) -> Result<(), CudaError> {
-        unsafe { enqueue(self, Stream::Compute, f, grid, block, shared, &args.0, &[]) }
+        unsafe {
+            enqueue(
+                self,
+                Stream::Compute,
+                f,
+                (grid, block, shared),
+                false,
+                &args.0,
+                &[],
+            )
+        }
     }
 }
 
