@@ -14,10 +14,11 @@
 //! the prescribed value on the wall (`u_ghost = 2 U_wall - u_inside`).
 
 use super::analytic::Analytic;
+use super::projection::VELOCITY;
 use crate::backend::cpu::par_max;
 use crate::case::{Boundary, Side};
-use crate::solver::Grid;
 use crate::solver::real::Real;
+use crate::solver::{Grid, Solver};
 use std::ops::RangeInclusive;
 
 /// Index helper for the ghosted arrays of a `D`-dimensional staggered grid.
@@ -205,6 +206,33 @@ pub fn node_position<const D: usize>(g: &Grid, c: usize, idx: [usize; D]) -> [f6
         x[a] = g.origin[a] + i * g.spacing[a];
     }
     x
+}
+
+/// Samples every velocity component at its nodes inside the box (`node_position`; component `c`
+/// from index 0 along axis `c`, from 1 along the others) from `from`'s fields `u`, `v` and `w`
+/// ([`Solver::sample`]); `None` where `from` has no value there (the components before it are
+/// then written already).
+pub fn sample_velocity<T: Real, const D: usize>(
+    l: &Layout<D>,
+    g: &Grid,
+    vel: &mut [Vec<T>; D],
+    from: &dyn Solver,
+) -> Option<()> {
+    for (c, q) in vel.iter_mut().enumerate() {
+        let mut lo = [1; D];
+        lo[c] = 0;
+        let mut missing = false;
+        for_each_index(lo, l.n, |idx| {
+            match from.sample(VELOCITY[c], node_position(g, c, idx)) {
+                Some(v) => q[l.at(idx)] = T::of(v),
+                None => missing = true,
+            }
+        });
+        if missing {
+            return None;
+        }
+    }
+    Some(())
 }
 
 /// Writes boundary-face and ghost values of the velocity components for the conditions `bc`

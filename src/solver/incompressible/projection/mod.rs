@@ -18,7 +18,9 @@ use super::derived::{View, fields};
 use super::opening::opening_sides;
 use super::pressure_poisson::PoissonSolver;
 use super::rotor_source::RotorSource;
-use super::staggered::{ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position};
+use super::staggered::{
+    ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position, sample_velocity,
+};
 use crate::case::{CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::parallel::{RowSums, SlabLink};
 use crate::solver::real::Real;
@@ -208,30 +210,7 @@ impl<T: Real, const D: usize> Projection<T, D> {
     fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
         let l = self.l;
         let g = self.cfg.grid;
-        let at = |name: &str, x: [f64; D]| {
-            let mut point = [0.0; 3];
-            for a in 0..D {
-                point[a] = g.origin[a] + x[a] * g.spacing[a];
-            }
-            from.sample(name, point)
-        };
-        for c in 0..D {
-            let mut lo = [1; D];
-            lo[c] = 0;
-            let mut missing = false;
-            let q = &mut self.vel[c];
-            for_each_index(lo, l.n, |idx| {
-                // Face c of cell idx: index along c, half-cell centres along the others.
-                let x = std::array::from_fn(|a| idx[a] as f64 - if a == c { 0.0 } else { 0.5 });
-                match at(VELOCITY[c], x) {
-                    Some(v) => q[l.at(idx)] = T::of(v),
-                    None => missing = true,
-                }
-            });
-            if missing {
-                return None;
-            }
-        }
+        sample_velocity(&l, &g, &mut self.vel, from)?;
         self.fill_ghosts(self.time);
         self.project_velocity();
         let density = self.cfg.density;
@@ -239,7 +218,11 @@ impl<T: Real, const D: usize> Projection<T, D> {
         let mut cell = 0;
         let p = &mut self.p;
         for_each_index([1; D], l.n, |idx| {
-            match at("p", idx.map(|i| i as f64 - 0.5)) {
+            let mut centre = [0.0; 3];
+            for a in 0..D {
+                centre[a] = g.origin[a] + (idx[a] as f64 - 0.5) * g.spacing[a];
+            }
+            match from.sample("p", centre) {
                 Some(v) => p[cell] = T::of(v / density),
                 None => missing = true,
             }

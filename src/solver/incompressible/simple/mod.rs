@@ -47,7 +47,7 @@ pub use viscosity::Viscosity;
 use super::config::BLOW_UP_FACTOR;
 use super::derived::{View, staggered_fields_2d, staggered_fields_3d};
 use super::rotor_source::RotorSource;
-use super::staggered::{Layout, for_each_index, node_position};
+use super::staggered::{Layout, for_each_index, sample_velocity};
 use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
@@ -213,22 +213,7 @@ impl<const D: usize> Simple<D> {
     fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
         let l = self.l;
         let g = self.cfg.flow.grid;
-        let names = ["u", "v", "w"];
-        for c in 0..D {
-            let mut lo = [1; D];
-            lo[c] = 0;
-            let mut missing = false;
-            let q = &mut self.vel[c];
-            for_each_index(lo, l.n, |idx| {
-                match from.sample(names[c], node_position(&g, c, idx)) {
-                    Some(x) => q[l.at(idx)] = x,
-                    None => missing = true,
-                }
-            });
-            if missing {
-                return None;
-            }
-        }
+        sample_velocity(&l, &g, &mut self.vel, from)?;
         let mut centre = [0.0; 3];
         for_each_index([1; D], l.n, |idx| {
             (0..D).for_each(|a| centre[a] = g.centre(a, idx[a] - 1));
