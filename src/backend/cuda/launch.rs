@@ -206,9 +206,10 @@ impl Launch {
     }
 
     /// The same launch (of a kernel of `m`) allowed to start while the kernel before it on the
-    /// stream is still finishing, on devices of compute capability 9.0 and later (programmatic dependent launch:
-    /// the launch attribute `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, kept by a
-    /// graph captured from the stream): its blocks are placed as the earlier kernel's last ones
+    /// stream is still finishing, on devices of compute capability 9.0 and later (programmatic
+    /// dependent launch: `cuLaunchKernelEx`, of CUDA 12.0 as every driver of such a device, with
+    /// the attribute `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, which a graph
+    /// captured from the stream keeps): its blocks are placed as the earlier kernel's last ones
     /// run, and wait there. The kernel must begin with `AFTER_PREDECESSOR` (`common.cuh`), which
     /// waits until the earlier kernels have finished and their writes are visible; elsewhere the
     /// launch is an ordinary one.
