@@ -16,7 +16,7 @@
 use super::analytic::Analytic;
 use super::projection::VELOCITY;
 use crate::backend::cpu::par_max;
-use crate::case::{Boundary, Side};
+use crate::case::{Boundary, Invalid, Side};
 use crate::solver::real::Real;
 use crate::solver::{Grid, Solver};
 use std::ops::RangeInclusive;
@@ -208,16 +208,23 @@ pub fn node_position<const D: usize>(g: &Grid, c: usize, idx: [usize; D]) -> [f6
     x
 }
 
-/// Samples every velocity component at its nodes inside the box (`node_position`; component `c`
-/// from index 0 along axis `c`, from 1 along the others) from `from`'s fields `u`, `v` and `w`
-/// ([`Solver::sample`]); `None` where `from` has no value there (the components before it are
-/// then written already).
+/// Why a solver cannot take over another's flow ([`Solver::load_state`]): `from` has no velocity
+/// or pressure somewhere on this grid.
+pub fn flow_unavailable() -> Invalid {
+    Invalid::new("case", "the running solver cannot provide the velocity and p")
+}
+
+/// `vel` with every velocity component sampled at its nodes inside the box (`node_position`;
+/// component `c` from index 0 along axis `c`, from 1 along the others) from `from`'s fields `u`,
+/// `v` and `w` ([`Solver::sample`]), its ghost nodes as they were; [`flow_unavailable`] where
+/// `from` has no value there.
 pub fn sample_velocity<T: Real, const D: usize>(
     l: &Layout<D>,
     g: &Grid,
-    vel: &mut [Vec<T>; D],
+    vel: &[Vec<T>; D],
     from: &dyn Solver,
-) -> Option<()> {
+) -> Result<[Vec<T>; D], Invalid> {
+    let mut vel = vel.clone();
     for (c, q) in vel.iter_mut().enumerate() {
         let mut lo = [1; D];
         lo[c] = 0;
@@ -229,10 +236,10 @@ pub fn sample_velocity<T: Real, const D: usize>(
             }
         });
         if missing {
-            return None;
+            return Err(flow_unavailable());
         }
     }
-    Some(())
+    Ok(vel)
 }
 
 /// Writes boundary-face and ghost values of the velocity components for the conditions `bc`

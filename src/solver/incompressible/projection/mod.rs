@@ -19,7 +19,8 @@ use super::opening::opening_sides;
 use super::pressure_poisson::PoissonSolver;
 use super::rotor_source::RotorSource;
 use super::staggered::{
-    ExactSides, Layout, fill_velocity_ghosts_with, for_each_index, node_position, sample_velocity,
+    ExactSides, Layout, fill_velocity_ghosts_with, flow_unavailable, for_each_index, node_position,
+    sample_velocity,
 };
 use crate::case::{CaseSpec, Invalid, Kind, TimeIntegrator};
 use crate::parallel::{RowSums, SlabLink};
@@ -206,17 +207,15 @@ impl<T: Real, const D: usize> Projection<T, D> {
 
     /// Sets every velocity component on its faces and the kinematic pressure at the centres
     /// from `from` (see [`Solver::load_state`]); the velocity is then projected to be
-    /// divergence-free.
-    fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
+    /// divergence-free. Where `from` has no value somewhere, nothing changes.
+    fn sample_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         let l = self.l;
         let g = self.cfg.grid;
-        sample_velocity(&l, &g, &mut self.vel, from)?;
-        self.fill_ghosts(self.time);
-        self.project_velocity();
+        let vel = sample_velocity(&l, &g, &self.vel, from)?;
         let density = self.cfg.density;
         let mut missing = false;
         let mut cell = 0;
-        let p = &mut self.p;
+        let mut p = vec![T::zero(); self.p.len()];
         for_each_index([1; D], l.n, |idx| {
             let mut centre = [0.0; 3];
             for a in 0..D {
@@ -228,7 +227,15 @@ impl<T: Real, const D: usize> Projection<T, D> {
             }
             cell += 1;
         });
-        (!missing).then_some(())
+        if missing {
+            return Err(flow_unavailable());
+        }
+        self.vel = vel;
+        self.fill_ghosts(self.time);
+        self.project_velocity();
+        // After the projection, which solves for its potential in the pressure's storage.
+        self.p = p;
+        Ok(())
     }
 
     /// Gathers every part's state (velocity, AB2 history, pressure, clock, last residuals) into
@@ -421,14 +428,7 @@ impl<T: Real, const D: usize> Solver for Projection<T, D> {
     }
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let kept = (self.vel.clone(), self.p.clone());
-        if self.sample_state(from).is_none() {
-            (self.vel, self.p) = kept;
-            return Err(Invalid::new(
-                "case",
-                "the running solver cannot provide the velocity and p",
-            ));
-        }
+        self.sample_state(from)?;
         self.time = from.time();
         self.steps = from.steps();
         self.dt = from.dt();

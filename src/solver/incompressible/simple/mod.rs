@@ -47,7 +47,7 @@ pub use viscosity::Viscosity;
 use super::config::BLOW_UP_FACTOR;
 use super::derived::{View, staggered_fields_2d, staggered_fields_3d};
 use super::rotor_source::RotorSource;
-use super::staggered::{Layout, for_each_index, sample_velocity};
+use super::staggered::{Layout, flow_unavailable, for_each_index, sample_velocity};
 use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
@@ -209,17 +209,23 @@ impl<const D: usize> Simple<D> {
         );
     }
 
-    /// The velocity on this grid's faces and the pressure at its centres, sampled from `from`.
-    fn sample_state(&mut self, from: &dyn Solver) -> Option<()> {
+    /// The velocity on this grid's faces and the pressure at its centres, sampled from `from`;
+    /// where `from` has no value somewhere, nothing changes.
+    fn sample_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         let l = self.l;
         let g = self.cfg.flow.grid;
-        sample_velocity(&l, &g, &mut self.vel, from)?;
+        let vel = sample_velocity(&l, &g, &self.vel, from)?;
+        let mut p = self.p.clone();
         let mut centre = [0.0; 3];
         for_each_index([1; D], l.n, |idx| {
             (0..D).for_each(|a| centre[a] = g.centre(a, idx[a] - 1));
-            self.p[cell(&l, idx)] = from.sample("p", centre).unwrap_or(f64::NAN);
+            p[cell(&l, idx)] = from.sample("p", centre).unwrap_or(f64::NAN);
         });
-        self.p.iter().all(|p| !p.is_nan()).then_some(())
+        if p.iter().any(|p| p.is_nan()) {
+            return Err(flow_unavailable());
+        }
+        (self.vel, self.p) = (vel, p);
+        Ok(())
     }
 
     /// Viscosity at cell centres and edges from the shear rate of the current velocity.
@@ -331,14 +337,7 @@ impl<const D: usize> Solver for Simple<D> {
     /// then go on from it.
     fn load_state(&mut self, from: &dyn Solver) -> Result<(), Invalid> {
         check_transfer(&self.info(), &from.info())?;
-        let kept = (self.vel.clone(), self.p.clone());
-        if self.sample_state(from).is_none() {
-            (self.vel, self.p) = kept;
-            return Err(Invalid::new(
-                "case",
-                "the running solver cannot provide the velocity and p",
-            ));
-        }
+        self.sample_state(from)?;
         self.steps = from.steps();
         self.boundaries();
         self.update_viscosity();
