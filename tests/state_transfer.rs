@@ -9,7 +9,8 @@
 //!   incompressible projection moves it by the pressure tolerance at most), and both solvers
 //!   then step on to the same solution.
 //! - Another precision: f64 -> f32 arrives to f32 rounding.
-//! - Wrong family or domain: a clear error, nothing changed.
+//! - Wrong family or domain, or a source without the velocity or the pressure somewhere: a clear
+//!   error, nothing changed.
 
 mod common;
 
@@ -21,9 +22,10 @@ use std::f64::consts::PI;
 
 /// A "solver" that only answers `sample` with the divergence-free cavity-like flow of stream
 /// function `psi = sin²(pi x) sin²(pi y) / pi` on the unit square (zero normal velocity on every
-/// wall), `p = cos(pi x) cos(pi y)`.
+/// wall), `p = cos(pi x) cos(pi y)`; it has no value of the field `missing` names.
 struct Analytic {
     grid: Grid,
+    missing: Option<&'static str>,
 }
 
 impl Analytic {
@@ -71,6 +73,9 @@ impl Solver for Analytic {
     fn sample(&self, name: &str, point: [f64; 3]) -> Option<f64> {
         let (x, y) = (point[0], point[1]);
         let (u, v) = Self::velocity(x, y);
+        if self.missing == Some(name) {
+            return None;
+        }
         match name {
             "u" => Some(u),
             "v" => Some(v),
@@ -113,7 +118,10 @@ fn an_analytic_flow_loads_at_second_order_and_divergence_free() {
     let mut errors = Vec::new();
     for n in [32, 64] {
         let mut s = cavity(n, &[]);
-        let from = Analytic { grid: s.info().grid };
+        let from = Analytic {
+            grid: s.info().grid,
+            missing: None,
+        };
         s.load_state(&from).expect("loads");
         assert_eq!((s.time(), s.steps()), (1.5, 7), "time and step count come along");
         let (u, v) = (common::field(s.as_ref(), "u"), common::field(s.as_ref(), "v"));
@@ -267,4 +275,48 @@ fn a_state_cannot_cross_families_or_domains() {
     let e = big.load_state(cav.as_ref()).expect_err("another domain");
     assert_eq!(e.key, "grid");
     assert_eq!(big.steps(), 0, "nothing changed");
+}
+
+/// A source that cannot give the velocity's second component, or the pressure, is refused with
+/// the reason, and the projection method's and SIMPLE's state stays as it was to the bit (the
+/// first velocity component had already been sampled when the second was found missing).
+#[test]
+fn a_flow_missing_a_field_is_refused_and_changes_nothing() {
+    let simple = common::case("lid_driven_cavity_re100_simple", &["grid.nx=16", "grid.ny=16"]);
+    let solvers = [
+        cavity(16, &[]),
+        flowlab::solver::build(&simple.spec).expect("SIMPLE cavity"),
+    ];
+    for mut s in solvers {
+        s.advance(3).expect("steps");
+        let fields = |s: &dyn Solver| {
+            let names = s.field_names();
+            names
+                .iter()
+                .map(|name| {
+                    let mut out = Vec::new();
+                    s.field(name, &mut out).expect("field");
+                    out
+                })
+                .collect::<Vec<_>>()
+        };
+        let before = fields(s.as_ref());
+        for missing in ["v", "p"] {
+            let from = Analytic {
+                grid: s.info().grid,
+                missing: Some(missing),
+            };
+            let e = s.load_state(&from).expect_err("a field is missing");
+            assert!(e.message.contains("cannot provide"), "{}", e.message);
+            assert_eq!(s.steps(), 3, "{} without {missing}", s.info().method);
+            let after = fields(s.as_ref());
+            for (a, b) in before.iter().zip(&after) {
+                assert!(
+                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{} without {missing}: a field changed",
+                    s.info().method
+                );
+            }
+        }
+    }
 }
