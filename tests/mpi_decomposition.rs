@@ -662,6 +662,72 @@ fn gpu_rotor_disk_cut_by_the_slabs_gives_the_one_gpu_result_bit_for_bit() {
     }
 }
 
+/// A live change of the rotor's geometry on the GPUs of one process (`solver.devices`, as the
+/// app drives them): after 6 steps the disk grows from R = 1 to 1.25 and moves 0.75 along the
+/// cut axis (z), so its points move between the parts, each part builds its tables and its
+/// share of the disk again, and 6 more steps give one GPU's state (clock, scalars, every
+/// array) and rotor totals bit for bit; the larger disk's thrust is higher.
+#[test]
+fn gpu_parts_take_a_live_rotor_geometry_change_as_one_gpu_does() {
+    let Some(count) = gpus() else { return };
+    let run = |parts: usize| {
+        let mut case = common::case(
+            "rotor_hover",
+            &[
+                "grid.nx=32",
+                "grid.ny=48",
+                "grid.nz=32",
+                "solver.backend=\"cuda\"",
+                "solver.pressure_solver=\"multigrid\"",
+            ],
+        );
+        if parts > 1 {
+            let list: Vec<String> = (0..parts).map(|d| d.to_string()).collect();
+            case.set_assignment(&format!("solver.devices=[{}]", list.join(",")))
+                .expect("devices");
+        }
+        let mut s = flowlab::solver::build(&case.spec).expect("the rotor on the GPUs");
+        s.advance(6).expect("steps before");
+        let before = common::residual(s.as_ref(), "rotor_thrust");
+        for set in ["rotor.radius=1.25", "rotor.centre=[0.0, 0.0, 0.75]"] {
+            case.set_assignment(set).expect(set);
+        }
+        s.update(&case.spec).expect("the new geometry taken live");
+        s.advance(6).expect("steps after");
+        let rotor = s.summary()["rotor"].clone();
+        (before, rotor, s.snapshot().expect("state"))
+    };
+    let (before, rotor, one) = run(1);
+    let after = rotor["thrust"].as_f64().expect("thrust");
+    assert!(
+        after > 1.2 * before,
+        "thrust {before} -> {after} with R 1 -> 1.25"
+    );
+    for n in gpu_parts(count) {
+        let (b, r, state) = run(n);
+        assert_eq!(
+            b.to_bits(),
+            before.to_bits(),
+            "{n} GPUs: thrust before the change"
+        );
+        assert_eq!(r, rotor, "{n} GPUs: the rotor's totals after the change");
+        assert_eq!(
+            (state.time, state.steps, state.dt),
+            (one.time, one.steps, one.dt),
+            "{n} GPUs: clock"
+        );
+        assert_eq!(state.scalars, one.scalars, "{n} GPUs: scalars");
+        assert_eq!(state.arrays.len(), one.arrays.len());
+        for ((na, xa), (nb, xb)) in state.arrays.iter().zip(&one.arrays) {
+            assert!(
+                na == nb && xa == xb,
+                "{n} GPUs: array {na} differs from one GPU's"
+            );
+        }
+        eprintln!("rotor geometry changed live: {n} GPUs = 1 GPU, bit for bit");
+    }
+}
+
 #[test]
 fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
     if gpus().is_none() {

@@ -91,8 +91,8 @@ pub fn graphs_enabled() -> bool {
 
 /// Whether a part of a grid cut over several GPUs overlaps a sweep's halo exchange with the
 /// sweep's interior and Jacobi's gather of residual partials with the next sweep
-/// (`FLOWLAB_OVERLAP_EXCHANGE=0` exchanges after the whole sweep and checks each sweep before
-/// the next instead, to measure what the overlap saves).
+/// (`FLOWLAB_OVERLAP_EXCHANGE=0` exchanges after the whole sweep and runs each residual test
+/// before the next sweep instead, to measure what the overlap saves).
 pub fn exchange_overlap_enabled() -> bool {
     std::env::var("FLOWLAB_OVERLAP_EXCHANGE").map_or(true, |v| v != "0")
 }

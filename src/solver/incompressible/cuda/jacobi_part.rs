@@ -1,11 +1,13 @@
 //! The pipelined Jacobi iteration of a part of a grid cut over several GPUs (`slab.rs`): the
-//! convergence test of sweep `k` runs one sweep behind, while sweep `k + 1` sweeps, so that the
-//! compute stream never waits for an NCCL call (Thibault & Senocak 2009 overlap the exchange
-//! with the interior the same way).
+//! convergence test of a sweep `k` that tests its residual (every
+//! [`RESIDUAL_CHECK`](crate::solver::incompressible::pressure_poisson::RESIDUAL_CHECK)-th) runs
+//! one sweep behind, while sweep `k + 1` sweeps, so that the compute stream never waits for an
+//! NCCL call (Thibault & Senocak 2009 overlap the exchange with the interior the same way).
 
 use super::slab::Partials;
 use super::{CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, Work, cells3};
 use crate::backend::cuda::{CudaError, DevBuf, Event, Stream};
+use crate::solver::incompressible::pressure_poisson::residual_checked;
 use crate::solver::real::Real;
 
 /// What the pipelined Jacobi iteration of a part ([`CudaProjection::jacobi_part`]) adds to the
@@ -23,12 +25,13 @@ pub(super) struct JacobiPipeline<T> {
 impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// Damped Jacobi (`pressure_poisson/jacobi.rs`) on a part, its convergence test one sweep
     /// behind so that no NCCL call is waited for: sweep `k` (`src = x[k % 3]`, `dst = x[(k + 1)
-    /// % 3]`, partials into buffer `k % 2`) sweeps its boundary layers, exchanges them while it
-    /// sweeps the interior ([`Self::swept`]), and gathers its residual partials on the exchange
-    /// stream while sweep `k + 1` runs; the check of sweep `k` runs on the compute stream before
-    /// sweep `k + 2`, the first to overwrite `src` of sweep `k` (the result if that check ends the
-    /// solve). Sweep `k + 1` is then one sweep too many, whose result is not used: the sweeps,
-    /// checks and result are the single GPU's, bit for bit.
+    /// % 3]`, partials into buffer `k % 2`) sweeps its boundary layers and exchanges them while
+    /// it sweeps the interior ([`Self::swept`]). A sweep that tests its residual
+    /// ([`residual_checked`]) then gathers its layer sums on the exchange stream while sweep
+    /// `k + 1` runs; the check of sweep `k` runs on the compute stream before sweep `k + 2`, the
+    /// first to overwrite `src` of sweep `k` (the result if that check ends the solve). Sweep
+    /// `k + 1` is then one sweep too many, whose result is not used: the sweeps, checks and
+    /// result are the single GPU's, bit for bit. The other sweeps gather nothing.
     pub(super) fn jacobi_part(&mut self, max: usize) -> Result<(), CudaError> {
         let n = self.op.len();
         let s = self.slab.as_mut().expect("a part");
@@ -89,14 +92,20 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 break;
             }
             let (src, dst, partial) = (x[*it % 3], x[(*it + 1) % 3], partials[*it % 2]);
+            let checked = residual_checked(*it, max);
             let mut nb = 0;
             self.swept_then(
                 dst,
                 |stream, layers| self.jacobi(src, dst, rhs, partial, ctrl, stream, layers),
                 || {
-                    line.interior.record_on(Stream::Compute)?;
+                    if checked {
+                        line.interior.record_on(Stream::Compute)?;
+                    }
                     if let Some((k, nb)) = pending.take() {
                         check(k, nb)?;
+                    }
+                    if !checked {
+                        return Ok(());
                     }
                     self.gpu.wait_event(Stream::Exchange, &line.interior)?;
                     s.traced(Stream::Exchange, "fold of the partials by layer", || {
@@ -107,7 +116,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     line.gathered.record_on(Stream::Exchange)
                 },
             )?;
-            pending = Some((*it, nb));
+            if checked {
+                pending = Some((*it, nb));
+            }
             *it += 1;
         }
         if let Some((k, nb)) = pending {

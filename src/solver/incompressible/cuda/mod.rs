@@ -66,8 +66,6 @@ use std::sync::{Arc, Mutex};
 
 /// Jacobi sweeps, SOR iterations and PCG iterations enqueued between reads of the done flag.
 const CHECK_EVERY: usize = 16;
-/// SOR checks its residual every this many iterations (red_black.rs).
-const SOR_CHECK: usize = 4;
 /// 2D thread block.
 const BX: u32 = 32;
 const BY: u32 = 8;

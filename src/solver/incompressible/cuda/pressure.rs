@@ -4,13 +4,13 @@
 
 use super::slab::{GpuSlab, Partials};
 use super::{
-    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SOR_CHECK, SpectralWork, Work, cells3,
-    grid_tile, grid1, grid2, ints3, pack_pbc, pad3,
+    B1, BX, BY, CHECK_EVERY, CTRL_DONE, CTRL_ITERS, CudaProjection, SpectralWork, Work, cells3, grid_tile,
+    grid1, grid2, ints3, pack_pbc, pad3,
 };
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Stream};
 use crate::case::PressureSolverKind;
 use crate::solver::incompressible::pressure_poisson::{
-    FaceBc, Laplacian, PoissonSettings, optimal_sor_omega,
+    FaceBc, Laplacian, PoissonSettings, optimal_sor_omega, residual_checked,
 };
 use crate::solver::real::Real;
 use std::ops::Range;
@@ -356,7 +356,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         self.swept(dst, |stream, layers| {
                             self.jacobi(src, dst, rhs, &self.part_a, ctrl, stream, layers)
                         })?;
-                        self.finalize_check(Partials::Cells, it, max)?;
+                        if residual_checked(it, max) {
+                            self.finalize_check(Partials::Cells, it, max)?;
+                        }
                         it += 1;
                     }
                     let c = self.read_ctrl()?;
@@ -378,7 +380,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 let mut it = 0;
                 loop {
                     for _ in 0..CHECK_EVERY {
-                        if it % SOR_CHECK == 0 || it == max {
+                        if residual_checked(it, max) {
                             if singular {
                                 self.remove_mean(p, true)?;
                             }

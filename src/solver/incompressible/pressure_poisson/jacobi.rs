@@ -7,6 +7,7 @@
 //! modes by only 10 %.
 
 use super::laplacian::Laplacian;
+use super::residual_checked;
 use crate::parallel::RowSums;
 use crate::solver::real::Real;
 use rayon::prelude::*;
@@ -45,7 +46,10 @@ fn sweep<T: Real, const D: usize>(
     r
 }
 
-/// Iterates until `||b - L p|| <= target`; returns (sweeps, final residual norm).
+/// Iterates until `||b - L p|| <= target`, tested every
+/// [`RESIDUAL_CHECK`](super::RESIDUAL_CHECK) sweeps (the norm of sweep `k` is that of its
+/// source, so a sweep that ends the solve has its source returned); returns (sweeps, final
+/// residual norm).
 pub fn solve<T: Real, const D: usize>(
     op: &Laplacian<T, D>,
     p: &mut [T],
@@ -58,12 +62,12 @@ pub fn solve<T: Real, const D: usize>(
     let mut it = 0;
     loop {
         let r = sweep(op, p, next, b, sums);
-        if r <= target || it == max {
+        if residual_checked(it, max) && (r <= target || it == max) {
             return (it, r);
         }
         it += 1;
         let r = sweep(op, next, p, b, sums);
-        if r <= target || it == max {
+        if residual_checked(it, max) && (r <= target || it == max) {
             p.par_iter_mut().zip(next.par_iter()).for_each(|(a, &b)| *a = b);
             return (it, r);
         }

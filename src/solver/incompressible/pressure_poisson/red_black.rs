@@ -3,7 +3,7 @@
 //! result does not depend on the number of threads.
 
 use super::laplacian::Laplacian;
-use super::{remove_mean, residual_norm};
+use super::{remove_mean, residual_checked, residual_norm};
 use crate::backend::cpu::DisjointWriter;
 use crate::parallel::RowSums;
 use crate::solver::real::Real;
@@ -66,10 +66,11 @@ fn seam<T: Real, const D: usize>(op: &Laplacian<T, D>, idx: [usize; D]) -> bool 
     (0..D).any(|a| op.n[a] % 2 == 1 && op.bc[a][0] == Periodic && (idx[a] == 0 || idx[a] + 1 == op.n[a]))
 }
 
-/// Red-black SOR until `||b - L p|| <= target` (checked every `CHECK` iterations, since the
-/// residual costs one more pass); returns (iterations, residual norm). For a singular `L` the
-/// constant component, which SOR leaves undamped and lets drift, is removed at each check so
-/// rounding stays at the level of the solution, not of its drifting mean.
+/// Red-black SOR until `||b - L p|| <= target` (tested every
+/// [`RESIDUAL_CHECK`](super::RESIDUAL_CHECK) iterations, since the residual costs one more
+/// pass); returns (iterations, residual norm). For a singular `L` the constant component, which
+/// SOR leaves undamped and lets drift, is removed at each check so rounding stays at the level
+/// of the solution, not of its drifting mean.
 pub fn sor_solve<T: Real, const D: usize>(
     op: &Laplacian<T, D>,
     p: &mut [T],
@@ -79,10 +80,9 @@ pub fn sor_solve<T: Real, const D: usize>(
     target: T,
     max: usize,
 ) -> (usize, T) {
-    const CHECK: usize = 4;
     let mut it = 0;
     loop {
-        if it % CHECK == 0 || it == max {
+        if residual_checked(it, max) {
             if op.singular() {
                 remove_mean(p, sums, op.nx());
             }

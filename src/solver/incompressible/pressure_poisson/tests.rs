@@ -149,6 +149,13 @@ fn converge<const D: usize>(
                     "{D}D {name} {kind:?}: {stats:?}"
                 );
                 assert!(stats.iterations > 0, "{D}D {name} {kind:?} did not iterate");
+                if matches!(kind, PressureSolverKind::Jacobi | PressureSolverKind::Sor) {
+                    assert_eq!(
+                        stats.iterations % RESIDUAL_CHECK,
+                        0,
+                        "{D}D {name} {kind:?} n={n}: ended between residual tests"
+                    );
+                }
                 errs.push(err);
             }
             for w in errs.windows(2) {
