@@ -82,12 +82,8 @@ impl<T: Real> RowSums<T> {
     /// `sum_j row(j)` over the rows `j` of this part's array that it contributes, added in
     /// global row order.
     pub fn sum(&mut self, row: impl Fn(usize) -> T + Sync + Send) -> T {
-        let start = self.owned.start;
-        let owned = &mut self.partial[self.owned.clone()];
-        owned
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(j, s)| *s = row(start + j));
+        self.evaluate(row);
+        let owned = &self.partial[self.owned.clone()];
         let all = match &mut self.part {
             None => &self.partial[..],
             Some(p) => {
@@ -100,6 +96,17 @@ impl<T: Real> RowSums<T> {
             }
         };
         all.iter().fold(T::zero(), |acc, &x| acc + x)
+    }
+
+    /// `row(j)` over the rows `j` of this part's array that it contributes, in parallel, for
+    /// what each call does beside its value (a pass whose sum is not wanted: not added, nothing
+    /// sent to the other parts).
+    pub fn evaluate(&mut self, row: impl Fn(usize) -> T + Sync + Send) {
+        let start = self.owned.start;
+        self.partial[self.owned.clone()]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(j, s)| *s = row(start + j));
     }
 
     /// `a . b` for vectors of rows of `row_len` values.

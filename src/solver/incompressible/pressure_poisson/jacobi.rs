@@ -15,33 +15,39 @@ use rayon::prelude::*;
 const WEIGHT: f64 = 0.9;
 
 /// One sweep `src -> dst` over the rows this part owns, then the layers it stores but does not
-/// own refreshed; returns `||b - L src||_2`, computed in the same pass.
+/// own refreshed. A sweep that tests its residual (`tested`) returns `||b - L src||_2`, computed
+/// in the same pass (on a part, the row sums gathered from every part); the others skip the sum.
 fn sweep<T: Real, const D: usize>(
     op: &Laplacian<T, D>,
     src: &[T],
     dst: &mut [T],
     b: &[T],
     sums: &mut RowSums<T>,
-) -> T {
+    tested: bool,
+) -> Option<T> {
     let nx = op.nx();
     let weight = T::of(WEIGHT);
     let dst_rows = crate::backend::cpu::DisjointWriter::new(dst);
-    let r = sums
-        .sum(|j| {
-            let mut r2 = T::zero();
-            let mut idx = op.row_index(j);
-            for i in 0..nx {
-                let k = j * nx + i;
-                idx[0] = i;
-                let (s, d) = op.stencil(src, idx, k);
-                let r = b[k] - (s - d * src[k]);
-                r2 = r2 + r * r;
-                // SAFETY: row j of dst is written by this closure call only.
-                unsafe { dst_rows.set(k, src[k] + weight * ((s - b[k]) / d - src[k])) };
-            }
-            r2
-        })
-        .sqrt();
+    let row = |j| {
+        let mut r2 = T::zero();
+        let mut idx = op.row_index(j);
+        for i in 0..nx {
+            let k = j * nx + i;
+            idx[0] = i;
+            let (s, d) = op.stencil(src, idx, k);
+            let r = b[k] - (s - d * src[k]);
+            r2 = r2 + r * r;
+            // SAFETY: row j of dst is written by this closure call only.
+            unsafe { dst_rows.set(k, src[k] + weight * ((s - b[k]) / d - src[k])) };
+        }
+        r2
+    };
+    let r = if tested {
+        Some(sums.sum(row).sqrt())
+    } else {
+        sums.evaluate(row);
+        None
+    };
     sums.exchange(dst);
     r
 }
@@ -59,15 +65,15 @@ pub fn solve<T: Real, const D: usize>(
     target: T,
     max: usize,
 ) -> (usize, T) {
+    // The residual of a sweep that ends the solve: tested, and reached or the last allowed.
+    let ends = |r: Option<T>, it: usize| r.filter(|&r| r <= target || it == max);
     let mut it = 0;
     loop {
-        let r = sweep(op, p, next, b, sums);
-        if residual_checked(it, max) && (r <= target || it == max) {
+        if let Some(r) = ends(sweep(op, p, next, b, sums, residual_checked(it, max)), it) {
             return (it, r);
         }
         it += 1;
-        let r = sweep(op, next, p, b, sums);
-        if residual_checked(it, max) && (r <= target || it == max) {
+        if let Some(r) = ends(sweep(op, next, p, b, sums, residual_checked(it, max)), it) {
             p.par_iter_mut().zip(next.par_iter()).for_each(|(a, &b)| *a = b);
             return (it, r);
         }
