@@ -88,7 +88,7 @@ impl<T: Real> RowSums<T> {
             None => &self.partial[..],
             Some(p) => {
                 p.link.comm.all_gather(
-                    bytemuck::cast_slice(&*owned),
+                    bytemuck::cast_slice(owned),
                     &p.counts,
                     bytemuck::cast_slice_mut(&mut p.all),
                 );

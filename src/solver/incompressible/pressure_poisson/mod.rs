@@ -37,7 +37,7 @@ pub const RESIDUAL_CHECK: usize = 4;
 
 /// Whether iteration `it` of at most `max` tests its residual ([`RESIDUAL_CHECK`]).
 pub fn residual_checked(it: usize, max: usize) -> bool {
-    it % RESIDUAL_CHECK == 0 || it == max
+    it.is_multiple_of(RESIDUAL_CHECK) || it == max
 }
 
 /// What a solve did.
