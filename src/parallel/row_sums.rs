@@ -99,8 +99,8 @@ impl<T: Real> RowSums<T> {
     }
 
     /// `row(j)` over the rows `j` of this part's array that it contributes, in parallel, for
-    /// what each call does beside its value (a pass whose sum is not wanted: not added, nothing
-    /// sent to the other parts).
+    /// what the calls write: their values are neither added nor sent to the other parts (a pass
+    /// whose sum is not wanted).
     pub fn evaluate(&mut self, row: impl Fn(usize) -> T + Sync + Send) {
         let start = self.owned.start;
         self.partial[self.owned.clone()]

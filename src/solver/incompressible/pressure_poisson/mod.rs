@@ -30,9 +30,9 @@ use rayon::prelude::*;
 
 /// Jacobi and SOR test `||b - L p|| <= target` after every this many iterations and after
 /// their last allowed one ([`residual_checked`]), on every backend: a test costs SOR a residual
-/// pass, and costs the GPU backends a reduction (on a grid cut over several GPUs, a gather
-/// from every part) where the sweep alone is a few microseconds. A solve then ends up to
-/// `RESIDUAL_CHECK - 1` iterations after the first that reaches the target.
+/// pass, a GPU a reduction where a sweep alone takes a few microseconds, and a grid cut into
+/// parts a gather from every part. A solve then ends up to `RESIDUAL_CHECK - 1` iterations
+/// after the first that reaches the target.
 pub const RESIDUAL_CHECK: usize = 4;
 
 /// Whether iteration `it` of at most `max` tests its residual ([`RESIDUAL_CHECK`]).
