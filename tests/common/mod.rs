@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod decomposition;
 pub mod parity;
 
 use flowlab::case::{Case, RiemannSolver};
