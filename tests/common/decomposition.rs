@@ -82,6 +82,21 @@ pub fn summary(dir: &Path) -> serde_json::Value {
         .expect("json")
 }
 
+/// Runs `case` with `sets` for one step over 2 processes and asserts that it fails with an error
+/// naming `key` (`parts`: what the processes stand for, in the message); `None` where no
+/// launcher could run it (skipped).
+pub fn refused_over_two(case: &Path, sets: &[&str], key: &str, parts: &str) -> Option<()> {
+    let dir = out_dir("refused");
+    let o = flowlab_on(2, &run_args(case, sets, 1, &dir))?;
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{sets:?} ran over 2 {parts}");
+    assert!(
+        err.contains(key),
+        "{sets:?}: the error does not name {key}:\n{err}"
+    );
+    Some(())
+}
+
 /// How close a decomposed run must come to the one-process run.
 #[derive(Clone, Copy, Debug)]
 pub enum Agreement {
