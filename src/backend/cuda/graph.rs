@@ -97,10 +97,11 @@ pub fn exchange_overlap_enabled() -> bool {
     std::env::var("FLOWLAB_OVERLAP_EXCHANGE").map_or(true, |v| v != "0")
 }
 
-/// Whether a GPU part of a decomposed run times the phases of its pressure sweeps too
-/// (`FLOWLAB_TRACE_SWEEPS=1`: the sweeps and the compute stream's waits for the exchange and
-/// the gathered partials, reported per phase in the run's summary beside the NCCL calls; off
-/// by default, as each timed phase adds two event records to the host's work).
+/// Whether a GPU part of a decomposed run times the phases of its step too
+/// (`FLOWLAB_TRACE_SWEEPS=1`: the pressure sweeps, the compute stream's waits for the exchange
+/// and the gathered partials, the step's other phases and the host's waits, reported per phase
+/// in the run's summary beside the NCCL calls; off by default, as each timed phase adds two
+/// event records to the host's work).
 pub fn sweep_trace_enabled() -> bool {
     std::env::var("FLOWLAB_TRACE_SWEEPS").is_ok_and(|v| v == "1")
 }

@@ -41,7 +41,8 @@ pub trait SlabPart<T: Real, const D: usize>: Solver + Sized {
         None
     }
     /// Seconds of each timed phase on a GPU part: its NCCL calls by kind and, with
-    /// `FLOWLAB_TRACE_SWEEPS=1`, its pressure sweeps and the waits between them.
+    /// `FLOWLAB_TRACE_SWEEPS=1`, its pressure sweeps and the waits between them, the step's
+    /// other phases and the host's time.
     fn device_phase_seconds(&self) -> Option<std::collections::BTreeMap<&'static str, f64>> {
         None
     }

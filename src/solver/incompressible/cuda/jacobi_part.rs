@@ -79,10 +79,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let box_cells = cells3(self.l.n);
         // The check of this sweep waits for its partials' gather: (sweep, partial count).
         let check = |k: usize, nb: usize| -> Result<(), CudaError> {
-            s.traced(Stream::Compute, "compute waits for the gathered partials", || {
-                self.gpu.wait_event(Stream::Compute, &line.gathered)
-            })?;
-            s.traced(Stream::Compute, "convergence check", || {
+            s.timing
+                .traced(Stream::Compute, "compute waits for the gathered partials", || {
+                    self.gpu.wait_event(Stream::Compute, &line.gathered)
+                })?;
+            s.timing.traced(Stream::Compute, "convergence check", || {
                 self.finalize_check_of(sums[k % 2].ptr, nb, k, max, false)
             })
         };
@@ -108,9 +109,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                         return Ok(());
                     }
                     self.gpu.wait_event(Stream::Exchange, &line.interior)?;
-                    s.traced(Stream::Exchange, "fold of the partials by layer", || {
-                        self.fold_layers(Stream::Exchange, partial, s.own_stored())
-                    })?;
+                    s.timing
+                        .traced(Stream::Exchange, "fold of the partials by layer", || {
+                            self.fold_layers(Stream::Exchange, partial, s.own_stored())
+                        })?;
                     let (kind, folded) = (Partials::Cells, &self.layer_sums);
                     nb = s.gather(Stream::Exchange, folded, kind, box_cells, sums[*it % 2])?;
                     line.gathered.record_on(Stream::Exchange)

@@ -36,6 +36,7 @@
 
 mod jacobi_part;
 mod multigrid;
+mod phase_timing;
 mod pressure;
 pub(super) mod rotor;
 mod slab;
@@ -456,7 +457,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         s.max_speeds()?;
         s.read_step()?;
         if let Some(slab) = &s.slab {
-            slab.restart_timing()?;
+            slab.timing.restart()?;
         }
         Ok(s)
     }
@@ -519,8 +520,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         if let Some(r) = &mut self.rotor {
             r.download(&self.gpu)?;
         }
-        self.gpu.sync()?;
-        self.settle_timing()?;
+        self.wait()?;
         let sc = self.sc_host.as_slice();
         self.speeds = std::array::from_fn(|c| sc[SC_SPEED[c]].f64());
         if let Some(r) = &mut self.rotor {
@@ -550,8 +550,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     fn read_ctrl(&mut self) -> Result<[i32; CTRL_LEN], CudaError> {
         self.gpu
             .download_async(&mut self.ctrl_host, &self.ctrl, CTRL_LEN)?;
-        self.gpu.sync()?;
-        self.settle_timing()?;
+        self.wait()?;
         let c = self.ctrl_host.as_slice();
         Ok([c[0], c[1], c[2], c[3]])
     }
@@ -561,6 +560,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// the rest of the batch); the iterative solvers wait for their convergence flag, so they
     /// take one step at a time (`n` = 1).
     fn run(&mut self, n: u64) -> Result<(), CudaError> {
+        let start = std::time::Instant::now();
         self.gpu.bind()?;
         if self.clock_stale {
             self.write_clock()?;
@@ -573,13 +573,17 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             self.spectral_stats()?;
         } else {
             assert_eq!(n, 1, "the iterative pressure solvers step one at a time");
-            self.step_dt()?;
-            self.predict_only()?;
-            self.rhs(self.rhs.ptr, -1)?;
+            self.step_phase("step: time step and health check", || self.step_dt())?;
+            self.step_phase("step: predictor", || self.predict_only())?;
+            self.step_phase("step: right-hand side", || self.rhs(self.rhs.ptr, -1))?;
             self.solve_pressure()?;
-            self.correct(None, true)?;
+            self.step_phase("step: correction", || self.correct(None, true))?;
         }
-        self.read_step()
+        self.read_step()?;
+        if let Some(s) = &self.slab {
+            s.timing.host_since("host: the whole step", start);
+        }
+        Ok(())
     }
 
     /// [`Solver::advance`] by one batch of `n` steps ([`CudaProjection::run`]).
@@ -648,8 +652,29 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         &self.cfg
     }
 
-    /// On a part, adds the NCCL calls' time (after the host waited for the stream).
-    fn settle_timing(&self) -> Result<(), CudaError> {
-        self.slab.as_ref().map_or(Ok(()), |s| s.settle())
+    /// Waits for the stream; on a part, its timing pairs enqueued so far are then complete.
+    fn wait(&self) -> Result<(), CudaError> {
+        match &self.slab {
+            None => self.gpu.sync(),
+            Some(s) => {
+                s.timing
+                    .host_traced("host: waits for the GPU", || self.gpu.sync())?;
+                s.timing.completed();
+                Ok(())
+            }
+        }
+    }
+
+    /// `f` (work on the compute stream), timed as phase `name` on a part whose steps are
+    /// traced.
+    pub(super) fn step_phase(
+        &self,
+        name: &'static str,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        match &self.slab {
+            Some(s) => s.timing.traced(Stream::Compute, name, f),
+            None => f(),
+        }
     }
 }

@@ -333,7 +333,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let singular = self.singular();
         let settings: PoissonSettings = self.cfg.poisson;
         let max = settings.max_iterations;
-        self.rhs_norm()?;
+        self.step_phase("solve: norm of the right-hand side", || self.rhs_norm())?;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
         if matches!(self.work, Work::Sor | Work::Multigrid { .. }) {
             // The red-black sweeps also read it beyond the own layers (red_black_exchanged).

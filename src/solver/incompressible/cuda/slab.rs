@@ -24,6 +24,7 @@
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
 use super::jacobi_part::JacobiPipeline;
+use super::phase_timing::PhaseTiming;
 use super::solver::mirror_config;
 use super::{B1, CudaProjection, blocks_tile, cells3, faces3};
 use crate::backend::cuda::nccl::Nccl;
@@ -36,7 +37,7 @@ use crate::solver::incompressible::config::Config;
 use crate::solver::incompressible::decomposed::SlabPart;
 use crate::solver::real::Real;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Threads of a `fold_layers` block (a 512^2 layer has 256 tiles).
 const FOLD_THREADS: u32 = 256;
@@ -68,35 +69,17 @@ pub(super) struct GpuSlab<T> {
     /// to the next step's `dt`).
     pub(super) sums: DevBuf<T>,
     pub(super) maxima: DevBuf<T>,
-    /// Timing of the NCCL calls: the communication share of a step.
-    timing: Mutex<Timing>,
+    /// Timing of the NCCL calls (the communication share of a step) and, traced, of the
+    /// step's other phases.
+    pub(super) timing: PhaseTiming,
     /// Ordering of an overlapped sweep: its boundary layers swept (compute stream), their
     /// exchange done (exchange stream).
     swept: Event,
     exchanged: Event,
     /// Whether sweeps overlap their exchange ([`cuda::exchange_overlap_enabled`]).
     pub(super) overlap: bool,
-    /// Whether the sweeps' phases are timed ([`cuda::sweep_trace_enabled`]).
-    trace: bool,
     /// The pipelined Jacobi iteration's buffers (made at its first solve).
     pub(super) pipeline: Option<JacobiPipeline<T>>,
-}
-
-/// Event pairs around the NCCL calls (and, when traced, the sweeps' other phases) enqueued
-/// since the host last waited, each with the phase it times (the first `used` of them), and
-/// the seconds of each phase already complete.
-struct Timing {
-    gpu: Arc<Gpu>,
-    brackets: Vec<(Event, Event, Phase)>,
-    used: usize,
-    by_phase: std::collections::BTreeMap<Phase, f64>,
-}
-
-/// What a pair of timing events brackets: an NCCL call, or (traced) another phase of a sweep.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Phase {
-    communication: bool,
-    name: &'static str,
 }
 
 impl<T: Real> GpuSlab<T> {
@@ -127,110 +110,8 @@ impl<T: Real> GpuSlab<T> {
             link,
             whole,
             singular,
-            trace: cuda::sweep_trace_enabled(),
-            timing: Mutex::new(Timing {
-                gpu: gpu.clone(),
-                brackets: Vec::new(),
-                used: 0,
-                by_phase: Default::default(),
-            }),
+            timing: PhaseTiming::new(gpu, cuda::sweep_trace_enabled()),
         })
-    }
-
-    /// Enqueues `f` (NCCL calls on `stream`, named `name`) between two timing events.
-    fn timed(
-        &self,
-        stream: Stream,
-        name: &'static str,
-        f: impl FnOnce() -> Result<(), CudaError>,
-    ) -> Result<(), CudaError> {
-        self.bracket(
-            stream,
-            Phase {
-                name,
-                communication: true,
-            },
-            f,
-        )
-    }
-
-    /// Enqueues `f` (work or a wait on `stream`), between two timing events when the sweeps
-    /// are traced.
-    pub(super) fn traced(
-        &self,
-        stream: Stream,
-        name: &'static str,
-        f: impl FnOnce() -> Result<(), CudaError>,
-    ) -> Result<(), CudaError> {
-        if !self.trace {
-            return f();
-        }
-        self.bracket(
-            stream,
-            Phase {
-                name,
-                communication: false,
-            },
-            f,
-        )
-    }
-
-    fn bracket(
-        &self,
-        stream: Stream,
-        phase: Phase,
-        f: impl FnOnce() -> Result<(), CudaError>,
-    ) -> Result<(), CudaError> {
-        let mut t = self.timing.lock().expect("timing lock");
-        if t.used == t.brackets.len() {
-            let bracket = (t.gpu.event()?, t.gpu.event()?, phase);
-            t.brackets.push(bracket);
-        }
-        let used = t.used;
-        t.brackets[used].2 = phase;
-        let (start, end, _) = &t.brackets[used];
-        start.record_on(stream)?;
-        f()?;
-        end.record_on(stream)?;
-        t.used += 1;
-        Ok(())
-    }
-
-    /// Adds the time of the phases enqueued so far (call after the host waited for them).
-    pub(super) fn settle(&self) -> Result<(), CudaError> {
-        let mut t = self.timing.lock().expect("timing lock");
-        for k in 0..t.used {
-            let (start, end, phase) = &t.brackets[k];
-            let (seconds, phase) = (start.elapsed_ms(end)? as f64 * 1e-3, *phase);
-            *t.by_phase.entry(phase).or_default() += seconds;
-        }
-        t.used = 0;
-        Ok(())
-    }
-
-    /// Starts the count afresh (after the solver is built: NCCL sets up its connections in the
-    /// first calls).
-    pub(super) fn restart_timing(&self) -> Result<(), CudaError> {
-        self.settle()?;
-        self.timing.lock().expect("timing lock").by_phase.clear();
-        Ok(())
-    }
-
-    /// Seconds this part's GPU spent in NCCL calls (waiting for the others included).
-    pub(super) fn seconds(&self) -> f64 {
-        let t = self.timing.lock().expect("timing lock");
-        t.by_phase
-            .iter()
-            .filter(|(p, _)| p.communication)
-            .map(|(_, s)| s)
-            .sum()
-    }
-
-    /// Seconds this part's GPU spent in each timed phase: the NCCL calls by kind and, traced,
-    /// the sweeps and the compute stream's waits.
-    pub(super) fn phase_seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
-        let t = self.timing.lock().expect("timing lock");
-        t.by_phase.iter().map(|(p, s)| (p.name, *s)).collect()
     }
 
     /// Part `r`'s own layers along the cut axis (global indices), with the last part's `extra`
@@ -265,7 +146,7 @@ impl<T: Real> GpuSlab<T> {
         layer_len: usize,
         ghosts: usize,
     ) -> Result<(), CudaError> {
-        self.timed(stream, "nccl exchange", || {
+        self.timing.timed(stream, "nccl exchange", || {
             self.nccl
                 .exchange::<T>(stream, xs, len, layer_len, crate::parallel::EXTENSION + ghosts)
         })
@@ -301,7 +182,7 @@ impl<T: Real> GpuSlab<T> {
         counts: &[usize],
         dst: &DevBuf<X>,
     ) -> Result<(), CudaError> {
-        self.timed(Stream::Compute, "nccl all-gather", || {
+        self.timing.timed(Stream::Compute, "nccl all-gather", || {
             self.nccl.all_gather(Stream::Compute, mine, 0, counts, 1, dst)
         })
     }
@@ -342,7 +223,7 @@ impl<T: Real> GpuSlab<T> {
             }
         };
         let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
-        self.timed(stream, "nccl gather of partials", || {
+        self.timing.timed(stream, "nccl gather of partials", || {
             self.nccl.all_gather(stream, mine, stride, &counts, segments, dst)
         })?;
         Ok(counts.iter().sum())
@@ -488,23 +369,30 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let (boundary, interior) = s.sweep_layers();
         s.swept.record_on(Stream::Compute)?;
         self.gpu.wait_event(Stream::Exchange, &s.swept)?;
-        s.traced(Stream::Exchange, "sweep of the boundary layers", || {
-            boundary
-                .into_iter()
-                .try_for_each(|layers| sweep(Stream::Exchange, layers))
-        })?;
+        s.timing
+            .traced(Stream::Exchange, "sweep of the boundary layers", || {
+                boundary
+                    .into_iter()
+                    .try_for_each(|layers| sweep(Stream::Exchange, layers))
+            })?;
         s.exchange_at(Stream::Exchange, &[x], self.op.len(), self.op.stride[D - 1], 0)?;
         s.exchanged.record_on(Stream::Exchange)?;
         if !interior.is_empty() {
-            s.traced(Stream::Compute, "sweep of the interior", || {
+            s.timing.traced(Stream::Compute, "sweep of the interior", || {
                 sweep(Stream::Compute, interior)
             })?;
         }
         after_interior()?;
-        s.traced(Stream::Compute, "compute waits for the exchange", || {
-            self.gpu.wait_event(Stream::Compute, &s.exchanged)
-        })
+        s.timing
+            .traced(Stream::Compute, "compute waits for the exchange", || {
+                self.gpu.wait_event(Stream::Compute, &s.exchanged)
+            })
     }
+}
+
+/// Logs why a part's phase timing could not be read (the summary then leaves it out).
+fn timing_unread(e: CudaError) {
+    log::warn!("reading the timing events of a GPU part failed: {e}");
 }
 
 /// A setting of `cfg` (a case cut over several GPUs) that such a run cannot have, as the error
@@ -563,11 +451,13 @@ impl<T: Real, const D: usize> SlabPart<T, D> for CudaProjection<T, D> {
     }
 
     fn device_communication_seconds(&self) -> Option<f64> {
-        self.slab.as_ref().map(|s| s.seconds())
+        let s = self.slab.as_ref()?;
+        s.timing.communication_seconds().map_err(timing_unread).ok()
     }
 
     fn device_phase_seconds(&self) -> Option<std::collections::BTreeMap<&'static str, f64>> {
-        self.slab.as_ref().map(|s| s.phase_seconds())
+        let s = self.slab.as_ref()?;
+        s.timing.phase_seconds().map_err(timing_unread).ok()
     }
 
     fn take_slab(&mut self, whole: &Projection<T, D>, link: &SlabLink) -> Result<(), Invalid> {

@@ -1,0 +1,201 @@
+//! Where a GPU part's step goes: pairs of CUDA events around its NCCL calls (always: the
+//! communication share of a step) and, when traced (`FLOWLAB_TRACE_SWEEPS=1`), around its
+//! other phases, with the host's waits and the whole step's host time beside them.
+//!
+//! The host reads a pair's elapsed time only after it has waited for the stream, and not at
+//! that wait: the GPU would idle while the host queries every pair (about 5 us each, some 70
+//! pairs a step untraced). A pair the host has waited for is read when a later pair closes,
+//! after that pair's work is enqueued, so the queries overlap the GPU's work.
+
+use crate::backend::cuda::{CudaError, Event, Gpu, Stream};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// What a pair of timing events brackets: an NCCL call, or (traced) another phase of a step.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Phase {
+    communication: bool,
+    name: &'static str,
+}
+
+/// A start and an end event around one phase's work on a stream.
+struct Bracket {
+    start: Event,
+    end: Event,
+    phase: Phase,
+}
+
+/// Pairs read when a later pair closes, at most this many at a time (more than a pair's close
+/// adds, so the pairs waiting to be read do not pile up).
+const READ_PER_CLOSE: usize = 2;
+
+/// A part's phase timing ([`PhaseTiming::timed`], [`PhaseTiming::traced`]).
+pub(super) struct PhaseTiming {
+    /// Whether the phases other than the NCCL calls are timed too.
+    trace: bool,
+    state: Mutex<State>,
+}
+
+struct State {
+    gpu: Arc<Gpu>,
+    /// Pairs enqueued since the host last waited for the streams.
+    in_flight: Vec<Bracket>,
+    /// Pairs the host has waited for, not yet read.
+    complete: VecDeque<Bracket>,
+    /// Event pairs free for reuse.
+    spare: Vec<(Event, Event)>,
+    seconds: BTreeMap<Phase, f64>,
+}
+
+impl State {
+    /// Adds the elapsed time of up to `n` complete pairs and frees their events.
+    fn read(&mut self, n: usize) -> Result<(), CudaError> {
+        for _ in 0..n {
+            let Some(b) = self.complete.pop_front() else {
+                break;
+            };
+            let seconds = b.start.elapsed_ms(&b.end)? as f64 * 1e-3;
+            *self.seconds.entry(b.phase).or_default() += seconds;
+            self.spare.push((b.start, b.end));
+        }
+        Ok(())
+    }
+
+    fn read_all(&mut self) -> Result<(), CudaError> {
+        self.read(self.complete.len())
+    }
+}
+
+impl PhaseTiming {
+    /// Timing on `gpu`'s streams; `trace` times the phases besides the NCCL calls.
+    pub(super) fn new(gpu: &Arc<Gpu>, trace: bool) -> Self {
+        Self {
+            trace,
+            state: Mutex::new(State {
+                gpu: gpu.clone(),
+                in_flight: Vec::new(),
+                complete: VecDeque::new(),
+                spare: Vec::new(),
+                seconds: BTreeMap::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("phase timing lock")
+    }
+
+    /// Enqueues `f` (NCCL calls on `stream`, named `name`) between two timing events.
+    pub(super) fn timed(
+        &self,
+        stream: Stream,
+        name: &'static str,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let phase = Phase {
+            name,
+            communication: true,
+        };
+        self.bracket(stream, phase, f)
+    }
+
+    /// Enqueues `f` (work or a wait on `stream`), between two timing events when traced.
+    pub(super) fn traced(
+        &self,
+        stream: Stream,
+        name: &'static str,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        if !self.trace {
+            return f();
+        }
+        let phase = Phase {
+            name,
+            communication: false,
+        };
+        self.bracket(stream, phase, f)
+    }
+
+    /// Runs `f` (host work) and, when traced, adds its wall time to phase `name`.
+    pub(super) fn host_traced<R>(&self, name: &'static str, f: impl FnOnce() -> R) -> R {
+        let start = std::time::Instant::now();
+        let r = f();
+        self.host_since(name, start);
+        r
+    }
+
+    /// Adds the host's wall time since `start` to phase `name` when traced.
+    pub(super) fn host_since(&self, name: &'static str, start: std::time::Instant) {
+        if self.trace {
+            let phase = Phase {
+                name,
+                communication: false,
+            };
+            *self.lock().seconds.entry(phase).or_default() += start.elapsed().as_secs_f64();
+        }
+    }
+
+    /// Records `f`'s work on `stream` between a pair of timing events, then reads up to
+    /// [`READ_PER_CLOSE`] pairs the host has waited for. The lock is not held while `f`
+    /// enqueues, so pairs may nest (a traced step phase around its NCCL calls).
+    fn bracket(
+        &self,
+        stream: Stream,
+        phase: Phase,
+        f: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let at = {
+            let mut t = self.lock();
+            let (start, end) = match t.spare.pop() {
+                Some(pair) => pair,
+                None => (t.gpu.event()?, t.gpu.event()?),
+            };
+            start.record_on(stream)?;
+            t.in_flight.push(Bracket { start, end, phase });
+            t.in_flight.len() - 1
+        };
+        let done = f();
+        let mut t = self.lock();
+        // The end is recorded even when `f` failed, so that reading finds both events.
+        t.in_flight[at].end.record_on(stream)?;
+        t.read(READ_PER_CLOSE)?;
+        done
+    }
+
+    /// Marks the pairs enqueued so far complete (call after the host waited for the streams,
+    /// outside any pair); they are read later.
+    pub(super) fn completed(&self) {
+        let mut t = self.lock();
+        let done = std::mem::take(&mut t.in_flight);
+        t.complete.extend(done);
+    }
+
+    /// Starts the count afresh (after the solver is built: NCCL sets up its connections in the
+    /// first calls).
+    pub(super) fn restart(&self) -> Result<(), CudaError> {
+        let mut t = self.lock();
+        t.read_all()?;
+        t.seconds.clear();
+        Ok(())
+    }
+
+    /// Seconds the GPU spent in NCCL calls (waiting for the other parts included), over the
+    /// pairs the host has waited for.
+    pub(super) fn communication_seconds(&self) -> Result<f64, CudaError> {
+        let mut t = self.lock();
+        t.read_all()?;
+        Ok(t.seconds
+            .iter()
+            .filter(|(p, _)| p.communication)
+            .map(|(_, s)| s)
+            .sum())
+    }
+
+    /// Seconds of each timed phase: the NCCL calls by kind and, traced, the sweeps, the step's
+    /// other phases, the compute stream's waits and the host's.
+    pub(super) fn phase_seconds(&self) -> Result<BTreeMap<&'static str, f64>, CudaError> {
+        let mut t = self.lock();
+        t.read_all()?;
+        Ok(t.seconds.iter().map(|(p, s)| (p.name, *s)).collect())
+    }
+}
