@@ -652,11 +652,13 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         &self.cfg
     }
 
-    /// Waits for the stream; on a part, its timing pairs enqueued so far are then complete.
+    /// Waits for the stream; on a part, first reads the timing pairs complete at its last wait
+    /// (while the GPU works), and marks those enqueued since complete.
     fn wait(&self) -> Result<(), CudaError> {
         match &self.slab {
             None => self.gpu.sync(),
             Some(s) => {
+                s.timing.read_complete()?;
                 s.timing
                     .host_traced("host: waits for the GPU", || self.gpu.sync())?;
                 s.timing.completed();

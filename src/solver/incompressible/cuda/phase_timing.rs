@@ -2,10 +2,10 @@
 //! communication share of a step) and, when traced (`FLOWLAB_TRACE_SWEEPS=1`), around its
 //! other phases, with the host's waits and the whole step's host time beside them.
 //!
-//! The host reads a pair's elapsed time only after it has waited for the stream, and not at
-//! that wait: the GPU would idle while the host queries every pair (about 5 us each, some 70
-//! pairs a step untraced). A pair the host has waited for is read when a later pair closes,
-//! after that pair's work is enqueued, so the queries overlap the GPU's work.
+//! The host reads a pair's elapsed time only after it has waited for the stream, and not right
+//! after that wait: the GPU would idle while the host queries every pair (about 5 us each, some
+//! 70 pairs a step untraced). The pairs are read just before the host's next wait, when the
+//! work enqueued since is queued on the GPU, so the queries overlap it.
 
 use crate::backend::cuda::{CudaError, Event, Gpu, Stream};
 use std::collections::{BTreeMap, VecDeque};
@@ -24,10 +24,6 @@ struct Bracket {
     end: Event,
     phase: Phase,
 }
-
-/// Pairs read when a later pair closes, at most this many at a time (more than a pair's close
-/// adds, so the pairs waiting to be read do not pile up).
-const READ_PER_CLOSE: usize = 2;
 
 /// A part's phase timing ([`PhaseTiming::timed`], [`PhaseTiming::traced`]).
 pub(super) struct PhaseTiming {
@@ -48,21 +44,14 @@ struct State {
 }
 
 impl State {
-    /// Adds the elapsed time of up to `n` complete pairs and frees their events.
-    fn read(&mut self, n: usize) -> Result<(), CudaError> {
-        for _ in 0..n {
-            let Some(b) = self.complete.pop_front() else {
-                break;
-            };
+    /// Adds the elapsed time of the complete pairs and frees their events.
+    fn read_all(&mut self) -> Result<(), CudaError> {
+        while let Some(b) = self.complete.pop_front() {
             let seconds = b.start.elapsed_ms(&b.end)? as f64 * 1e-3;
             *self.seconds.entry(b.phase).or_default() += seconds;
             self.spare.push((b.start, b.end));
         }
         Ok(())
-    }
-
-    fn read_all(&mut self) -> Result<(), CudaError> {
-        self.read(self.complete.len())
     }
 }
 
@@ -135,9 +124,8 @@ impl PhaseTiming {
         }
     }
 
-    /// Records `f`'s work on `stream` between a pair of timing events, then reads up to
-    /// [`READ_PER_CLOSE`] pairs the host has waited for. The lock is not held while `f`
-    /// enqueues, so pairs may nest (a traced step phase around its NCCL calls).
+    /// Records `f`'s work on `stream` between a pair of timing events. The lock is not held
+    /// while `f` enqueues, so pairs may nest (a traced step phase around its NCCL calls).
     fn bracket(
         &self,
         stream: Stream,
@@ -155,11 +143,14 @@ impl PhaseTiming {
             t.in_flight.len() - 1
         };
         let done = f();
-        let mut t = self.lock();
         // The end is recorded even when `f` failed, so that reading finds both events.
-        t.in_flight[at].end.record_on(stream)?;
-        t.read(READ_PER_CLOSE)?;
+        self.lock().in_flight[at].end.record_on(stream)?;
         done
+    }
+
+    /// Reads the pairs the host waited for before its last wait (call before the next wait).
+    pub(super) fn read_complete(&self) -> Result<(), CudaError> {
+        self.lock().read_all()
     }
 
     /// Marks the pairs enqueued so far complete (call after the host waited for the streams,
