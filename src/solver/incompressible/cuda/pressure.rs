@@ -10,7 +10,7 @@ use super::{
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Stream};
 use crate::case::PressureSolverKind;
 use crate::solver::incompressible::pressure_poisson::{
-    FaceBc, Laplacian, PoissonSettings, optimal_sor_omega, residual_checked,
+    FaceBc, Laplacian, PoissonSettings, optimal_sor_omega, reads_rhs_beyond_own_layers, residual_checked,
 };
 use crate::solver::real::Real;
 use std::ops::Range;
@@ -335,8 +335,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let max = settings.max_iterations;
         self.step_phase("solve: norm of the right-hand side", || self.rhs_norm())?;
         let (p, rhs, ctrl) = (self.p.ptr, self.rhs.ptr, self.ctrl.ptr);
-        if matches!(self.work, Work::Sor | Work::Multigrid { .. }) {
-            // The red-black sweeps also read it beyond the own layers (red_black_exchanged).
+        if reads_rhs_beyond_own_layers(settings.kind) {
             self.exchange_cells(rhs)?;
         }
         match &self.work {

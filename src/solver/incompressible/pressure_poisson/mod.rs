@@ -35,6 +35,14 @@ use rayon::prelude::*;
 /// after the first that reaches the target.
 pub const RESIDUAL_CHECK: usize = 4;
 
+/// Whether solver `kind` on a part of a cut grid reads the right-hand side in the layers the part
+/// stores but does not own, which each backend then exchanges at the start of a solve: red-black
+/// relaxation (SOR, and multigrid's smoother) sweeps its first colour over every stored layer
+/// (`red_black.rs`).
+pub fn reads_rhs_beyond_own_layers(kind: PressureSolverKind) -> bool {
+    matches!(kind, PressureSolverKind::Sor | PressureSolverKind::Multigrid)
+}
+
 /// Whether iteration `it` of at most `max` tests its residual ([`RESIDUAL_CHECK`]).
 pub fn residual_checked(it: usize, max: usize) -> bool {
     it.is_multiple_of(RESIDUAL_CHECK) || it == max
@@ -158,8 +166,7 @@ impl<T: Real, const D: usize> PoissonSolver<T, D> {
         }
         let target = T::of(self.settings.tolerance) * b_norm;
         let max = self.settings.max_iterations;
-        if matches!(self.work, Workspace::Sor | Workspace::Multigrid(_)) {
-            // The red-black sweeps also read it beyond a part's own layers (red_black.rs).
+        if reads_rhs_beyond_own_layers(self.settings.kind) {
             sums.exchange(b);
         }
         let whole_n = self.whole.n;
