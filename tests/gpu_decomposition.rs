@@ -30,6 +30,16 @@ fn gpus() -> Option<usize> {
     Some(count)
 }
 
+/// The 32 x 32 x 48 cubic cavity on CUDA with the settings `extra`. Its layers of 32 x 32 = 1024
+/// cells make the parts' linear sums' 256-cell blocks fall on the one-GPU blocks.
+fn cavity_32(extra: &[&'static str]) -> Vec<&'static str> {
+    ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect()
+}
+
 /// Parts to try on `count` GPUs: 2, 3 and 4 where present.
 fn gpu_parts(count: usize) -> Vec<usize> {
     (2..=count.min(4)).collect()
@@ -39,13 +49,10 @@ fn gpu_parts(count: usize) -> Vec<usize> {
 fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
     let Some(count) = gpus() else { return };
     let parts = gpu_parts(count);
-    // Layers of 32 x 32 = 1024 cells: the linear sums' 256-cell blocks fall on the one-GPU blocks.
-    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().chain(extra).copied().collect() };
-    agrees_with_one_process(
+    agrees_when_launched(
         "gpu-jacobi-tvd-ab2",
         "cavity_3d_re100",
-        &with(&[
+        &cavity_32(&[
             "solver.pressure_solver=jacobi",
             "solver.tolerance=1e-5",
             "solver.convection=tvd",
@@ -54,11 +61,12 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
         12,
         &parts,
         Agreement::SameState,
+        Launch::Processes,
     );
-    agrees_with_one_process(
+    agrees_when_launched(
         "gpu-sor-quick-f32",
         "cavity_3d_re100",
-        &with(&[
+        &cavity_32(&[
             "solver.pressure_solver=sor",
             "solver.tolerance=1e-4",
             "solver.precision=f32",
@@ -67,14 +75,16 @@ fn gpu_slabs_give_the_one_gpu_result_bit_for_bit() {
         12,
         &parts,
         Agreement::SameState,
+        Launch::Processes,
     );
-    agrees_with_one_process(
+    agrees_when_launched(
         "gpu-pcg-upwind",
         "cavity_3d_re100",
-        &with(&["solver.pressure_solver=pcg", "solver.convection=upwind"]),
+        &cavity_32(&["solver.pressure_solver=pcg", "solver.convection=upwind"]),
         12,
         &parts,
         Agreement::SameState,
+        Launch::Processes,
     );
 }
 
@@ -84,7 +94,7 @@ fn gpu_multigrid_with_cut_and_gathered_levels_gives_the_one_gpu_result_bit_for_b
     // 128^3: levels 0 and 1 (64^3, the smallest a GPU part cuts) are cut over 2 and 4 parts,
     // level 0 only over 3 (its cuts at 42 and 84 layers do not halve to even cuts); the next
     // level is gathered and cycled on every part down to its CG solve.
-    agrees_with_one_process(
+    agrees_when_launched(
         "gpu-multigrid-tvd",
         "cavity_3d_re100",
         &[
@@ -99,14 +109,13 @@ fn gpu_multigrid_with_cut_and_gathered_levels_gives_the_one_gpu_result_bit_for_b
         12,
         &gpu_parts(count),
         Agreement::SameState,
+        Launch::Processes,
     );
-    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> { base.iter().chain(extra).copied().collect() };
     // An outflow on the cut axis: the pressure problem is not singular.
     agrees_when_launched(
         "gpu-devices-multigrid-outflow-f32",
         "cavity_3d_re100",
-        &with(&[
+        &cavity_32(&[
             "boundary.back={ type = \"outflow\" }",
             "boundary.front={ type = \"inflow\", velocity = [0.0, 0.0, 1.0] }",
             "solver.pressure_solver=multigrid",
@@ -125,7 +134,7 @@ fn gpu_slabs_of_any_layer_size_agree_to_round_off() {
     let Some(count) = gpus() else { return };
     // 20 x 18 = 360 cells a layer: the parts' linear sums are cut differently from one GPU's;
     // an outflow on the cut axis (the pressure problem is not singular) on the last part.
-    agrees_with_one_process(
+    agrees_when_launched(
         "gpu-unaligned-outflow",
         "cavity_3d_re100",
         &[
@@ -141,6 +150,7 @@ fn gpu_slabs_of_any_layer_size_agree_to_round_off() {
         10,
         &gpu_parts(count),
         Agreement::Within(1e-9),
+        Launch::Processes,
     );
 }
 
@@ -280,7 +290,6 @@ fn gpu_settings_that_do_not_run_over_several_gpus_are_refused_by_key() {
 #[test]
 fn gpus_of_one_process_give_the_one_gpu_result_bit_for_bit() {
     let Some(count) = gpus() else { return };
-    let base = ["grid.nx=32", "grid.ny=32", "grid.nz=48", "solver.backend=cuda"];
     for (name, extra) in [
         (
             "gpu-devices-jacobi-tvd",
@@ -299,11 +308,10 @@ fn gpus_of_one_process_give_the_one_gpu_result_bit_for_bit() {
             ][..],
         ),
     ] {
-        let sets: Vec<&str> = base.iter().chain(extra).copied().collect();
         agrees_when_launched(
             name,
             "cavity_3d_re100",
-            &sets,
+            &cavity_32(extra),
             12,
             &gpu_parts(count),
             Agreement::SameState,

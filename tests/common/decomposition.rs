@@ -138,7 +138,15 @@ pub fn agree(a: &serde_json::Value, b: &serde_json::Value, rel: f64, path: &str)
 /// Runs `case` with `sets` for `steps` steps on one process and on each of `parts`, and asserts
 /// that every decomposed run wrote the same fields, residuals and results.
 pub fn same_as_one_process(name: &str, case: &str, sets: &[&str], steps: u64, parts: &[usize]) {
-    agrees_with_one_process(name, case, sets, steps, parts, Agreement::Bitwise);
+    agrees_when_launched(
+        name,
+        case,
+        sets,
+        steps,
+        parts,
+        Agreement::Bitwise,
+        Launch::Processes,
+    );
 }
 
 /// How the parts of a decomposed run are started.
@@ -150,19 +158,7 @@ pub enum Launch {
     Devices,
 }
 
-/// [`same_as_one_process`] to the `agreement` given.
-pub fn agrees_with_one_process(
-    name: &str,
-    case: &str,
-    sets: &[&str],
-    steps: u64,
-    parts: &[usize],
-    agreement: Agreement,
-) {
-    agrees_when_launched(name, case, sets, steps, parts, agreement, Launch::Processes);
-}
-
-/// [`agrees_with_one_process`] with the parts started by `launch`.
+/// [`same_as_one_process`] to the `agreement` given, with the parts started by `launch`.
 pub fn agrees_when_launched(
     name: &str,
     case: &str,
