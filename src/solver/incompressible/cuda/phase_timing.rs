@@ -107,6 +107,9 @@ impl PhaseTiming {
 
     /// Runs `f` (host work) and, when traced, adds its wall time to phase `name`.
     pub(super) fn host_traced<R>(&self, name: &'static str, f: impl FnOnce() -> R) -> R {
+        if !self.trace {
+            return f();
+        }
         let start = std::time::Instant::now();
         let r = f();
         self.host_since(name, start);
