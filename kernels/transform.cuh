@@ -24,9 +24,18 @@
 // common.cuh) are applied by projection.cu `poisson_rhs` as it writes the right-hand side, and
 // undone by `correct` as it reads the solution.
 
-struct cplx {
+// A complex value; aligned so that one (vector) load or store moves it, as the interleaved
+// half spectrum and the twiddle tables hold them.
+struct __align__(2 * sizeof(real)) cplx {
     real re, im;
 };
+
+// i mod n for i in 0..=n (the index arithmetic of a wavenumber pair needs no more; a division
+// costs about twenty instructions).
+__device__ __forceinline__ int wrap(int i, int n) { return i == n ? 0 : i; }
+
+// The complex value at flat index `at` of an interleaved array (re, im, re, im, ...).
+__device__ __forceinline__ cplx load_cplx(const real* v, int at) { return reinterpret_cast<const cplx*>(v)[at]; }
 
 // The stored entries of the group of k (each k_a in 0..=n_a/2): s[my][mz] = V at (k_x, k_y or
 // (n_y - k_y) mod n_y as my is 0 or 1, likewise k_z as mz; mz = 0 in 2D). Every DFT value at an
@@ -44,9 +53,9 @@ __device__ __forceinline__ Group load_group(const real* V, const int k[DIM], con
     for (int my = 0; my < 2; ++my)
 #pragma unroll
         for (int mz = 0; mz < (DIM == 3 ? 2 : 1); ++mz) {
-            const int y = my ? (ny - g.k[1]) % ny : g.k[1], z = mz ? (nz - g.k[2]) % nz : g.k[2];
+            const int y = my ? wrap(ny - g.k[1], ny) : g.k[1], z = mz ? wrap(nz - g.k[2], nz) : g.k[2];
             const int at = (z * ny + y) * h + g.k[0];
-            g.s[my][mz] = {V[2 * at], V[2 * at + 1]};
+            g.s[my][mz] = load_cplx(V, at);
         }
     return g;
 }
@@ -63,7 +72,7 @@ __device__ __forceinline__ cplx group_at(const Group& g, int x, int y, int z) {
 // conj(V) at (x, -y, -z): V at (-x, y, z) by Hermitian symmetry.
 __device__ __forceinline__ cplx mirrored(const Group& g, int x, int y, int z, const Cells& c) {
     const int nz = DIM == 3 ? c.n[DIM - 1] : 1;
-    const cplx m = group_at(g, x, (c.n[1] - y) % c.n[1], (nz - z) % nz);
+    const cplx m = group_at(g, x, wrap(c.n[1] - y, c.n[1]), wrap(nz - z, nz));
     return {m.re, -m.im};
 }
 
@@ -96,7 +105,8 @@ __device__ __forceinline__ real solved_coefficient(const Group& g, const int j[D
     for (int a = 0; a < DIM; ++a)
         if (j[a] == c.n[a]) return 0;
     const int x = j[0], s = DIM - 1;
-    const real cx = t.tw[0][2 * x], sx = t.tw[0][2 * x + 1];
+    const cplx wx = load_cplx(t.tw[0], x);
+    const real cx = wx.re, sx = wx.im;
 #if DIM == 2
     const cplx zx = combine(cx, sx, group_at(g, x, j[1], 0), mirrored(g, x, j[1], 0, c));
     const real half = (real)0.5;
@@ -104,13 +114,15 @@ __device__ __forceinline__ real solved_coefficient(const Group& g, const int j[D
     const int z = j[DIM - 1];
     cplx zy[2];
     for (int m = 0; m < 2; ++m) {
-        const int y = m ? (c.n[1] - j[1]) % c.n[1] : j[1];
+        const int y = m ? wrap(c.n[1] - j[1], c.n[1]) : j[1];
         zy[m] = combine(cx, sx, group_at(g, x, y, z), mirrored(g, x, y, z, c));
     }
-    const cplx zx = combine(t.tw[1][2 * j[1]], t.tw[1][2 * j[1] + 1], zy[0], zy[1]);
+    const cplx wy = load_cplx(t.tw[1], j[1]);
+    const cplx zx = combine(wy.re, wy.im, zy[0], zy[1]);
     const real half = (real)0.25;
 #endif
-    const real X = (t.tw[s][2 * j[s]] * zx.re + t.tw[s][2 * j[s] + 1] * zx.im) * half;
+    const cplx ws = load_cplx(t.tw[s], j[s]);
+    const real X = (ws.re * zx.re + ws.im * zx.im) * half;
     return X * multiplier(j, t);
 }
 
@@ -148,7 +160,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
     for (int e = 0; e < G; ++e) {
         int j[3] = {0, 0, 0};
 #pragma unroll
-        for (int a = 0; a < DIM; ++a) j[a] = pattern_index(k[a], c.n[a], e, a) % c.n[a];
+        for (int a = 0; a < DIM; ++a) j[a] = wrap(pattern_index(k[a], c.n[a], e, a), c.n[a]);
         z[e] = group_at(grp, j[0], j[1], j[2]);
     }
     real half = 1;
@@ -160,7 +172,12 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
 #pragma unroll
         for (int e = 0; e < G; ++e) {
             const int i = pattern_index(k[a], c.n[a], e, a);
-            y[e] = i == c.n[a] ? cplx{0, 0} : combine(t.tw[a][2 * i], t.tw[a][2 * i + 1], z[e], z[e ^ (1 << a)]);
+            if (i == c.n[a]) {
+                y[e] = {0, 0};
+                continue;
+            }
+            const cplx w = load_cplx(t.tw[a], i);
+            y[e] = combine(w.re, w.im, z[e], z[e ^ (1 << a)]);
         }
 #pragma unroll
         for (int e = 0; e < G; ++e) z[e] = y[e];
@@ -171,7 +188,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
 #pragma unroll
         for (int a = 0; a < DIM; ++a) {
             const int i = pattern_index(k[a], c.n[a], e, a);
-            j[a] = PACK_PERIODIC(pack, a) ? i % c.n[a] : i;
+            j[a] = PACK_PERIODIC(pack, a) ? wrap(i, c.n[a]) : i;
         }
         bool zero = false;
 #pragma unroll
@@ -193,7 +210,8 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
             // conj(w) (z - i z'), z' the value at n - i (zero at index n).
             const bool far_zero = pattern_index(k[a], c.n[a], e ^ (1 << a), a) == c.n[a];
             const cplx o = far_zero ? cplx{0, 0} : z[e ^ (1 << a)];
-            const real cs = t.tw[a][2 * i], sn = t.tw[a][2 * i + 1];
+            const cplx w = load_cplx(t.tw[a], i);
+            const real cs = w.re, sn = w.im;
             const real ur = z[e].re + o.im, ui = z[e].im - o.re;
             y[e] = {cs * ur - sn * ui, cs * ui + sn * ur};
         }
@@ -204,8 +222,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
     for (int own = 0; own < G; own += 2) {
         int r[DIM], at;
         if (!owned_entry(k, own, c, r, &at)) continue;
-        V[2 * at] = z[own].re;
-        V[2 * at + 1] = z[own].im;
+        reinterpret_cast<cplx*>(V)[at] = z[own];
     }
 }
 
@@ -249,10 +266,12 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
         int r[DIM], at;
         if (!owned_entry(k, own, c, r, &at)) continue;
         // conj of the twiddles' product, slowest axis first.
-        real wr = t.tw[DIM - 1][2 * r[DIM - 1]], wi = t.tw[DIM - 1][2 * r[DIM - 1] + 1];
+        const cplx w0 = load_cplx(t.tw[DIM - 1], r[DIM - 1]);
+        real wr = w0.re, wi = w0.im;
 #pragma unroll
         for (int a = DIM - 2; a >= 0; --a) {
-            const real cs = t.tw[a][2 * r[a]], sn = t.tw[a][2 * r[a] + 1];
+            const cplx w = load_cplx(t.tw[a], r[a]);
+            const real cs = w.re, sn = w.im;
             const real nr = wr * cs - wi * sn;
             wi = wr * sn + wi * cs;
             wr = nr;
@@ -263,7 +282,6 @@ extern "C" __global__ void dct_divide(real* __restrict__ V, const int* __restric
         const real zr = y[own] - (y[own ^ 3] + y[own ^ 5] + y[own ^ 6]);
         const real zi = y[own ^ 7] - (y[own ^ 1] + y[own ^ 2] + y[own ^ 4]);
 #endif
-        V[2 * at] = wr * zr - wi * zi;
-        V[2 * at + 1] = wr * zi + wi * zr;
+        reinterpret_cast<cplx*>(V)[at] = {wr * zr - wi * zi, wr * zi + wi * zr};
     }
 }
