@@ -28,10 +28,6 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 // The slots of the device scalar block `sc` (REAL: SC_*) and of the control block `ctrl` (int:
 // CTRL_*) are defined at the top of every compilation unit from src/backend/cuda/slots.rs.
 
-// A kernel given a control block returns at once when the solve it belongs to has converged.
-#define GUARD(ctrl) \
-    if ((ctrl) != 0 && (ctrl)[CTRL_DONE] != 0) return;
-
 // The first statement of a kernel launched to start early (launch.rs `Launch::starting_early`):
 // lets the kernel after it on the stream be launched once every block of this one has begun
 // (griddepcontrol.launch_dependents; that kernel's blocks then wait in their own
@@ -43,6 +39,13 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 #else
 #define AFTER_PREDECESSOR()
 #endif
+
+// A kernel given a control block returns at once when the solve it belongs to has converged.
+// The flag, like every input, may be written by the kernel before it, so the guard first waits
+// for that kernel (AFTER_PREDECESSOR): a kernel that begins with it may start early.
+#define GUARD(ctrl)         \
+    AFTER_PREDECESSOR();    \
+    if ((ctrl) != 0 && (ctrl)[CTRL_DONE] != 0) return;
 
 // Slot of the largest speed of velocity component c.
 __device__ __forceinline__ int speed_slot(int c) { return c == 0 ? SC_UMAX : c == 1 ? SC_VMAX : SC_WMAX; }

@@ -278,6 +278,7 @@ extern "C" __global__ void finalize_mean(const real* __restrict__ partial, int n
 // reset; a zero right-hand side ends the solve at once with p = 0 (ctrl[CTRL_ZERO]).
 extern "C" __global__ void finalize_bnorm(const real* __restrict__ partial, int nb, real* __restrict__ sc,
                                           int* __restrict__ ctrl, real tol) {
+    AFTER_PREDECESSOR();
     const real bn = sqrt(sum_partials(partial, nb));
     if (thread_linear() == 0) {
         sc[SC_BNORM] = bn;
@@ -363,6 +364,7 @@ extern "C" __global__ void pcg_direction(real* __restrict__ d, const real* __res
 
 // x = 0 where ctrl[CTRL_ZERO] is set (zero right-hand side), else nothing.
 extern "C" __global__ void zero_if_flag(real* __restrict__ x, const int* __restrict__ ctrl, int n) {
+    AFTER_PREDECESSOR();
     if (ctrl[CTRL_ZERO] == 0) return;
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k < n) x[k] = 0;
@@ -373,6 +375,7 @@ extern "C" __global__ void zero_if_flag(real* __restrict__ x, const int* __restr
 // Thread (ic, jc) of plane blockIdx.z.
 extern "C" __global__ void restrict_mean(const real* __restrict__ r, real* __restrict__ b, int fnx, int fny, int fnz,
                                          int cnx, int cny, int cnz, int offset) {
+    AFTER_PREDECESSOR();
     const Cells cc = make_cells(cnx, cny, cnz, 0, 0, 0, 0), fc = make_cells(fnx, fny, fnz, 0, 0, 0, 0);
     int idx[DIM];
     if (!cell_at(cc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, idx))
@@ -423,6 +426,7 @@ __device__ __forceinline__ real ghosted(const real* e, const int idx[DIM], const
 // floor((f - offset) / 2) (restrict_mean's offset, even); thread (i, j) of plane blockIdx.z.
 extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restrict__ x, int cnx, int cny, int cnz,
                                        int fnx, int fny, int fnz, int pbc, int offset) {
+    AFTER_PREDECESSOR();
     const Cells cc = make_cells(cnx, cny, cnz, pbc, 0, 0, 0), fc = make_cells(fnx, fny, fnz, 0, 0, 0, 0);
     int fidx[DIM];
     if (!cell_at(fc, blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z, fidx))
@@ -466,6 +470,7 @@ extern "C" __global__ void prolong_add(const real* __restrict__ e, real* __restr
 extern "C" __global__ void coarse_cg(real* __restrict__ x, const real* __restrict__ b, real* __restrict__ rhs,
                                      real* __restrict__ r, real* __restrict__ w, real* __restrict__ d,
                                      real* __restrict__ q, BOX_PARAMS, int singular, real tol) {
+    AFTER_PREDECESSOR();
     __shared__ real bc_val;
     const Cells c = BOX;
     const int n = cell_count(c);

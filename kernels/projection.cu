@@ -16,7 +16,10 @@
 #include "common.cuh"
 #include "staggered.cuh"
 
-#define HALTED(ctrl) \
+// The first statement of every kernel here: wait for the kernel before (AFTER_PREDECESSOR, so
+// that the step's kernels start early), then return if the step has halted.
+#define HALTED(ctrl)         \
+    AFTER_PREDECESSOR();     \
     if ((ctrl) != 0 && (ctrl)[CTRL_HALT] != 0) return;
 
 // The clock's slots (CK_*: dt, time, AB2 weights, history flag, steps, the host's cap on dt) and
@@ -45,6 +48,7 @@ __device__ __forceinline__ int tile_face(const Stag& g, int q, int idx[DIM]) {
 extern "C" __global__ void step_dt(double* __restrict__ clock, int* __restrict__ ctrl, const real* __restrict__ pm,
                                    int nm, real* __restrict__ sc, double dt_visc, double dx, double dy, double dz,
                                    double wall, double re_num, int central, double cfl, double limit, int ab2) {
+    AFTER_PREDECESSOR();
     real b[DIM];
 #pragma unroll
     for (int a = 0; a < DIM; ++a) b[a] = max_partials(pm + a * nm, nm);

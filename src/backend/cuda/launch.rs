@@ -341,6 +341,24 @@ impl Gpu {
         unsafe { enqueue(self, stream, f, (grid, block, 0), false, &args.0, &[]) }
     }
 
+    /// Launches `f` on the compute stream, after checking `args`, allowed to start while the
+    /// kernel before it finishes, as [`Launch::starting_early`] (an ordinary launch before
+    /// compute capability 9.0).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`]; `f` must begin with `AFTER_PREDECESSOR` (`common.cuh`; `GUARD`
+    /// begins with it).
+    pub unsafe fn launch_early(
+        &self,
+        f: Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Args,
+    ) -> Result<(), CudaError> {
+        let early = self.info.compute_capability.0 >= 9;
+        unsafe { enqueue(self, Stream::Compute, f, (grid, block, 0), early, &args.0, &[]) }
+    }
+
     /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
     /// [`Gpu::allow_shared`] for that size).
     ///
@@ -403,6 +421,54 @@ impl Module {
 mod tests {
     use super::super::{KernelSet, compile_ptx, module::Param};
     use super::*;
+
+    /// Every kernel of the sets launched to start early (the compressible sets by
+    /// [`Launch::starting_early`], the projection's and the pressure solves' by
+    /// [`Gpu::launch_early`]) must first wait for the kernel before it (`AFTER_PREDECESSOR`, which
+    /// `GUARD` and the projection's `HALTED` begin with): in its PTX for compute capability 9.0,
+    /// in both precisions and every dimension of the set, `griddepcontrol.wait` comes before any
+    /// load other than of a parameter, any store and any atomic.
+    #[test]
+    fn every_kernel_launched_early_waits_for_the_one_before() {
+        if !super::super::nvrtc_available() {
+            eprintln!("skipped: NVRTC cannot be loaded");
+            return;
+        }
+        let sets = [
+            KernelSet::MusclHancock,
+            KernelSet::Cese,
+            KernelSet::Projection,
+            KernelSet::Poisson,
+        ];
+        for set in sets {
+            for &dim in set.dimensions() {
+                for precision in ["f32", "f64"] {
+                    let ptx = compile_ptx(set, precision, dim, (9, 0)).expect("compiles");
+                    assert!(ptx.entries.len() >= 4, "{set:?}: {} kernels", ptx.entries.len());
+                    for e in &ptx.entries {
+                        let header = format!(".entry {}(", e.name);
+                        let start = ptx.text.find(&header).expect("the entry's header");
+                        let body = &ptx.text[start + header.len()..];
+                        let body = &body[..body.find(".entry").unwrap_or(body.len())];
+                        let wait = body.find("griddepcontrol.wait").unwrap_or_else(|| {
+                            panic!("{set:?} {precision} {dim}D: {} does not wait", e.name)
+                        });
+                        let touches = |line: &str| {
+                            let op = line.trim_start();
+                            (op.starts_with("ld.") && !op.starts_with("ld.param"))
+                                || ["st.", "atom.", "red."].iter().any(|p| op.starts_with(p))
+                        };
+                        let early = body[..wait].lines().find(|l| touches(l));
+                        assert!(
+                            early.is_none(),
+                            "{set:?} {precision} {dim}D: {} before the wait: {early:?}",
+                            e.name
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// The signatures of a real kernel set's PTX, as NVRTC wrote it (skipped without NVRTC).
     #[test]

@@ -340,46 +340,6 @@ impl Launches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cuda::{KernelSet, compile_ptx, nvrtc_available};
-
-    /// Every kernel of the compressible sets is launched to start early
-    /// (`Launch::starting_early`), so each must first wait for the kernel before it
-    /// (`AFTER_PREDECESSOR`): in its PTX for compute capability 9.0, in both precisions,
-    /// `griddepcontrol.wait` comes before any load other than of a parameter, any store and any
-    /// atomic.
-    #[test]
-    fn every_compressible_kernel_waits_for_the_one_before() {
-        if !nvrtc_available() {
-            eprintln!("skipped: NVRTC cannot be loaded");
-            return;
-        }
-        for set in [KernelSet::MusclHancock, KernelSet::Cese] {
-            for precision in ["f32", "f64"] {
-                let ptx = compile_ptx(set, precision, 2, (9, 0)).expect("compiles");
-                assert!(ptx.entries.len() >= 4, "{set:?}: {} kernels", ptx.entries.len());
-                for e in &ptx.entries {
-                    let header = format!(".entry {}(", e.name);
-                    let start = ptx.text.find(&header).expect("the entry's header");
-                    let body = &ptx.text[start + header.len()..];
-                    let body = &body[..body.find(".entry").unwrap_or(body.len())];
-                    let wait = body
-                        .find("griddepcontrol.wait")
-                        .unwrap_or_else(|| panic!("{set:?} {precision}: {} does not wait", e.name));
-                    let touches = |line: &str| {
-                        let op = line.trim_start();
-                        (op.starts_with("ld.") && !op.starts_with("ld.param"))
-                            || ["st.", "atom.", "red."].iter().any(|p| op.starts_with(p))
-                    };
-                    let early = body[..wait].lines().find(|l| touches(l));
-                    assert!(
-                        early.is_none(),
-                        "{set:?} {precision}: {} before the wait: {early:?}",
-                        e.name
-                    );
-                }
-            }
-        }
-    }
 
     /// CE/SE's tiles fit the 48 KiB of shared memory a kernel may take without raising its limit
     /// (the launches do not raise it), in 1D and 2D and both precisions, and its blocks have the

@@ -141,7 +141,8 @@ fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
 /// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts` of
 /// `kernels/projection.cu` (module `projection_kernels`) for the sides of each axis in turn,
 /// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its
-/// halt flag skips the kernels); the SIMPLE family passes `None`.
+/// halt flag skips the kernels); the SIMPLE family passes `None`. With `early` the kernels start
+/// early ([`Gpu::launch_early`]; `ghosts` begins by waiting for the kernel before).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     gpu: &Gpu,
@@ -150,6 +151,7 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     vel: [&DevBuf<T>; D],
     (bck, bcv): (&DevBuf<i32>, &DevBuf<T>),
     ctrl: Option<&DevBuf<i32>>,
+    early: bool,
 ) -> Result<(), CudaError> {
     let periodic = pad3(l.periodic.map(i64::from), 0);
     for axis in 0..D {
@@ -173,13 +175,13 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
         // SAFETY: ghosts takes (u, v, w, bck, bcv, nx, ny, nz, px, py, pz, axis, ctrl); the
         // velocity arrays are the staggered arrays of `l` (with ghosts), bck and bcv the sides'
         // codes and velocity vectors.
+        let (f, grid) = (projection_kernels.function("ghosts")?, grid_plane::<D>(m));
         unsafe {
-            gpu.launch(
-                projection_kernels.function("ghosts")?,
-                grid_plane::<D>(m),
-                (B1, 1, 1),
-                &a,
-            )?
+            if early {
+                gpu.launch_early(f, grid, (B1, 1, 1), &a)?
+            } else {
+                gpu.launch(f, grid, (B1, 1, 1), &a)?
+            }
         };
     }
     Ok(())
@@ -491,7 +493,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     }
 
     /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on
-    /// `stream`.
+    /// `stream`. On one GPU a kernel on the compute stream starts early ([`Gpu::launch_early`]:
+    /// every kernel of both modules begins by waiting for the one before); on a part of a
+    /// decomposed grid, where NCCL calls and the exchange stream's events sit between kernels,
+    /// launches are ordinary.
     fn launch_from(
         &self,
         module: &Module,
@@ -504,7 +509,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let f = module.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
-        unsafe { self.gpu.launch_on(stream, f, grid, block, &a) }
+        unsafe {
+            match stream {
+                Stream::Compute if self.slab.is_none() => self.gpu.launch_early(f, grid, block, &a),
+                _ => self.gpu.launch_on(stream, f, grid, block, &a),
+            }
+        }
     }
 
     pub fn config(&self) -> &Config {

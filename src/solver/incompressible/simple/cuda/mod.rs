@@ -237,6 +237,7 @@ impl<const D: usize> CudaSimple<D> {
             std::array::from_fn(|c| &self.b.vel[c]),
             (&self.bck, &self.bcv),
             None,
+            true,
         )?;
         self.k
             .outflow
