@@ -326,37 +326,23 @@ impl Gpu {
         unsafe { self.launch_shared(f, grid, block, 0, args) }
     }
 
-    /// Launches `f` on `stream` (the compute or the copy stream), after checking `args`.
+    /// Launches `f` on `stream` (the compute, copy or exchange stream), after checking `args`;
+    /// with `early` allowed to start while the kernel before it finishes, as
+    /// [`Launch::starting_early`] (an ordinary launch before compute capability 9.0).
     ///
     /// # Safety
-    /// As [`Gpu::launch`].
+    /// As [`Gpu::launch`]; with `early`, `f` must begin with `AFTER_PREDECESSOR` (`common.cuh`;
+    /// `GUARD` begins with it).
     pub unsafe fn launch_on(
         &self,
         stream: Stream,
         f: Kernel,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
+        (grid, block): ((u32, u32, u32), (u32, u32, u32)),
         args: &Args,
+        early: bool,
     ) -> Result<(), CudaError> {
-        unsafe { enqueue(self, stream, f, (grid, block, 0), false, &args.0, &[]) }
-    }
-
-    /// Launches `f` on the compute stream, after checking `args`, allowed to start while the
-    /// kernel before it finishes, as [`Launch::starting_early`] (an ordinary launch before
-    /// compute capability 9.0).
-    ///
-    /// # Safety
-    /// As [`Gpu::launch`]; `f` must begin with `AFTER_PREDECESSOR` (`common.cuh`; `GUARD`
-    /// begins with it).
-    pub unsafe fn launch_early(
-        &self,
-        f: Kernel,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        args: &Args,
-    ) -> Result<(), CudaError> {
-        let early = self.info.compute_capability.0 >= 9;
-        unsafe { enqueue(self, Stream::Compute, f, (grid, block, 0), early, &args.0, &[]) }
+        let early = early && self.info.compute_capability.0 >= 9;
+        unsafe { enqueue(self, stream, f, (grid, block, 0), early, &args.0, &[]) }
     }
 
     /// Launches `f` with `shared` bytes of dynamic shared memory (above 48 KiB only after
@@ -423,9 +409,9 @@ mod tests {
     use super::*;
 
     /// Every kernel of the sets launched to start early (the compressible sets by
-    /// [`Launch::starting_early`], the projection's and the pressure solves' by
-    /// [`Gpu::launch_early`]) must first wait for the kernel before it (`AFTER_PREDECESSOR`, which
-    /// `GUARD` and the projection's `HALTED` begin with): in its PTX for compute capability 9.0,
+    /// [`Launch::starting_early`], the projection's and the pressure solves' by [`Gpu::launch_on`]
+    /// with `early`) must first wait for the kernel before it (`AFTER_PREDECESSOR`, which `GUARD`
+    /// and the projection's `HALTED` begin with): in its PTX for compute capability 9.0,
     /// in both precisions and every dimension of the set, `griddepcontrol.wait` comes before any
     /// load other than of a parameter, any store and any atomic.
     #[test]

@@ -517,19 +517,25 @@ impl<T: Real> Readback<T> {
                 match &target.plane {
                     None => {
                         let narrow = narrow_args(src, dst, values);
-                        gpu.launch_on(Stream::Copy, k.narrow, blocks(values), block, &narrow)?;
+                        gpu.launch_on(Stream::Copy, k.narrow, (blocks(values), block), &narrow, false)?;
                     }
                     Some(c) => {
                         let cut = cut_args(src, dst, c);
-                        gpu.launch_on(Stream::Copy, k.cut, blocks(values), block, &cut)?;
+                        gpu.launch_on(Stream::Copy, k.cut, (blocks(values), block), &cut, false)?;
                     }
                 }
                 let reduce = stats_args(dst, values, partials);
-                gpu.launch_on(Stream::Copy, k.stats, (STATS_BLOCKS as u32, 1, 1), block, &reduce)?;
+                gpu.launch_on(
+                    Stream::Copy,
+                    k.stats,
+                    ((STATS_BLOCKS as u32, 1, 1), block),
+                    &reduce,
+                    false,
+                )?;
                 if target.sample {
                     let count = values.div_ceil(stride);
                     let take = sample_args(dst, stride, count, sample);
-                    gpu.launch_on(Stream::Copy, k.sample, blocks(count), block, &take)?;
+                    gpu.launch_on(Stream::Copy, k.sample, (blocks(count), block), &take, false)?;
                 }
             }
         }

@@ -142,7 +142,7 @@ fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
 /// `kernels/projection.cu` (module `projection_kernels`) for the sides of each axis in turn,
 /// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its
 /// halt flag skips the kernels); the SIMPLE family passes `None`. With `early` the kernels start
-/// early ([`Gpu::launch_early`]; `ghosts` begins by waiting for the kernel before).
+/// early ([`Gpu::launch_on`]; `ghosts` begins by waiting for the kernel before).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     gpu: &Gpu,
@@ -176,13 +176,7 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
         // velocity arrays are the staggered arrays of `l` (with ghosts), bck and bcv the sides'
         // codes and velocity vectors.
         let (f, grid) = (projection_kernels.function("ghosts")?, grid_plane::<D>(m));
-        unsafe {
-            if early {
-                gpu.launch_early(f, grid, (B1, 1, 1), &a)?
-            } else {
-                gpu.launch(f, grid, (B1, 1, 1), &a)?
-            }
-        };
+        unsafe { gpu.launch_on(Stream::Compute, f, (grid, (B1, 1, 1)), &a, early)? };
     }
     Ok(())
 }
@@ -493,7 +487,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     }
 
     /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on
-    /// `stream`. On one GPU a kernel on the compute stream starts early ([`Gpu::launch_early`]:
+    /// `stream`. On one GPU a kernel on the compute stream starts early ([`Gpu::launch_on`]:
     /// every kernel of both modules begins by waiting for the one before); on a part of a
     /// decomposed grid, where NCCL calls and the exchange stream's events sit between kernels,
     /// launches are ordinary.
@@ -509,12 +503,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let f = module.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
-        unsafe {
-            match stream {
-                Stream::Compute if self.slab.is_none() => self.gpu.launch_early(f, grid, block, &a),
-                _ => self.gpu.launch_on(stream, f, grid, block, &a),
-            }
-        }
+        let early = matches!(stream, Stream::Compute) && self.slab.is_none();
+        unsafe { self.gpu.launch_on(stream, f, (grid, block), &a, early) }
     }
 
     pub fn config(&self) -> &Config {
