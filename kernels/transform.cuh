@@ -30,8 +30,9 @@ struct __align__(2 * sizeof(real)) cplx {
     real re, im;
 };
 
-// i mod n for i in 0..=n (the index arithmetic of a wavenumber pair needs no more; a division
-// costs about twenty instructions).
+// i mod n for i in 0..=n, the only range a wavenumber pair's indices take: common.cuh
+// `wrap_index` restricted to it. That one keeps a division for any k; in `dct_divide` its code
+// took 1,600 instead of 936 SASS instructions (2D f32) and 76 instead of 66 registers (3D f32).
 __device__ __forceinline__ int wrap(int i, int n) { return i == n ? 0 : i; }
 
 // The complex value at flat index `at` of an interleaved array (re, im, re, im, ...).

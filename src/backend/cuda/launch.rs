@@ -205,16 +205,16 @@ impl Launch {
         self
     }
 
-    /// The same launch (of a kernel of `m`) allowed to start while the kernel before it on the
-    /// stream is still finishing, on devices of compute capability 9.0 and later (programmatic
+    /// The same launch allowed to start while the kernel before it on the stream is still
+    /// finishing, on devices of compute capability 9.0 and later (programmatic
     /// dependent launch: `cuLaunchKernelEx`, of CUDA 12.0 as every driver of such a device, with
     /// the attribute `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, which a graph
     /// captured from the stream keeps): its blocks are placed as the earlier kernel's last ones
     /// run, and wait there. The kernel must begin with `AFTER_PREDECESSOR` (`common.cuh`), which
     /// waits until the earlier kernels have finished and their writes are visible; elsewhere the
     /// launch is an ordinary one.
-    pub fn starting_early(mut self, m: &Module) -> Launch {
-        self.early = m.gpu.info.compute_capability.0 >= 9;
+    pub fn starting_early(mut self) -> Launch {
+        self.early = true;
         self
     }
 
@@ -248,7 +248,7 @@ impl Launch {
 
 /// Checks `head` followed by `tail` against `f`'s parameters and launches `f` on `gpu`'s
 /// `stream` with its grid, block and dynamic shared memory, allowed to start early where `early`
-/// ([`Launch::starting_early`]).
+/// and the device has compute capability 9.0 or later ([`Launch::starting_early`]).
 ///
 /// # Safety
 /// The pointers among the arguments must address device memory of the extent the kernel
@@ -284,7 +284,7 @@ unsafe fn enqueue(
     }
     f.sig.check(&kinds[..n])?;
     let stream = gpu.handle(stream);
-    if !early {
+    if !early || gpu.info.compute_capability.0 < 9 {
         unsafe { drv::launch_kernel(f.handle, grid, block, shared, stream, &mut ptrs[..n]) }?;
         return Ok(());
     }
@@ -341,7 +341,6 @@ impl Gpu {
         args: &Args,
         early: bool,
     ) -> Result<(), CudaError> {
-        let early = early && self.info.compute_capability.0 >= 9;
         unsafe { enqueue(self, stream, f, (grid, block, 0), early, &args.0, &[]) }
     }
 

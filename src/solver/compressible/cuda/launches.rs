@@ -212,7 +212,7 @@ impl Launches {
             // SAFETY: every call passes the leading arguments of the named kernel of
             // kernels/muscl_hancock.cu, cese.cu or euler.cuh, in order, with `b`'s buffers
             // allocated for this layout; the solver owns the buffers and the launches together.
-            unsafe { m.bind(name, grid, block, a) }.map(|l| l.starting_early(m))
+            unsafe { m.bind(name, grid, block, a) }.map(Launch::starting_early)
         };
         // CE/SE derives its ghost cells where it reads them (`cese_corners`).
         let ghost_dims = if matches!(b.work, Work::Muscl { .. }) {

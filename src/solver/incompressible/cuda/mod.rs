@@ -486,11 +486,16 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.launch_from(module, Stream::Compute, name, grid, block, a)
     }
 
+    /// Whether the compute stream's kernels start early ([`Gpu::launch_on`]: every kernel of
+    /// `projection_kernels` and `poisson_kernels` begins by waiting for the one before): on one
+    /// GPU; not on a part of a decomposed grid, where NCCL calls and the exchange stream's events
+    /// sit between kernels.
+    fn starts_early(&self) -> bool {
+        self.slab.is_none()
+    }
+
     /// Launches the kernel `name` of `module` (`projection_kernels` or `poisson_kernels`) on
-    /// `stream`. On one GPU a kernel on the compute stream starts early ([`Gpu::launch_on`]:
-    /// every kernel of both modules begins by waiting for the one before); on a part of a
-    /// decomposed grid, where NCCL calls and the exchange stream's events sit between kernels,
-    /// launches are ordinary.
+    /// `stream`, on the compute stream early where [`CudaProjection::starts_early`].
     fn launch_from(
         &self,
         module: &Module,
@@ -503,7 +508,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let f = module.function(name)?;
         // SAFETY: every call site passes the arguments of the named kernel in kernels/*.cu, in
         // order, with buffers allocated for this solver's grid (sanitizer-checked).
-        let early = matches!(stream, Stream::Compute) && self.slab.is_none();
+        let early = matches!(stream, Stream::Compute) && self.starts_early();
         unsafe { self.gpu.launch_on(stream, f, (grid, block), &a, early) }
     }
 

@@ -212,7 +212,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             self.vel.each_ref(),
             (&self.bck, &self.bcv),
             Some(&self.ctrl),
-            self.slab.is_none(),
+            self.starts_early(),
         )?;
         if let Some(s) = &self.slab {
             let vel = self.vel.each_ref().map(|v| v.ptr);
