@@ -570,3 +570,4 @@ extern "C" __global__ void zero_fill(real* __restrict__ x, const int* __restrict
 }
 
 #include "transform.cuh"
+#include "facr.cuh"

@@ -69,6 +69,18 @@ fn parity_pressure_solvers() {
                  bottom={type=\"outflow\"}, top={type=\"outflow\"}}",
                 "initial={type=\"uniform\", velocity=[0.3, 0.5]}",
             ]),
+            // FACR's line solves along y (cuda/facr.rs): an odd x count and columns of three
+            // chunks with a short last one (37 rows of chunks of 16)...
+            s(&["solver.pressure_solver=\"fft\"", "grid.nx=45", "grid.ny=37"]),
+            // ...and of less than one chunk, with Dirichlet x sides (the sign-flipped transform
+            // of the rows) and flow through the box.
+            s(&[
+                "solver.pressure_solver=\"fft\"",
+                "grid.ny=9",
+                "boundary={left={type=\"outflow\"}, right={type=\"outflow\"}, \
+                 bottom={type=\"wall\", velocity=0.0}, top={type=\"wall\", velocity=1.0}}",
+                "initial={type=\"uniform\", velocity=[0.4, 0.3]}",
+            ]),
         ],
     );
 }

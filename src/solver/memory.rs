@@ -76,7 +76,9 @@ fn arrays_per_cell(spec: &CaseSpec) -> Result<(u64, u64), Invalid> {
                 PressureSolverKind::Jacobi => 1,
                 PressureSolverKind::Sor => 0,
                 PressureSolverKind::Pcg | PressureSolverKind::Multigrid => 4,
-                PressureSolverKind::Fft => 3,
+                // The reordered field, its spectrum, cuFFT's work area; in 2D FACR's chunk
+                // ends, separators and their factors (at most 0.75 of a field in f32).
+                PressureSolverKind::Fft => 3 + (c.grid.dim == 2) as u64,
             };
             (3 * c.grid.dim as u64 + 2 + workspace, real(c.precision))
         }

@@ -1,12 +1,12 @@
-//! Two- and three-dimensional real-to-complex and complex-to-real FFTs by cuFFT, on a [`Gpu`]'s
-//! stream.
+//! Batches of one-, two- and three-dimensional real-to-complex and complex-to-real FFTs by cuFFT,
+//! on a [`Gpu`]'s stream.
 //!
 //! cuFFT is loaded at run time like the driver and NVRTC: [`available`] probes for the library
-//! first, since cudarc panics on a missing one. Layout (cuFFT's): the real array has the shape
-//! `n0 x n1 (x n2)`, row-major (the last axis fastest); its transform is
-//! `n0 x (n1 / 2 + 1)` (`n0 x n1 x (n2 / 2 + 1)`) interleaved complex values (the non-redundant
-//! half of the Hermitian spectrum along the fast axis). Neither direction scales:
-//! `inverse(forward(x)) = n0 n1 (n2) x`.
+//! first, since cudarc panics on a missing one. Layout (cuFFT's basic one): the real array holds
+//! `batch` arrays of the shape `n0 (x n1 (x n2))` one after another, row-major (the last axis
+//! fastest); its transform likewise `batch` arrays of `n0 / 2 + 1` (`n0 x (n1 / 2 + 1)`,
+//! `n0 x n1 x (n2 / 2 + 1)`) interleaved complex values (the non-redundant half of the Hermitian
+//! spectrum along the fast axis). Neither direction scales: `inverse(forward(x)) = n0 (n1 (n2)) x`.
 
 use super::{CudaError, Gpu};
 use cudarc::cufft::sys;
@@ -37,9 +37,9 @@ unsafe impl Send for RealFft {}
 unsafe impl Sync for RealFft {}
 
 impl RealFft {
-    /// Plans transforms of `shape` (2 or 3 sizes, slowest axis first) in f64 (`double`) or f32,
-    /// enqueued on `gpu`'s stream.
-    pub fn new(gpu: &Arc<Gpu>, shape: &[usize], double: bool) -> Result<Self, CudaError> {
+    /// Plans `batch` transforms of `shape` (1 to 3 sizes, slowest axis first) in f64 (`double`)
+    /// or f32, enqueued on `gpu`'s stream.
+    pub fn new(gpu: &Arc<Gpu>, shape: &[usize], batch: usize, double: bool) -> Result<Self, CudaError> {
         if !available() {
             return Err(CudaError(
                 "the cuFFT library (libcufft) was not found; the fft pressure solver needs it on the \
@@ -55,15 +55,29 @@ impl RealFft {
         };
         let plan = |kind| -> Result<sys::cufftHandle, CudaError> {
             let mut h: sys::cufftHandle = 0;
-            let n: Vec<i32> = shape.iter().map(|n| *n as i32).collect();
-            // SAFETY: `h` is written by cuFFT; sizes are positive and fit an int (grids are
-            // far below 2^31 cells per side).
+            let mut n: Vec<i32> = shape.iter().map(|n| *n as i32).collect();
+            if !(1..=3).contains(&n.len()) {
+                return Err(CudaError(format!("no {}D transform", n.len())));
+            }
+            let null = std::ptr::null_mut();
+            // SAFETY: `h` is written by cuFFT; `n` outlives the call; null embeddings select
+            // the basic layout (the distances are then ignored); sizes and the batch are
+            // positive and fit an int (grids are far below 2^31 cells).
             unsafe {
-                match n[..] {
-                    [n0, n1] => sys::cufftPlan2d(&mut h, n0, n1, kind).result()?,
-                    [n0, n1, n2] => sys::cufftPlan3d(&mut h, n0, n1, n2, kind).result()?,
-                    _ => return Err(CudaError(format!("no {}D transform", n.len()))),
-                }
+                sys::cufftPlanMany(
+                    &mut h,
+                    n.len() as i32,
+                    n.as_mut_ptr(),
+                    null,
+                    1,
+                    0,
+                    null,
+                    1,
+                    0,
+                    kind,
+                    batch as i32,
+                )
+                .result()?;
                 sys::cufftSetStream(h, gpu.stream as sys::cudaStream_t).result()?;
             }
             Ok(h)

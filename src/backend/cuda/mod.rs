@@ -59,6 +59,8 @@ pub const EULER_HEADER: &str = include_str!("../../../kernels/euler.cuh");
 pub const STAGGERED_HEADER: &str = include_str!("../../../kernels/staggered.cuh");
 /// The transform pressure solve's kernel, included by `kernels/poisson.cu`.
 pub const TRANSFORM_HEADER: &str = include_str!("../../../kernels/transform.cuh");
+/// The transform pressure solve's line solves along y (FACR), included by `kernels/poisson.cu`.
+pub const FACR_HEADER: &str = include_str!("../../../kernels/facr.cuh");
 /// The momentum predictor of the projection method, included by `kernels/projection.cu`.
 pub const PREDICTOR_HEADER: &str = include_str!("../../../kernels/predictor.cuh");
 /// The additive-correction multigrid V-cycle of `kernels/stencil.cu`.
@@ -167,7 +169,7 @@ impl KernelSet {
 
     /// The compilation unit: the shared constants' `#define`s ([`slots::defines`]), then the
     /// file with each `#include "<header>"` line of `kernels/` (`common.cuh`, `euler.cuh`,
-    /// `staggered.cuh`, `transform.cuh`, `additive_correction.cuh`, `predictor.cuh`) replaced by
+    /// `staggered.cuh`, `transform.cuh`, `facr.cuh`, `additive_correction.cuh`, `predictor.cuh`) replaced by
     /// the header's text.
     pub fn full_source(self) -> String {
         slots::defines()
@@ -177,6 +179,7 @@ impl KernelSet {
                 .replace("#include \"euler.cuh\"", EULER_HEADER)
                 .replace("#include \"staggered.cuh\"", STAGGERED_HEADER)
                 .replace("#include \"transform.cuh\"", TRANSFORM_HEADER)
+                .replace("#include \"facr.cuh\"", FACR_HEADER)
                 .replace("#include \"predictor.cuh\"", PREDICTOR_HEADER)
                 .replace("#include \"additive_correction.cuh\"", ADDITIVE_CORRECTION_HEADER)
     }

@@ -34,6 +34,7 @@
 //! [`Solver::prefetch`]: crate::solver::Solver::prefetch
 //! [`Solver::load_state`]: crate::solver::Solver::load_state
 
+mod facr;
 mod host_loop;
 mod jacobi_part;
 mod multigrid;

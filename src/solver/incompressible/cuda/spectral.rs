@@ -1,8 +1,11 @@
 //! The transform pressure solve on the device (pressure_poisson/spectral.rs, cuFFT; 2D and 3D,
 //! axes whose sides pair up: cosine transforms for both Neumann or both Dirichlet, the DFT for
 //! periodic axes): its workspace, the solve, its statistics, and the whole step it makes possible
-//! without a host wait (as a CUDA graph when graphs are on).
+//! without a host wait (as a CUDA graph when graphs are on). A 2D grid whose y sides are not
+//! periodic is solved by FACR ([`super::facr`]: transforms of the rows, line solves along y);
+//! other grids by the transforms along every axis and `dct_divide`.
 
+use super::facr::{Columns, LineSolves};
 use super::{BX, BY, CudaProjection, Work, cells3, grid2, ints3};
 use crate::backend::cuda::fft::RealFft;
 use crate::backend::cuda::{Args, CudaError, DevBuf, Gpu, Graph};
@@ -20,8 +23,11 @@ pub(super) struct SpectralWork<T> {
     pub(super) twiddles: Vec<DevBuf<T>>,
     pub(super) lambdas: Vec<DevBuf<f64>>,
     /// The packing code of kernels/common.cuh `packed_index`: bit a a Dirichlet axis a (its odd
-    /// cells change sign), bit 3 + a a periodic axis a (not reordered).
+    /// cells change sign), bit 3 + a a periodic axis a (not reordered). With FACR only x is
+    /// transformed, so only x is packed.
     pub(super) pack: i64,
+    /// FACR's line solves along y, where the grid is 2D and its y sides are not periodic.
+    pub(super) facr: Option<LineSolves<T>>,
 }
 
 impl<T: Real> SpectralWork<T> {
@@ -45,18 +51,27 @@ impl<T: Real> SpectralWork<T> {
             Ok(b)
         };
         let double = std::mem::size_of::<T>() == 8;
-        let shape: Vec<usize> = n.iter().rev().copied().collect();
+        let columns = match n[..] {
+            [nx, ny] => Columns::of(&axes, [nx, ny], 1.0 / op.ih2[1].f64()),
+            _ => None,
+        };
+        // FACR: a batch of ny transforms of the rows; else one transform of the whole grid.
+        let (shape, batch, packed): (Vec<usize>, usize, usize) = match &columns {
+            Some(c) => (vec![c.nx], c.ny, 1),
+            None => (n.iter().rev().copied().collect(), 1, D),
+        };
         let cells = op.len();
         Ok(Self {
-            fft: RealFft::new(gpu, &shape, double)?,
+            fft: RealFft::new(gpu, &shape, batch, double)?,
             v: gpu.alloc_zeros(cells)?,
             spectrum: gpu.alloc_zeros(2 * cells / n[0] * (n[0] / 2 + 1))?,
             twiddles: n.iter().map(|n| twiddles(*n)).collect::<Result<_, _>>()?,
             lambdas: axes.lambda.iter().map(|l| table(l)).collect::<Result<_, _>>()?,
-            pack: (0..D).fold(0, |f, a| {
+            pack: (0..packed).fold(0, |f, a| {
                 let periodic = axes.transform[a] == AxisTransform::Hartley;
                 f | (axes.flip(a) as i64) << a | (periodic as i64) << (3 + a)
             }),
+            facr: columns.map(|c| LineSolves::new(gpu, c)).transpose()?,
         })
     }
 }
@@ -87,6 +102,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         // SAFETY: v holds one real per cell and spectrum the half spectrum's complex values of
         // T, the sizes the plan was made for.
         unsafe { w.fft.forward(w.v.ptr, w.spectrum.ptr) }?;
+        if let Some(f) = &w.facr {
+            self.facr_solve(w, f)?;
+            // SAFETY: as for the forward transform.
+            return unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) };
+        }
         // One thread per group of coefficients: k_a in 0..=n_a/2.
         let groups = cells3(op.n.map(|n| n / 2 + 1));
         self.launch(

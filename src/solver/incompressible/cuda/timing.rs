@@ -99,12 +99,14 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 d + 1.0,
                 Box::new(move |s| s.rhs(v, pack)),
             ));
-            // The solve of a step: the transforms (4n) and the spectral division (2n); the
-            // right-hand side is written reordered by `poisson_rhs`, the solution unpacked by
-            // `correct`.
+            // The solve of a step: the transforms (4n) and the spectral division (2n), or with
+            // FACR the transforms of the rows (4n), the chunks' read (n) and the line solves'
+            // read and write (2n); the right-hand side is written reordered by `poisson_rhs`,
+            // the solution unpacked by `correct`.
+            let solve = if w.facr.is_some() { 7.0 } else { 6.0 };
             kernels.push((
                 "pressure solve (fft)",
-                6.0,
+                solve,
                 Box::new(|s| {
                     let Work::Spectral(w) = &s.work else {
                         unreachable!()
@@ -113,11 +115,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 }),
             ));
             // The whole step of a batch (one graph when graphs are on): predict (2Dn Euler, 4Dn
-            // AB2), rhs ((D + 1)n), the solve (6n), correct without the statistics, unpacking p
+            // AB2), rhs ((D + 1)n), the solve, correct without the statistics, unpacking p
             // ((2D + 2)n).
             kernels.push((
                 "step (fft)",
-                predict_arrays + 3.0 * d + 9.0,
+                predict_arrays + 3.0 * d + 3.0 + solve,
                 Box::new(|s| s.launch_spectral_step(false)),
             ));
         }
