@@ -8,7 +8,7 @@
 // each row of the right-hand side, reordered along x by `poisson_rhs` for a cosine x axis) holds two
 // real columns per entry m: for a cosine x axis the DCT coefficients X(m) = Re(w(m) V(m)) and
 // X(nx - m) = Re(w(nx - m) conj(V(m))) (transform.cuh; X(nx) = 0), for a periodic one Re V(m) and
-// Im V(m) (the DFT, wavenumber m both). Column k solves, with h = hy and sigma = lambda_x(k) hy^2,
+// Im V(m) (the DFT, wavenumber m both). Column k solves, with sigma = lambda_x(k) hy^2,
 //   x(j-1) + (-2 + sigma) x(j) + x(j+1) = hy^2 X(j),   j = 0..ny-1,
 // whose end rows take -1 + sigma (Neumann: the ghost equals the cell) or -3 + sigma (Dirichlet:
 // the ghost is minus the cell). A Neumann column with sigma = 0 is singular (the constant mode):
@@ -26,12 +26,12 @@
 
 #define FACR_CHUNK 16
 
-// The two real columns of spectrum entry m: their x wavenumbers' shifts sigma (0: absent column,
-// the cosine axis' X(nx)), and whether each is the pinned singular column.
+// The two real columns of spectrum entry m: their x wavenumbers' shifts sigma (that of lambda 1
+// for the absent column, the cosine axis' X(nx), whose right-hand side is zero), and whether each
+// is the pinned singular column (facr.rs `Columns::column`).
 struct FacrColumns {
     real sigma[2];
     bool pinned[2];
-    bool present[2];
 };
 
 __device__ __forceinline__ FacrColumns facr_columns(int m, int nx, const double* __restrict__ lx, double hy2,
@@ -40,8 +40,7 @@ __device__ __forceinline__ FacrColumns facr_columns(int m, int nx, const double*
     const int k[2] = {m, cosine_x ? nx - m : m};
 #pragma unroll
     for (int s = 0; s < 2; ++s) {
-        c.present[s] = k[s] < nx;
-        const double l = c.present[s] ? lx[k[s]] : 1.0;
+        const double l = k[s] < nx ? lx[k[s]] : 1.0;
         c.sigma[s] = (real)(l * hy2);
         c.pinned[s] = neumann_y && l == 0.0;
     }
