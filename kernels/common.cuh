@@ -399,8 +399,9 @@ __device__ __forceinline__ int makhoul_position(int s, int n) { return (s & 1) ?
 #ifdef DIM
 // The transform solve's packing code `pack`: bit a (a < 3) a Dirichlet axis a, whose odd cells
 // change sign on the way into and out of the transforms (the DCT-II of that axis becomes the
-// DST-II); bit 3 + a a periodic axis a, transformed by the plain DFT (no reordering).
-#define PACK_PERIODIC(pack, a) (((pack) >> (3 + (a))) & 1)
+// DST-II); bit 3 + a an axis in natural order: a periodic axis, transformed by the plain DFT, or
+// FACR's y axis, solved by lines (facr.cuh).
+#define PACK_NATURAL(pack, a) (((pack) >> (3 + (a))) & 1)
 
 // Flat index of cell idx in the transform solve's reordering (`makhoul_position` along every
 // cosine axis, the natural order along periodic ones), and in *neg whether its value changes
@@ -410,7 +411,7 @@ __device__ __forceinline__ int packed_index(const Cells& c, const int idx[DIM], 
     bool odd = false;
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
-        k += (PACK_PERIODIC(pack, a) ? idx[a] : makhoul_position(idx[a], c.n[a])) * c.st[a];
+        k += (PACK_NATURAL(pack, a) ? idx[a] : makhoul_position(idx[a], c.n[a])) * c.st[a];
         odd = odd != (((pack >> a) & 1) && (idx[a] & 1));
     }
     *neg = odd;

@@ -167,7 +167,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
     real half = 1;
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
-        if (PACK_PERIODIC(pack, a)) continue;
+        if (PACK_NATURAL(pack, a)) continue;
         half = half * (real)0.5;
         cplx y[G];
 #pragma unroll
@@ -189,7 +189,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
 #pragma unroll
         for (int a = 0; a < DIM; ++a) {
             const int i = pattern_index(k[a], c.n[a], e, a);
-            j[a] = PACK_PERIODIC(pack, a) ? wrap(i, c.n[a]) : i;
+            j[a] = PACK_NATURAL(pack, a) ? wrap(i, c.n[a]) : i;
         }
         bool zero = false;
 #pragma unroll
@@ -199,7 +199,7 @@ __device__ __forceinline__ void mixed_coefficients(real* V, const int k[DIM], co
     }
 #pragma unroll
     for (int a = 0; a < DIM; ++a) {
-        if (PACK_PERIODIC(pack, a)) continue;
+        if (PACK_NATURAL(pack, a)) continue;
         cplx y[G];
 #pragma unroll
         for (int e = 0; e < G; ++e) {

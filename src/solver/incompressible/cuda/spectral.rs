@@ -23,8 +23,8 @@ pub(super) struct SpectralWork<T> {
     pub(super) twiddles: Vec<DevBuf<T>>,
     pub(super) lambdas: Vec<DevBuf<f64>>,
     /// The packing code of kernels/common.cuh `packed_index`: bit a a Dirichlet axis a (its odd
-    /// cells change sign), bit 3 + a a periodic axis a (not reordered). With FACR only x is
-    /// transformed, so only x is packed.
+    /// cells change sign), bit 3 + a an axis in natural order (a periodic axis; with FACR the y
+    /// axis, which is solved by lines, not transformed, so neither reordered nor flipped).
     pub(super) pack: i64,
     /// FACR's line solves along y, where the grid is 2D and its y sides are not periodic.
     pub(super) facr: Option<LineSolves<T>>,
@@ -56,7 +56,7 @@ impl<T: Real> SpectralWork<T> {
             _ => None,
         };
         // FACR: a batch of ny transforms of the rows; else one transform of the whole grid.
-        let (shape, batch, packed): (Vec<usize>, usize, usize) = match &columns {
+        let (shape, batch, transformed): (Vec<usize>, usize, usize) = match &columns {
             Some(c) => (vec![c.nx], c.ny, 1),
             None => (n.iter().rev().copied().collect(), 1, D),
         };
@@ -67,9 +67,13 @@ impl<T: Real> SpectralWork<T> {
             spectrum: gpu.alloc_zeros(2 * cells / n[0] * (n[0] / 2 + 1))?,
             twiddles: n.iter().map(|n| twiddles(*n)).collect::<Result<_, _>>()?,
             lambdas: axes.lambda.iter().map(|l| table(l)).collect::<Result<_, _>>()?,
-            pack: (0..packed).fold(0, |f, a| {
-                let periodic = axes.transform[a] == AxisTransform::Hartley;
-                f | (axes.flip(a) as i64) << a | (periodic as i64) << (3 + a)
+            pack: (0..D).fold(0, |f, a| {
+                let (flip, natural) = if a < transformed {
+                    (axes.flip(a), axes.transform[a] == AxisTransform::Hartley)
+                } else {
+                    (false, true)
+                };
+                f | (flip as i64) << a | (natural as i64) << (3 + a)
             }),
             facr: columns.map(|c| LineSolves::new(gpu, c)).transpose()?,
         })
