@@ -4,231 +4,273 @@
 // poisson.cu after transform.cuh (its `cplx`, `load_cplx`). It solves the same discrete system as
 // `dct_divide` between the 2D transforms, so its result equals theirs to rounding.
 //
-// The spectrum V (ny rows of nx/2 + 1 complex values, cuFFT's batched real-to-complex transform of
-// each row of the right-hand side, reordered along x by `poisson_rhs` for a cosine x axis) holds two
-// real columns per entry m: for a cosine x axis the DCT coefficients X(m) = Re(w(m) V(m)) and
+// The spectrum V (ny rows of h = nx/2 + 1 complex values, cuFFT's batched real-to-complex transform
+// of each row of the right-hand side, reordered along x by `poisson_rhs` for a cosine x axis) holds
+// two real columns per entry m: for a cosine x axis the DCT coefficients X(m) = Re(w(m) V(m)) and
 // X(nx - m) = Re(w(nx - m) conj(V(m))) (transform.cuh; X(nx) = 0), for a periodic one Re V(m) and
 // Im V(m) (the DFT, wavenumber m both). Column k solves, with sigma = lambda_x(k) hy^2,
 //   x(j-1) + (-2 + sigma) x(j) + x(j+1) = hy^2 X(j),   j = 0..ny-1,
 // whose end rows take -1 + sigma (Neumann: the ghost equals the cell) or -3 + sigma (Dirichlet:
 // the ghost is minus the cell). A Neumann column with sigma = 0 is singular (the constant mode):
-// its last row is pinned to zero and `facr_zero_mean` then removes the column's mean, as the
-// cosine transform zeroes that mode.
+// its last row is pinned to zero and its mean removed afterwards, as the cosine transform zeroes
+// that mode.
 //
 // The systems are cut into chunks of FACR_CHUNK rows (substructuring): the last row of each chunk
 // but the last is a separator. Given the separators, a chunk's other rows (its interior) form a
 // small system with known ends. `facr_chunks` solves each interior with zero ends (f32 suffices:
-// an interior of 15 rows is well conditioned); `facr_separators` forms and solves, one thread per
-// column, the tridiagonal system of the separators in double (at low wavenumbers the column's
-// system is nearly singular, condition about 1e7 at 4096 rows, so its coupled part needs double);
-// `facr_solve` then solves each interior with its separators as ends and writes the inverse
-// transform's input in place.
+// an interior of 15 rows is well conditioned); `facr_separators` solves the separators' tridiagonal
+// system of every column in double (at low wavenumbers the column's system is nearly singular,
+// condition about 1e7 at 4096 rows); `facr_solve` then solves each interior with its separators as
+// ends and writes the inverse transform's input in place.
+//
+// A chunk is always FACR_CHUNK rows long: its separator, the rows past ny and the pinned row are
+// identity rows (x = 0, coupled to nothing). Its forward elimination then depends on the column and
+// the kind of chunk only (first, middle, last, or the single chunk of a short column), not on the
+// right-hand side: the host computes it once in double (facr.rs `Columns::chunk_factors`) as the
+// reciprocal pivots g(i) = 1 / (b(i) - g(i-1)) (0 for an identity row), stored [kind][i][column].
+// With unit off-diagonals, Thomas is then d(i) = g(i) (r(i) - d(i-1)), x(i) = d(i) - g(i) x(i+1).
 
 #define FACR_CHUNK 16
+// Threads of a chunk kernels' block: entries m along x (a warp's rows coalesce), chunks along y
+// (neighbouring chunks share the factors in L1).
+#define FACR_ENTRIES 32
+#define FACR_CHUNKS_PER_BLOCK 8
+// Warps of a `facr_separators` block: each takes one segment of the separators of 32 columns.
+#define FACR_SEGMENTS 16
 
-// The two real columns of spectrum entry m: their x wavenumbers' shifts sigma (that of lambda 1
-// for the absent column, the cosine axis' X(nx), whose right-hand side is zero), and whether each
-// is the pinned singular column (facr.rs `Columns::column`).
-struct FacrColumns {
-    real sigma[2];
-    bool pinned[2];
+// Kind of chunk q of `chunks` (index into the factors): 0 middle, 1 first, 2 last, 3 the only one.
+__device__ __forceinline__ int facr_kind(int q, int chunks) { return (q == 0) | ((q == chunks - 1) << 1); }
+
+// The thread's entry m, chunk q (with its first row s0) and the chunks' count; false past the
+// last entry or chunk.
+struct FacrChunk {
+    int m, q, chunks, s0;
 };
 
-__device__ __forceinline__ FacrColumns facr_columns(int m, int nx, const double* __restrict__ lx, double hy2,
-                                                    bool cosine_x, bool neumann_y) {
-    FacrColumns c;
-    const int k[2] = {m, cosine_x ? nx - m : m};
-#pragma unroll
-    for (int s = 0; s < 2; ++s) {
-        const double l = k[s] < nx ? lx[k[s]] : 1.0;
-        c.sigma[s] = (real)(l * hy2);
-        c.pinned[s] = neumann_y && l == 0.0;
-    }
-    return c;
+__device__ __forceinline__ bool facr_chunk(int nx, int ny, FacrChunk* k) {
+    k->m = blockIdx.x * FACR_ENTRIES + threadIdx.x;
+    k->q = blockIdx.y * FACR_CHUNKS_PER_BLOCK + threadIdx.y;
+    k->chunks = (ny + FACR_CHUNK - 1) / FACR_CHUNK;
+    k->s0 = k->q * FACR_CHUNK;
+    return k->m < nx / 2 + 1 && k->q < k->chunks;
 }
 
-// Row j's two right-hand sides hy^2 X(j) of entry m (zero for an absent column).
-__device__ __forceinline__ void facr_load_row(const real* V, int j, int m, int h, int nx, const real* twx,
-                                              bool cosine_x, real hy2, real x[2]) {
-    const cplx v = load_cplx(V, j * h + m);
-    if (cosine_x) {
-        const cplx w = load_cplx(twx, m);
-        x[0] = (w.re * v.re + w.im * v.im) * hy2;
-        if (nx - m < nx) {
-            const cplx u = load_cplx(twx, nx - m);
-            x[1] = (u.re * v.re - u.im * v.im) * hy2;
-        } else {
-            x[1] = 0;
-        }
-    } else {
-        x[0] = v.re * hy2;
-        x[1] = v.im * hy2;
-    }
-}
-
-// The diagonal of row j of a column (before pinning).
-__device__ __forceinline__ real facr_diagonal(int j, int ny, real sigma, real end) {
-    return (j == 0 || j == ny - 1 ? end : (real)-2) + sigma;
-}
-
-// Thomas on rows [s, s + n) of one column with unit off-diagonals, right-hand side r (n <= FACR_CHUNK),
-// the pinned row (if any) x = 0; the solution overwrites r.
-__device__ __forceinline__ void facr_thomas(real r[FACR_CHUNK], int s, int n, int ny, real sigma, real end,
-                                            bool pinned) {
-    real cp[FACR_CHUNK];
-    real c_prev = 0, d_prev = 0;
+// The chunk's rows of entry m's two columns, r[i] = (column 2m, column 2m + 1) of row s0 + i:
+// hy^2 X (zero past ny).
+__device__ __forceinline__ void facr_load(const real* V, const FacrChunk& k, int nx, int ny, const real* twx,
+                                          bool cosine_x, real hy2, cplx r[FACR_CHUNK]) {
+    const int h = nx / 2 + 1;
+    const cplx w = cosine_x ? load_cplx(twx, k.m) : cplx{1, 0};
+    // The second column's twiddle w(nx - m); the absent column X(nx) (m = 0) is zero.
+    const cplx u = cosine_x && k.m > 0 ? load_cplx(twx, nx - k.m) : cplx{0, 0};
 #pragma unroll
     for (int i = 0; i < FACR_CHUNK; ++i) {
-        if (i >= n) break;
-        const int j = s + i;
-        const bool pin = pinned && j == ny - 1;
-        const real a = (i > 0 && !pin) ? (real)1 : (real)0;
-        const real b = pin ? (real)1 : facr_diagonal(j, ny, sigma, end);
-        const real inv = (real)1 / (b - a * c_prev);
-        c_prev = (i + 1 < n && !pin) ? inv : (real)0;
-        cp[i] = c_prev;
-        d_prev = ((pin ? (real)0 : r[i]) - a * d_prev) * inv;
-        r[i] = d_prev;
+        const int j = k.s0 + i;
+        const cplx v = j < ny ? load_cplx(V, j * h + k.m) : cplx{0, 0};
+        r[i] = cosine_x ? cplx{(w.re * v.re + w.im * v.im) * hy2, (u.re * v.re - u.im * v.im) * hy2}
+                        : cplx{v.re * hy2, v.im * hy2};
+    }
+}
+
+// Thomas on the chunk of both columns with the factors g of its kind (see the top), in place.
+__device__ __forceinline__ void facr_thomas(const real* __restrict__ g, const FacrChunk& k, int cols,
+                                            cplx r[FACR_CHUNK]) {
+    const real* gk = g + (size_t)facr_kind(k.q, k.chunks) * FACR_CHUNK * cols;
+    cplx f[FACR_CHUNK];
+    cplx d = {0, 0};
+#pragma unroll
+    for (int i = 0; i < FACR_CHUNK; ++i) {
+        f[i] = load_cplx(gk + (size_t)i * cols, k.m);
+        d = {f[i].re * (r[i].re - d.re), f[i].im * (r[i].im - d.im)};
+        r[i] = d;
     }
 #pragma unroll
     for (int i = FACR_CHUNK - 2; i >= 0; --i)
-        if (i + 1 < n) r[i] = r[i] - cp[i] * r[i + 1];
+        r[i] = {r[i].re - f[i].re * r[i + 1].re, r[i].im - f[i].im * r[i + 1].im};
 }
 
-// Block shape of the chunk kernels: FACR_THREADS entries m a block along x, one chunk a block along y.
-#define FACR_THREADS 64
+// The chunk kernels' grid parameters.
+#define FACR_PARAMS int nx, int ny, const real *__restrict__ twx, double hy2, int cosine_x
 
-// A thread of the chunk kernels: spectrum entry m (from the threads along x), chunk q (blockIdx.y)
-// of `chunks`, its rows [s0, s0 + rows), the count n of its interior rows (all but the separator,
-// the last row, of every chunk but the last), its two columns, and their right-hand sides r.
-struct FacrChunk {
-    int m, q, chunks, cols, s0, rows, n;
-    FacrColumns c;
-    real end;
-};
-
-// The thread's chunk and right-hand sides (false past the last entry).
-__device__ __forceinline__ bool facr_begin(const real* V, int nx, int ny, const real* twx, const double* lx,
-                                           double hy2, int cosine_x, int neumann_y, FacrChunk* k,
-                                           real r[2][FACR_CHUNK]) {
-    const int h = nx / 2 + 1;
-    k->m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k->m >= h) return false;
-    k->q = blockIdx.y;
-    k->chunks = gridDim.y;
-    k->cols = 2 * h;
-    k->s0 = k->q * FACR_CHUNK;
-    k->rows = min(FACR_CHUNK, ny - k->s0);
-    k->n = k->q + 1 < k->chunks ? k->rows - 1 : k->rows;
-    k->c = facr_columns(k->m, nx, lx, hy2, cosine_x, neumann_y);
-    k->end = neumann_y ? (real)-1 : (real)-3;
-#pragma unroll
-    for (int i = 0; i < FACR_CHUNK; ++i) {
-        if (i >= k->rows) break;
-        real x[2];
-        facr_load_row(V, k->s0 + i, k->m, h, nx, twx, cosine_x, (real)hy2, x);
-        r[0][i] = x[0];
-        r[1][i] = x[1];
-    }
-    return true;
-}
-
-// The chunk kernels' grid parameters, and their first statements: the guard, then the thread's
-// chunk `k` and right-hand sides `r` (threads past the last entry return).
-#define FACR_PARAMS                                                                                  \
-    int nx, int ny, const real *__restrict__ twx, const double *__restrict__ lx, double hy2, int cosine_x, \
-        int neumann_y
-#define FACR_BEGIN(ctrl)                                                        \
-    GUARD(ctrl)                                                                 \
-    FacrChunk k;                                                                \
-    real r[2][FACR_CHUNK];                                                      \
-    if (!facr_begin(V, nx, ny, twx, lx, hy2, cosine_x, neumann_y, &k, r)) return;
-
-// Per chunk q and column (2 m + s): the interior's solution with zero ends at its first and last
-// row, and the right-hand side of the chunk's separator, into ends[k][q][column], k = 0, 1, 2.
-extern "C" __global__ void __launch_bounds__(FACR_THREADS)
-    facr_chunks(const real* __restrict__ V, real* __restrict__ ends, const int* __restrict__ ctrl, FACR_PARAMS) {
-    FACR_BEGIN(ctrl)
-#pragma unroll
-    for (int s = 0; s < 2; ++s) {
-        const real separator = k.n < k.rows ? r[s][k.rows - 1] : (real)0;
-        facr_thomas(r[s], k.s0, k.n, ny, k.c.sigma[s], k.end, k.c.pinned[s]);
-        const size_t col = 2 * k.m + s, layer = (size_t)k.chunks * k.cols;
-        const size_t at = (size_t)k.q * k.cols + col;
-        ends[at] = r[s][0];
-        ends[layer + at] = r[s][k.n - 1];
-        ends[2 * layer + at] = separator;
-    }
-}
-
-// The separators' tridiagonal system of each column (one thread a column), in double, from the
-// chunks' `ends` and the factors `lower`, `pivot` (reciprocal) and `upper` of its forward
-// elimination, which depend on the grid only (facr.rs `Columns::separator_factors`): forward substitution,
-// then back substitution into sep[q][column] (scratch: the eliminated right-hand sides).
-extern "C" __global__ void facr_separators(const real* __restrict__ ends, real* __restrict__ sep,
-                                           double* __restrict__ scratch, const int* __restrict__ ctrl,
-                                           const double* __restrict__ lower, const double* __restrict__ pivot,
-                                           const double* __restrict__ upper, int cols, int chunks) {
+// Per chunk q and column: the interior's solution with zero ends at its first and last row (row 0
+// and row FACR_CHUNK - 2: the last chunk's is not used) and the right-hand side of the chunk's
+// separator, into ends[k][q][column], k = 0, 1, 2; for column 0 the sum of the interior's solution
+// into sums[q] (the mean of the singular column, `facr_separators`).
+extern "C" __global__ void __launch_bounds__(FACR_ENTRIES* FACR_CHUNKS_PER_BLOCK)
+    facr_chunks(const real* __restrict__ V, real* __restrict__ ends, real* __restrict__ sums,
+                const real* __restrict__ g, const int* __restrict__ ctrl, FACR_PARAMS) {
     GUARD(ctrl)
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    const int seps = chunks - 1;
-    if (col >= cols || seps <= 0) return;
-    // ends[k][q][column] and the separators' arrays [q][column] share the index q cols + column.
+    FacrChunk k;
+    if (!facr_chunk(nx, ny, &k)) return;
+    cplx r[FACR_CHUNK];
+    facr_load(V, k, nx, ny, twx, cosine_x, (real)hy2, r);
+    const cplx separator = r[FACR_CHUNK - 1];
+    const int cols = 2 * (nx / 2 + 1);
+    facr_thomas(g, k, cols, r);
+    const size_t layer = (size_t)k.chunks * cols, at = (size_t)k.q * cols;
+    reinterpret_cast<cplx*>(ends + at)[k.m] = r[0];
+    reinterpret_cast<cplx*>(ends + layer + at)[k.m] = r[FACR_CHUNK - 2];
+    reinterpret_cast<cplx*>(ends + 2 * layer + at)[k.m] = separator;
+    if (k.m == 0) {
+        real s = 0;
+#pragma unroll
+        for (int i = 0; i < FACR_CHUNK; ++i) s += r[i].re;
+        sums[k.q] = s;
+    }
+}
+
+// Iterations a segment's sweep loads ahead (`facr_sweep`).
+#define FACR_BATCH 4
+
+// The rows q of [q0, q1), in order or (Backward) reversed, each through step(q, load(q)): the
+// loads of FACR_BATCH rows are issued before their steps, so that a recurrence waits for memory
+// once a batch rather than once a row.
+template <bool Backward, class Load, class Step>
+__device__ __forceinline__ void facr_sweep(int q0, int q1, const Load& load, const Step& step) {
+    const int n = q1 - q0;
+    for (int t = 0; t < n; t += FACR_BATCH) {
+        decltype(load(0)) v[FACR_BATCH];
+#pragma unroll
+        for (int u = 0; u < FACR_BATCH; ++u)
+            if (t + u < n) v[u] = load(Backward ? q1 - 1 - t - u : q0 + t + u);
+#pragma unroll
+        for (int u = 0; u < FACR_BATCH; ++u)
+            if (t + u < n) step(Backward ? q1 - 1 - t - u : q0 + t + u, v[u]);
+    }
+}
+
+// The separators' tridiagonal system of each column, in double, from the chunks' `ends` and the
+// factors `lower`, `pivot` (reciprocal) and `upper` of its forward elimination, which depend on the
+// grid only (facr.rs `Columns::separator_factors`), into sep[q][column]. Row q's right-hand side is
+// b(separator q) - y(q)[last] - y(q + 1)[first]. The forward substitution d(q) = pivot (rhs - lower
+// d(q - 1)) and the back substitution x(q) = d(q) - upper x(q + 1) are linear recurrences: warp s
+// of a block takes segment s of the separators of the block's 32 columns, composes its segment's
+// affine map, the block chains the maps (one thread a column) and each warp then runs its segment
+// from its true start (a scan of affine maps in two levels). scratch[q][column] holds d.
+// The block of column 0 also forms the singular column's mean: the interiors' sums plus each
+// separator times its weight (1 minus the sums of the two interiors' responses to it, facr.rs
+// `Columns::mean_weights`), over ny, into mean[0].
+extern "C" __global__ void __launch_bounds__(32 * FACR_SEGMENTS)
+    facr_separators(const real* __restrict__ ends, real* __restrict__ sep, double* __restrict__ scratch,
+                    const real* __restrict__ sums, const double* __restrict__ weights, double* __restrict__ mean,
+                    const int* __restrict__ ctrl, const double* __restrict__ lower,
+                    const double* __restrict__ pivot, const double* __restrict__ upper, int cols, int chunks,
+                    int ny) {
+    GUARD(ctrl)
+    __shared__ double map_a[FACR_SEGMENTS][32], map_b[FACR_SEGMENTS][32];
+    const int lane = threadIdx.x, s = threadIdx.y;
+    const int col = blockIdx.x * 32 + lane;
+    const int seps = chunks - 1, per = (seps + FACR_SEGMENTS - 1) / FACR_SEGMENTS;
+    // The thread's segment [q0, q1), none past the last column.
+    const int q0 = min(s * per, seps), q1 = col < cols ? min(q0 + per, seps) : q0;
     const size_t layer = (size_t)chunks * cols;
-    double d = 0;
-    for (int q = 0; q < seps; ++q) {
+    // Row q of the forward substitution: its right-hand side, lower coefficient and pivot.
+    const auto forward_row = [&](int q) {
         const size_t at = (size_t)q * cols + col;
         const double rhs = (double)ends[2 * layer + at] - (double)ends[layer + at] - (double)ends[at + cols];
-        d = (rhs - lower[at] * d) * pivot[at];
-        scratch[at] = d;
-    }
-    double x = 0;
-    for (int q = seps - 1; q >= 0; --q) {
+        return double3{rhs, lower[at], pivot[at]};
+    };
+    // Row q of the back substitution: d and the upper coefficient.
+    const auto back_row = [&](int q) {
         const size_t at = (size_t)q * cols + col;
-        x = scratch[at] - upper[at] * x;
-        sep[at] = (real)x;
+        return double2{scratch[at], upper[at]};
+    };
+    // Forward: the segment's map d(q1 - 1) = a d(q0 - 1) + b.
+    double a = 1, b = 0;
+    facr_sweep<false>(q0, q1, forward_row, [&](int, double3 r) {
+        b = (r.x - r.y * b) * r.z;
+        a *= -r.y * r.z;
+    });
+    map_a[s][lane] = a;
+    map_b[s][lane] = b;
+    __syncthreads();
+    // Chain the maps: each segment's incoming d into map_a.
+    if (s == 0) {
+        double d = 0;
+        for (int t = 0; t < FACR_SEGMENTS; ++t) {
+            const double in = d;
+            d = map_a[t][lane] * d + map_b[t][lane];
+            map_a[t][lane] = in;
+        }
+    }
+    __syncthreads();
+    double d = map_a[s][lane];
+    facr_sweep<false>(q0, q1, forward_row, [&](int q, double3 r) {
+        d = (r.x - r.y * d) * r.z;
+        scratch[(size_t)q * cols + col] = d;
+    });
+    // Backward: the segment's map x(q0) = a x(q1) + b.
+    a = 1;
+    b = 0;
+    facr_sweep<true>(q0, q1, back_row, [&](int, double2 r) {
+        b = r.x - r.y * b;
+        a *= -r.y;
+    });
+    __syncthreads();
+    map_a[s][lane] = a;
+    map_b[s][lane] = b;
+    __syncthreads();
+    if (s == 0) {
+        double x = 0;
+        for (int t = FACR_SEGMENTS - 1; t >= 0; --t) {
+            const double in = x;
+            x = map_a[t][lane] * x + map_b[t][lane];
+            map_a[t][lane] = in;
+        }
+    }
+    __syncthreads();
+    double x = map_a[s][lane], total = 0;
+    facr_sweep<true>(q0, q1, back_row, [&](int q, double2 r) {
+        x = r.x - r.y * x;
+        sep[(size_t)q * cols + col] = (real)x;
+        if (col == 0) total += weights[q] * (double)(real)x;
+    });
+    // The singular column's mean (column 0: lane 0 of block 0): the interiors' sums, a segment of
+    // chunks a warp, and the separators' part.
+    if (blockIdx.x != 0) return;
+    const int cper = (chunks + FACR_SEGMENTS - 1) / FACR_SEGMENTS;
+    for (int q = s * cper; q < min((s + 1) * cper, chunks); ++q) total += (double)sums[q];
+    __syncthreads();
+    map_a[s][lane] = total;
+    __syncthreads();
+    if (s == 0 && lane == 0) {
+        double m = 0;
+        for (int t = 0; t < FACR_SEGMENTS; ++t) m += map_a[t][0];
+        mean[0] = m / ny;
     }
 }
 
-// Each chunk's rows solved with its separators as ends, written back as the inverse transform's
-// input: the spectrum of the reordered solution, (cos, sin) twiddled for a cosine x axis
-// (V(m) = conj(w(m)) (P(m) - i P(nx - m)), transform.cuh) and divided by nx (cuFFT's inverse is
-// unnormalised).
-extern "C" __global__ void __launch_bounds__(FACR_THREADS)
-    facr_solve(real* __restrict__ V, const real* __restrict__ sep, const int* __restrict__ ctrl, FACR_PARAMS) {
-    FACR_BEGIN(ctrl)
-#pragma unroll
-    for (int s = 0; s < 2; ++s) {
-        const size_t col = 2 * k.m + s;
-        const real left = k.q > 0 ? sep[(size_t)(k.q - 1) * k.cols + col] : (real)0;
-        const real right = k.n < k.rows ? sep[(size_t)k.q * k.cols + col] : (real)0;
-        r[s][0] = r[s][0] - left;
-        r[s][k.n - 1] = r[s][k.n - 1] - right;
-        facr_thomas(r[s], k.s0, k.n, ny, k.c.sigma[s], k.end, k.c.pinned[s]);
-        if (k.n < k.rows) r[s][k.rows - 1] = right;
-    }
+// Each chunk's rows solved with its separators as ends (the singular column's mean removed where
+// `zero_mean`), written back as the inverse transform's input: the spectrum of the reordered
+// solution, (cos, sin) twiddled for a cosine x axis (V(m) = conj(w(m)) (P(m) - i P(nx - m)),
+// transform.cuh) and divided by nx (cuFFT's inverse is unnormalised).
+extern "C" __global__ void __launch_bounds__(FACR_ENTRIES* FACR_CHUNKS_PER_BLOCK)
+    facr_solve(real* __restrict__ V, const real* __restrict__ sep, const double* __restrict__ mean,
+               const real* __restrict__ g, const int* __restrict__ ctrl, int zero_mean, FACR_PARAMS) {
+    GUARD(ctrl)
+    FacrChunk k;
+    if (!facr_chunk(nx, ny, &k)) return;
+    cplx r[FACR_CHUNK];
+    facr_load(V, k, nx, ny, twx, cosine_x, (real)hy2, r);
+    const int cols = 2 * (nx / 2 + 1);
+    const bool last = k.q + 1 == k.chunks;
+    const cplx* s = reinterpret_cast<const cplx*>(sep);
+    const cplx left = k.q > 0 ? s[(size_t)(k.q - 1) * (cols / 2) + k.m] : cplx{0, 0};
+    const cplx right = last ? cplx{0, 0} : s[(size_t)k.q * (cols / 2) + k.m];
+    r[0] = {r[0].re - left.re, r[0].im - left.im};
+    r[FACR_CHUNK - 2] = {r[FACR_CHUNK - 2].re - right.re, r[FACR_CHUNK - 2].im - right.im};
+    facr_thomas(g, k, cols, r);
+    if (!last) r[FACR_CHUNK - 1] = right;
+    const real shift = zero_mean && k.m == 0 ? (real)mean[0] : (real)0;
     const real inv_n = (real)1 / (real)nx;
     const cplx w = cosine_x ? load_cplx(twx, k.m) : cplx{1, 0};
+    const int h = nx / 2 + 1;
 #pragma unroll
     for (int i = 0; i < FACR_CHUNK; ++i) {
-        if (i >= k.rows) break;
-        const real p0 = r[0][i], p1 = r[1][i];
+        const int j = k.s0 + i;
+        if (j >= ny) break;
+        const real p0 = r[i].re - shift, p1 = r[i].im;
         const cplx v = cosine_x ? cplx{w.re * p0 + w.im * p1, w.im * p0 - w.re * p1} : cplx{p0, p1};
-        reinterpret_cast<cplx*>(V)[(size_t)(k.s0 + i) * (k.cols / 2) + k.m] = {v.re * inv_n, v.im * inv_n};
+        reinterpret_cast<cplx*>(V)[(size_t)j * h + k.m] = {v.re * inv_n, v.im * inv_n};
     }
-}
-
-// The singular column's mean removed (entry m = 0's first column, whose system was pinned): one
-// block sums the column's ny values in a fixed order and subtracts their mean, so that p has zero
-// mean as the cosine transform leaves it.
-extern "C" __global__ void facr_zero_mean(real* __restrict__ V, const int* __restrict__ ctrl, int nx, int ny) {
-    GUARD(ctrl)
-    const int h = nx / 2 + 1;
-    real s = 0;
-    for (int j = thread_linear(); j < ny; j += block_threads()) s += V[2 * (size_t)j * h];
-    s = block_sum(s);
-    __shared__ real mean;
-    if (thread_linear() == 0) mean = s / (real)ny;
-    __syncthreads();
-    for (int j = thread_linear(); j < ny; j += block_threads()) V[2 * (size_t)j * h] -= mean;
 }

@@ -77,7 +77,8 @@ fn arrays_per_cell(spec: &CaseSpec) -> Result<(u64, u64), Invalid> {
                 PressureSolverKind::Sor => 0,
                 PressureSolverKind::Pcg | PressureSolverKind::Multigrid => 4,
                 // The reordered field, its spectrum, cuFFT's work area; in 2D FACR's chunk
-                // ends, separators and their factors (at most 0.75 of a field in f32).
+                // ends, separators and their factors (0.75 of a field in f32) and its chunks'
+                // pivots (64 a column: a quarter of a field once ny >= 256).
                 PressureSolverKind::Fft => 3 + (c.grid.dim == 2) as u64,
             };
             (3 * c.grid.dim as u64 + 2 + workspace, real(c.precision))

@@ -1,8 +1,9 @@
 //! The transform pressure solve of a 2D grid whose y sides pair up (both Neumann or both
 //! Dirichlet) by FACR(0) (Hockney 1970): cuFFT's batched real-to-complex transform of each row,
 //! one tridiagonal system along y per x wavenumber (kernels/facr.cuh: chunks of `FACR_CHUNK`
-//! rows in f32, the chunks' separators coupled in f64), the inverse transform of each row. It
-//! solves the discrete system of the 2D transforms (`dct_divide`) with two passes of cuFFT fewer.
+//! rows in the solver's precision with pivots computed here in f64, the chunks' separators
+//! coupled in f64), the inverse transform of each row. It solves the discrete system of the 2D
+//! transforms (`dct_divide`) with two passes of cuFFT fewer.
 //!
 //! Index conventions: the spectrum holds `ny` rows of `h = nx / 2 + 1` complex entries; entry m
 //! carries two real columns `2 m` and `2 m + 1` (kernels/facr.cuh); chunk q holds rows
@@ -17,8 +18,11 @@ use std::sync::Arc;
 
 /// Rows a chunk, separator included (kernels/facr.cuh `FACR_CHUNK`).
 pub(super) const CHUNK: usize = 16;
-/// Threads a block of the chunk kernels along x (kernels/facr.cuh `FACR_THREADS`).
-const THREADS: u32 = 64;
+/// A chunk kernels' block: entries along x, chunks along y (kernels/facr.cuh `FACR_ENTRIES`,
+/// `FACR_CHUNKS_PER_BLOCK`).
+const BLOCK: (u32, u32, u32) = (32, 8, 1);
+/// A `facr_separators` block: 32 columns, `FACR_SEGMENTS` segments of their separators.
+const SEPARATOR_BLOCK: (u32, u32, u32) = (32, 16, 1);
 
 /// The grid's side of a FACR solve: the x axis' transform and eigenvalues, the y sides.
 #[derive(Clone, Debug)]
@@ -59,8 +63,8 @@ impl Columns {
     }
 
     /// Column `col`'s shift `sigma = lambda_x hy^2` (that of lambda 1 for an absent column, whose
-    /// right-hand side is zero) and whether it is the pinned singular column (kernels/facr.cuh
-    /// `facr_columns`).
+    /// right-hand side is zero) and whether it is a pinned singular column (its pivots,
+    /// [`Columns::chunk_factors`]).
     pub fn column(&self, col: usize) -> (f64, bool) {
         let m = col / 2;
         let k = if self.cosine_x && col % 2 == 1 {
@@ -72,14 +76,14 @@ impl Columns {
         (l * self.hy2, self.neumann_y && l == 0.0)
     }
 
-    /// Whether some column is singular (Neumann y sides and a zero x eigenvalue), so that the
-    /// solve ends by removing its mean (`facr_zero_mean`).
-    pub fn has_pinned(&self) -> bool {
-        (0..self.count()).any(|c| self.column(c).1)
+    /// Whether column 0 is singular (Neumann y sides: its x eigenvalue is 0), so that the solve
+    /// removes its mean (kernels/facr.cuh `facr_separators`, `facr_solve`). The only other
+    /// singular column, Im V(0) of a periodic x axis, is one the inverse transform ignores.
+    pub fn zero_mean(&self) -> bool {
+        self.column(0).1
     }
 
-    /// Row j's diagonal in column (sigma, pinned), as kernels/facr.cuh `facr_diagonal`; `None`
-    /// for the pinned row (x = 0).
+    /// Row j's diagonal in column (sigma, pinned); `None` for the pinned row (x = 0).
     fn diagonal(&self, j: usize, sigma: f64, pinned: bool) -> Option<f64> {
         let end = if self.neumann_y { -1.0 } else { -3.0 };
         if pinned && j == self.ny - 1 {
@@ -88,46 +92,86 @@ impl Columns {
         Some(if j == 0 || j == self.ny - 1 { end } else { -2.0 } + sigma)
     }
 
-    /// The interior rows `[s, s + n)` of chunk q (all of its rows but the separator, the last one,
-    /// of every chunk but the last).
-    pub fn interior(&self, q: usize) -> (usize, usize) {
-        let s = q * CHUNK;
-        let rows = CHUNK.min(self.ny - s);
-        (s, if q + 1 < self.chunks() { rows - 1 } else { rows })
+    /// Kind of chunk q, the factors' index (kernels/facr.cuh `facr_kind`): 0 middle, 1 first,
+    /// 2 last, 3 the only one.
+    fn kind(&self, q: usize) -> usize {
+        (q == 0) as usize | ((q + 1 == self.chunks()) as usize) << 1
     }
 
-    /// Thomas in f64 on rows `[s, s + r.len())` of a column with unit off-diagonals and
-    /// right-hand side `r` (its solution overwrites it), as kernels/facr.cuh `facr_thomas`: the
-    /// pinned row is x = 0 and couples to nothing.
-    pub fn solve_rows(&self, s: usize, sigma: f64, pinned: bool, r: &mut [f64]) {
-        let n = r.len();
-        let mut cp = vec![0.0; n];
-        let (mut c_prev, mut d_prev) = (0.0, 0.0);
-        for i in 0..n {
-            let b = self.diagonal(s + i, sigma, pinned);
-            let a = if i > 0 && b.is_some() { 1.0 } else { 0.0 };
-            let inv = 1.0 / (b.unwrap_or(1.0) - a * c_prev);
-            c_prev = if i + 1 < n && b.is_some() { inv } else { 0.0 };
-            cp[i] = c_prev;
-            d_prev = (if b.is_some() { r[i] } else { 0.0 } - a * d_prev) * inv;
-            r[i] = d_prev;
+    /// The reciprocal pivots g of chunk q's forward elimination in column (sigma, pinned)
+    /// (kernels/facr.cuh): `CHUNK` rows, the separator (the last row of every chunk but the last),
+    /// the rows past ny and the pinned row identity rows (g = 0), else g(i) = 1 / (b(i) - g(i-1)).
+    fn pivots(&self, q: usize, sigma: f64, pinned: bool) -> [f64; CHUNK] {
+        let mut g = [0.0; CHUNK];
+        let mut prev = 0.0;
+        for (i, gi) in g.iter_mut().enumerate() {
+            let j = q * CHUNK + i;
+            let separator = i + 1 == CHUNK && q + 1 < self.chunks();
+            *gi = match (j < self.ny && !separator).then(|| self.diagonal(j, sigma, pinned)) {
+                Some(Some(b)) => 1.0 / (b - prev),
+                _ => 0.0,
+            };
+            prev = *gi;
         }
-        for i in (0..n.saturating_sub(1)).rev() {
-            r[i] -= cp[i] * r[i + 1];
+        g
+    }
+
+    /// Every column's pivots for each kind of chunk, `[kind][i][column]` (kernels/facr.cuh
+    /// `facr_thomas`); a kind the grid has not is zero.
+    pub fn chunk_factors(&self) -> Vec<f64> {
+        let (cols, chunks) = (self.count(), self.chunks());
+        let mut out = vec![0.0; 4 * CHUNK * cols];
+        // A chunk of each kind: the middle, the first, the last, the only one.
+        for q in [1, 0, chunks - 1] {
+            if q >= chunks {
+                continue;
+            }
+            let kind = self.kind(q);
+            for col in 0..cols {
+                let (sigma, pinned) = self.column(col);
+                for (i, g) in self.pivots(q, sigma, pinned).into_iter().enumerate() {
+                    out[(kind * CHUNK + i) * cols + col] = g;
+                }
+            }
+        }
+        out
+    }
+
+    /// Thomas on a chunk with its pivots g and unit off-diagonals, as kernels/facr.cuh
+    /// `facr_thomas`: d(i) = g(i) (r(i) - d(i-1)), then x(i) = d(i) - g(i) x(i+1), in place.
+    pub fn solve_chunk(g: &[f64; CHUNK], r: &mut [f64; CHUNK]) {
+        let mut d = 0.0;
+        for (ri, gi) in r.iter_mut().zip(g) {
+            d = gi * (*ri - d);
+            *ri = d;
+        }
+        for i in (0..CHUNK - 1).rev() {
+            r[i] -= g[i] * r[i + 1];
         }
     }
 
-    /// The interior's responses (first, last value) to a unit coupling at its first row (`v`,
-    /// from the separator before it) and at its last row (`w`, from its own separator).
-    fn spikes(&self, q: usize, sigma: f64, pinned: bool) -> ([f64; 2], [f64; 2]) {
-        let (s, n) = self.interior(q);
-        let unit = |first: bool| {
-            let mut r = vec![0.0; n];
-            r[if first { 0 } else { n - 1 }] = 1.0;
-            self.solve_rows(s, sigma, pinned, &mut r);
-            [r[0], r[n - 1]]
-        };
-        (unit(true), unit(false))
+    /// Chunk q's interior responses to a unit coupling at its first row (`v`, from the separator
+    /// before it) and at its last interior row (`w`, row `CHUNK - 2`, from its own separator).
+    fn spikes(&self, q: usize, sigma: f64, pinned: bool) -> [[f64; CHUNK]; 2] {
+        let g = self.pivots(q, sigma, pinned);
+        [0, CHUNK - 2].map(|row| {
+            let mut r = [0.0; CHUNK];
+            r[row] = 1.0;
+            Self::solve_chunk(&g, &mut r);
+            r
+        })
+    }
+
+    /// Chunk q's spikes in column (sigma, pinned) with those of the other chunks of its kind:
+    /// the chunks between the first and the last have the same interior.
+    fn spikes_by_kind(&self, sigma: f64, pinned: bool) -> impl Fn(usize) -> [[f64; CHUNK]; 2] {
+        let last = self.chunks() - 1;
+        let [first, middle, end] = [0, 1.min(last), last].map(|q| self.spikes(q, sigma, pinned));
+        move |q| match q {
+            0 => first,
+            q if q == last => end,
+            _ => middle,
+        }
     }
 
     /// The forward elimination of every column's separator system (kernels/facr.cuh
@@ -145,21 +189,16 @@ impl Columns {
             vec![0.0; seps * cols],
             vec![0.0; seps * cols],
         ];
+        let last = CHUNK - 2;
         for col in 0..cols {
             let (sigma, pinned) = self.column(col);
-            // The chunks between the first and the last have the same interior (no end row).
-            let last = self.chunks() - 1;
-            let [first, middle, end] = [0, 1.min(last), last].map(|q| self.spikes(q, sigma, pinned));
-            let spikes = |q: usize| match q {
-                0 => first,
-                q if q == last => end,
-                _ => middle,
-            };
+            let spikes = self.spikes_by_kind(sigma, pinned);
             let mut c_prev = 0.0;
             for q in 0..seps {
-                let lower = if q > 0 { -spikes(q).0[1] } else { 0.0 };
-                let diagonal = -2.0 + sigma - spikes(q).1[1] - spikes(q + 1).0[0];
-                let upper = if q + 1 < seps { -spikes(q + 1).1[0] } else { 0.0 };
+                let ([_, w], [v_next, w_next]) = (spikes(q), spikes(q + 1));
+                let lower = if q > 0 { -spikes(q)[0][last] } else { 0.0 };
+                let diagonal = -2.0 + sigma - w[last] - v_next[0];
+                let upper = if q + 1 < seps { -w_next[0] } else { 0.0 };
                 let pivot = 1.0 / (diagonal - lower * c_prev);
                 c_prev = upper * pivot;
                 let at = q * cols + col;
@@ -170,37 +209,61 @@ impl Columns {
         }
         out
     }
+
+    /// Column 0's separators' weights in its sum (kernels/facr.cuh `facr_separators`, the
+    /// singular column's mean): the sum of x_int(q) = y(q) - x_sep(q - 1) v(q) - x_sep(q) w(q)
+    /// over the chunks plus the separators is sum y + sum_q x_sep(q) (1 - sum w(q) - sum v(q + 1)).
+    pub fn mean_weights(&self) -> Vec<f64> {
+        let (sigma, pinned) = self.column(0);
+        let spikes = self.spikes_by_kind(sigma, pinned);
+        let sum = |x: [f64; CHUNK]| x.iter().sum::<f64>();
+        (0..self.chunks() - 1)
+            .map(|q| 1.0 - sum(spikes(q)[1]) - sum(spikes(q + 1)[0]))
+            .collect()
+    }
 }
 
-/// The device side of a FACR solve ([`Columns`]): the chunks' ends (`3 chunks` values a column)
-/// and separators, the separators' forward elimination (scratch, and its factors, uploaded once:
-/// they depend on the grid only).
+/// The device side of a FACR solve ([`Columns`]): the chunks' pivots, the chunks' ends (`3
+/// chunks` values a column) and column 0's sums, the separators and their forward elimination
+/// (scratch, and its factors), column 0's weights and mean. The pivots and factors depend on the
+/// grid only and are uploaded once.
 pub(super) struct LineSolves<T> {
     pub(super) columns: Columns,
+    pivots: DevBuf<T>,
     ends: DevBuf<T>,
+    sums: DevBuf<T>,
     separators: DevBuf<T>,
     scratch: DevBuf<f64>,
     factors: [DevBuf<f64>; 3],
+    weights: DevBuf<f64>,
+    mean: DevBuf<f64>,
 }
 
 impl<T: Real> LineSolves<T> {
     pub(super) fn new(gpu: &Arc<Gpu>, columns: Columns) -> Result<Self, CudaError> {
         let (cols, chunks) = (columns.count(), columns.chunks());
         // A column of one chunk has no separator; keep one value so that every buffer exists.
-        let seps = (chunks - 1).max(1) * cols;
-        let factors = columns.separator_factors().map(|f| {
-            let b = gpu.alloc(seps)?;
-            if !f.is_empty() {
-                gpu.upload(&b, &f)?;
+        let seps = (chunks - 1).max(1);
+        let upload = |v: &[f64], len: usize| -> Result<DevBuf<f64>, CudaError> {
+            let b = gpu.alloc_zeros(len)?;
+            if !v.is_empty() {
+                gpu.upload(&b, v)?;
             }
-            Ok::<_, CudaError>(b)
-        });
-        let [lower, pivot, upper] = factors;
+            Ok(b)
+        };
+        let [lower, pivot, upper] = columns.separator_factors().map(|f| upload(&f, seps * cols));
+        let pivots: Vec<T> = columns.chunk_factors().into_iter().map(T::of).collect();
+        let chunk_pivots = gpu.alloc(pivots.len())?;
+        gpu.upload(&chunk_pivots, &pivots)?;
         Ok(Self {
+            pivots: chunk_pivots,
             ends: gpu.alloc_zeros(3 * chunks * cols)?,
-            separators: gpu.alloc_zeros(seps)?,
-            scratch: gpu.alloc_zeros(seps)?,
+            sums: gpu.alloc_zeros(chunks)?,
+            separators: gpu.alloc_zeros(seps * cols)?,
+            scratch: gpu.alloc_zeros(seps * cols)?,
             factors: [lower?, pivot?, upper?],
+            weights: upload(&columns.mean_weights(), seps)?,
+            mean: gpu.alloc_zeros(1)?,
             columns,
         })
     }
@@ -208,69 +271,73 @@ impl<T: Real> LineSolves<T> {
 
 impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// `L p = b` on the spectrum of the rows (cuFFT's batched transform of each row of `w.v`),
-    /// in place: `facr_chunks`, `facr_separators`, `facr_solve` and, with a singular column,
-    /// `facr_zero_mean` (kernels/facr.cuh).
+    /// in place: `facr_chunks`, `facr_separators` and `facr_solve` (kernels/facr.cuh).
     pub(super) fn facr_solve(&self, w: &SpectralWork<T>, f: &LineSolves<T>) -> Result<(), CudaError> {
         let c = &f.columns;
         let (cols, chunks) = (c.count(), c.chunks());
-        let chunk_grid = ((c.nx / 2 + 1).div_ceil(THREADS as usize) as u32, chunks as u32, 1);
+        let chunk_grid = (
+            (c.nx / 2 + 1).div_ceil(BLOCK.0 as usize) as u32,
+            chunks.div_ceil(BLOCK.1 as usize) as u32,
+            1,
+        );
         let shape = |a: Args| {
             a.i(c.nx as i64)
                 .i(c.ny as i64)
                 .p(&w.twiddles[0])
-                .p(&w.lambdas[0])
                 .d(c.hy2)
                 .i(c.cosine_x as i64)
-                .i(c.neumann_y as i64)
         };
         let k = &self.poisson_kernels;
         self.launch(
             k,
             "facr_chunks",
             chunk_grid,
-            (THREADS, 1, 1),
-            shape(Args::new().p(&w.spectrum).p(&f.ends).p(&self.ctrl)),
-        )?;
-        if chunks > 1 {
-            let [lower, pivot, upper] = &f.factors;
-            self.launch(
-                k,
-                "facr_separators",
-                (cols.div_ceil(128) as u32, 1, 1),
-                (128, 1, 1),
+            BLOCK,
+            shape(
                 Args::new()
+                    .p(&w.spectrum)
                     .p(&f.ends)
-                    .p(&f.separators)
-                    .p(&f.scratch)
-                    .p(&self.ctrl)
-                    .p(lower)
-                    .p(pivot)
-                    .p(upper)
-                    .i(cols as i64)
-                    .i(chunks as i64),
-            )?;
-        }
+                    .p(&f.sums)
+                    .p(&f.pivots)
+                    .p(&self.ctrl),
+            ),
+        )?;
+        let [lower, pivot, upper] = &f.factors;
+        self.launch(
+            k,
+            "facr_separators",
+            (cols.div_ceil(SEPARATOR_BLOCK.0 as usize) as u32, 1, 1),
+            SEPARATOR_BLOCK,
+            Args::new()
+                .p(&f.ends)
+                .p(&f.separators)
+                .p(&f.scratch)
+                .p(&f.sums)
+                .p(&f.weights)
+                .p(&f.mean)
+                .p(&self.ctrl)
+                .p(lower)
+                .p(pivot)
+                .p(upper)
+                .i(cols as i64)
+                .i(chunks as i64)
+                .i(c.ny as i64),
+        )?;
         self.launch(
             k,
             "facr_solve",
             chunk_grid,
-            (THREADS, 1, 1),
-            shape(Args::new().p(&w.spectrum).p(&f.separators).p(&self.ctrl)),
-        )?;
-        if c.has_pinned() {
-            self.launch(
-                k,
-                "facr_zero_mean",
-                (1, 1, 1),
-                (1024, 1, 1),
+            BLOCK,
+            shape(
                 Args::new()
                     .p(&w.spectrum)
+                    .p(&f.separators)
+                    .p(&f.mean)
+                    .p(&f.pivots)
                     .p(&self.ctrl)
-                    .i(c.nx as i64)
-                    .i(c.ny as i64),
-            )?;
-        }
-        Ok(())
+                    .i(c.zero_mean() as i64),
+            ),
+        )
     }
 }
 
@@ -278,11 +345,26 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 mod tests {
     use super::*;
 
-    /// The whole column solved at once in f64 (the pinned row x = 0), its mean removed where
-    /// pinned: the reference of the chunked solve.
+    /// The whole column solved at once in f64 by Thomas with unit off-diagonals (the pinned row
+    /// x = 0, coupled to nothing), its mean removed where pinned: the reference of the chunked
+    /// solve.
     fn direct(c: &Columns, sigma: f64, pinned: bool, b: &[f64]) -> Vec<f64> {
+        let n = b.len();
         let mut x = b.to_vec();
-        c.solve_rows(0, sigma, pinned, &mut x);
+        let mut cp = vec![0.0; n];
+        let (mut c_prev, mut d_prev) = (0.0, 0.0);
+        for i in 0..n {
+            let b = c.diagonal(i, sigma, pinned);
+            let a = if i > 0 && b.is_some() { 1.0 } else { 0.0 };
+            let inv = 1.0 / (b.unwrap_or(1.0) - a * c_prev);
+            c_prev = if i + 1 < n && b.is_some() { inv } else { 0.0 };
+            cp[i] = c_prev;
+            d_prev = (if b.is_some() { x[i] } else { 0.0 } - a * d_prev) * inv;
+            x[i] = d_prev;
+        }
+        for i in (0..n.saturating_sub(1)).rev() {
+            x[i] -= cp[i] * x[i + 1];
+        }
         if pinned {
             remove_mean(&mut x);
         }
@@ -294,12 +376,13 @@ mod tests {
         x.iter_mut().for_each(|v| *v -= mean);
     }
 
-    /// The kernels' pipeline on the host in f64 (kernels/facr.cuh: `facr_chunks`, then
-    /// `facr_separators` with [`Columns::separator_factors`], then `facr_solve` and, for the
-    /// pinned column, `facr_zero_mean`) against the direct solve of every column: Neumann and
-    /// Dirichlet y sides, cosine and periodic x axes, columns of three chunks (with a short last
-    /// one, and not), of two, of exactly one chunk and of less than one, including the singular
-    /// column.
+    /// The kernels' pipeline on the host in f64 (kernels/facr.cuh: `facr_chunks` with
+    /// [`Columns::chunk_factors`], `facr_separators` with [`Columns::separator_factors`] and, for
+    /// the singular column's mean, [`Columns::mean_weights`], then `facr_solve`) against the direct
+    /// solve of every column: Neumann and Dirichlet y sides, cosine and periodic x axes, columns
+    /// of three chunks (with a short last one, and not), of two, of exactly one chunk and of less
+    /// than one, including the singular column. The separators' recurrences run here in order; the
+    /// kernel chains their segments' maps, the same sums regrouped.
     #[test]
     fn chunked_line_solves_equal_the_direct_solve() {
         let lambda = |n: usize, periodic: bool| -> Vec<f64> {
@@ -329,30 +412,38 @@ mod tests {
                         neumann_y,
                     };
                     let (cols, chunks) = (c.count(), c.chunks());
+                    let pivots = c.chunk_factors();
                     let [lower, pivot, upper] = c.separator_factors();
+                    let weights = c.mean_weights();
+                    let seps = chunks - 1;
                     for col in 0..cols {
                         let (sigma, pinned) = c.column(col);
                         let mut b: Vec<f64> = (0..ny).map(|_| random()).collect();
                         if pinned {
                             remove_mean(&mut b);
                         }
-                        // facr_chunks: each interior with zero ends.
-                        let y: Vec<Vec<f64>> = (0..chunks)
+                        let rows = |q: usize| -> [f64; CHUNK] {
+                            std::array::from_fn(|i| b.get(q * CHUNK + i).copied().unwrap_or(0.0))
+                        };
+                        let solve = |q: usize, r: &mut [f64; CHUNK]| {
+                            let kind = c.kind(q);
+                            let g = std::array::from_fn(|i| pivots[(kind * CHUNK + i) * cols + col]);
+                            Columns::solve_chunk(&g, r);
+                        };
+                        // facr_chunks: each interior with zero ends, and its sum.
+                        let y: Vec<[f64; CHUNK]> = (0..chunks)
                             .map(|q| {
-                                let (s, n) = c.interior(q);
-                                let mut r = b[s..s + n].to_vec();
-                                c.solve_rows(s, sigma, pinned, &mut r);
+                                let mut r = rows(q);
+                                solve(q, &mut r);
                                 r
                             })
                             .collect();
                         // facr_separators.
-                        let seps = chunks - 1;
                         let mut d = vec![0.0; seps];
                         let mut prev = 0.0;
                         for q in 0..seps {
                             let at = q * cols + col;
-                            let separator = b[(q + 1) * CHUNK - 1];
-                            let rhs = separator - y[q][y[q].len() - 1] - y[q + 1][0];
+                            let rhs = rows(q)[CHUNK - 1] - y[q][CHUNK - 2] - y[q + 1][0];
                             prev = (rhs - lower[at] * prev) * pivot[at];
                             d[q] = prev;
                         }
@@ -362,20 +453,32 @@ mod tests {
                             next = d[q] - upper[q * cols + col] * next;
                             sep[q] = next;
                         }
-                        // facr_solve, facr_zero_mean.
+                        let sum: f64 = y.iter().flatten().sum::<f64>()
+                            + sep.iter().zip(&weights).map(|(s, w)| s * w).sum::<f64>();
+                        let mean = if col == 0 && c.zero_mean() {
+                            sum / ny as f64
+                        } else {
+                            0.0
+                        };
+                        // facr_solve.
                         let mut x = vec![0.0; ny];
                         for q in 0..chunks {
-                            let (s, n) = c.interior(q);
-                            let mut r = b[s..s + n].to_vec();
+                            let mut r = rows(q);
                             r[0] -= if q > 0 { sep[q - 1] } else { 0.0 };
-                            r[n - 1] -= if q < seps { sep[q] } else { 0.0 };
-                            c.solve_rows(s, sigma, pinned, &mut r);
-                            x[s..s + n].copy_from_slice(&r);
+                            r[CHUNK - 2] -= if q < seps { sep[q] } else { 0.0 };
+                            solve(q, &mut r);
                             if q < seps {
-                                x[s + n] = sep[q];
+                                r[CHUNK - 1] = sep[q];
+                            }
+                            for (i, v) in r.iter().enumerate() {
+                                if let Some(x) = x.get_mut(q * CHUNK + i) {
+                                    *x = v - mean;
+                                }
                             }
                         }
-                        if pinned {
+                        if pinned && col != 0 {
+                            // Im V(0) of a periodic x axis, which the inverse transform ignores:
+                            // compared up to its constant.
                             remove_mean(&mut x);
                         }
                         let reference = direct(&c, sigma, pinned, &b);
