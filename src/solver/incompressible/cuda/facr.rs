@@ -280,27 +280,25 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             chunks.div_ceil(BLOCK.1 as usize) as u32,
             1,
         );
-        let shape = |a: Args| {
-            a.i(c.nx as i64)
+        let k = &self.poisson_kernels;
+        // A chunk kernel: its own arguments, then the grid's.
+        let chunk_kernel = |name: &'static str, a: Args| {
+            let a = a
+                .i(c.nx as i64)
                 .i(c.ny as i64)
                 .p(&w.twiddles[0])
                 .d(c.hy2)
-                .i(c.cosine_x as i64)
+                .i(c.cosine_x as i64);
+            self.launch(k, name, chunk_grid, BLOCK, a)
         };
-        let k = &self.poisson_kernels;
-        self.launch(
-            k,
+        chunk_kernel(
             "facr_chunks",
-            chunk_grid,
-            BLOCK,
-            shape(
-                Args::new()
-                    .p(&w.spectrum)
-                    .p(&f.ends)
-                    .p(&f.sums)
-                    .p(&f.pivots)
-                    .p(&self.ctrl),
-            ),
+            Args::new()
+                .p(&w.spectrum)
+                .p(&f.ends)
+                .p(&f.sums)
+                .p(&f.pivots)
+                .p(&self.ctrl),
         )?;
         let [lower, pivot, upper] = &f.factors;
         self.launch(
@@ -323,20 +321,15 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .i(chunks as i64)
                 .i(c.ny as i64),
         )?;
-        self.launch(
-            k,
+        chunk_kernel(
             "facr_solve",
-            chunk_grid,
-            BLOCK,
-            shape(
-                Args::new()
-                    .p(&w.spectrum)
-                    .p(&f.separators)
-                    .p(&f.mean)
-                    .p(&f.pivots)
-                    .p(&self.ctrl)
-                    .i(c.zero_mean() as i64),
-            ),
+            Args::new()
+                .p(&w.spectrum)
+                .p(&f.separators)
+                .p(&f.mean)
+                .p(&f.pivots)
+                .p(&self.ctrl)
+                .i(c.zero_mean() as i64),
         )
     }
 }
