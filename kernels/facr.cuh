@@ -119,24 +119,62 @@ extern "C" __global__ void __launch_bounds__(FACR_ENTRIES* FACR_CHUNKS_PER_BLOCK
     }
 }
 
-// Iterations a segment's sweep loads ahead (`facr_sweep`).
+// A separator's row: for the forward substitution its right-hand side, lower coefficient and
+// (reciprocal) pivot, for the back substitution its upper coefficient; and the back substitution's
+// row alone, d and the upper coefficient.
+struct FacrRow {
+    double rhs, lower, pivot, upper;
+};
+struct FacrBack {
+    double d, upper;
+};
+
+// Rows a batch of a segment's sweep (`facr_sweep`).
 #define FACR_BATCH 4
 
-// The rows q of [q0, q1), in order or (Backward) reversed, each through step(q, load(q)): the
-// loads of FACR_BATCH rows are issued before their steps, so that a recurrence waits for memory
-// once a batch rather than once a row.
-template <bool Backward, class Load, class Step>
-__device__ __forceinline__ void facr_sweep(int q0, int q1, const Load& load, const Step& step) {
-    const int n = q1 - q0;
-    for (int t = 0; t < n; t += FACR_BATCH) {
-        decltype(load(0)) v[FACR_BATCH];
+// The rows q of [q0, q1) through step(q, u, cached, row), forward or (Backward) reversed, in
+// batches of FACR_BATCH rows aligned at q0 (u the row's place in its batch): a batch's rows are
+// loaded before their steps, so that a recurrence waits for memory once a batch rather than once a
+// row, and the first batch's rows come from registers (`first`, `cached`): a segment of at most
+// FACR_BATCH rows reads memory once for all of its sweeps.
+template <bool Backward, class Row, class Load, class Step>
+__device__ __forceinline__ void facr_sweep(int q0, int q1, const Row (&first)[FACR_BATCH], const Load& load,
+                                           const Step& step) {
+    const int batches = (q1 - q0 + FACR_BATCH - 1) / FACR_BATCH;
+    for (int i = 0; i < batches; ++i) {
+        const int b = Backward ? batches - 1 - i : i, base = q0 + b * FACR_BATCH;
+        Row v[FACR_BATCH];
 #pragma unroll
-        for (int u = 0; u < FACR_BATCH; ++u)
-            if (t + u < n) v[u] = load(Backward ? q1 - 1 - t - u : q0 + t + u);
+        for (int u = 0; u < FACR_BATCH; ++u) v[u] = b == 0 ? first[u] : base + u < q1 ? load(base + u) : Row{};
 #pragma unroll
-        for (int u = 0; u < FACR_BATCH; ++u)
-            if (t + u < n) step(Backward ? q1 - 1 - t - u : q0 + t + u, v[u]);
+        for (int k = 0; k < FACR_BATCH; ++k) {
+            const int u = Backward ? FACR_BATCH - 1 - k : k;
+            if (base + u < q1) step(base + u, u, b == 0, v[u]);
+        }
     }
+}
+
+// The block's segments' maps out = a in + b chained, forward or (Backward) from the last segment,
+// one thread a column: the incoming value of the thread's segment.
+template <bool Backward>
+__device__ __forceinline__ double facr_chain(double (&map_a)[FACR_SEGMENTS][32], double (&map_b)[FACR_SEGMENTS][32],
+                                             double a, double b) {
+    const int lane = threadIdx.x, s = threadIdx.y;
+    __syncthreads();
+    map_a[s][lane] = a;
+    map_b[s][lane] = b;
+    __syncthreads();
+    if (s == 0) {
+        double v = 0;
+        for (int i = 0; i < FACR_SEGMENTS; ++i) {
+            const int t = Backward ? FACR_SEGMENTS - 1 - i : i;
+            const double in = v;
+            v = map_a[t][lane] * v + map_b[t][lane];
+            map_a[t][lane] = in;
+        }
+    }
+    __syncthreads();
+    return map_a[s][lane];
 }
 
 // The separators' tridiagonal system of each column, in double, from the chunks' `ends` and the
@@ -146,7 +184,8 @@ __device__ __forceinline__ void facr_sweep(int q0, int q1, const Load& load, con
 // d(q - 1)) and the back substitution x(q) = d(q) - upper x(q + 1) are linear recurrences: warp s
 // of a block takes segment s of the separators of the block's 32 columns, composes its segment's
 // affine map, the block chains the maps (one thread a column) and each warp then runs its segment
-// from its true start (a scan of affine maps in two levels). scratch[q][column] holds d.
+// from its true start (a scan of affine maps in two levels). scratch[q][column] holds d past
+// a segment's first batch, which stays in registers.
 // The block of column 0 also forms the singular column's mean: the interiors' sums plus each
 // separator times its weight (1 minus the sums of the two interiors' responses to it, facr.rs
 // `Columns::mean_weights`), over ny, into mean[0].
@@ -164,64 +203,45 @@ extern "C" __global__ void __launch_bounds__(32 * FACR_SEGMENTS)
     // The thread's segment [q0, q1), none past the last column.
     const int q0 = min(s * per, seps), q1 = col < cols ? min(q0 + per, seps) : q0;
     const size_t layer = (size_t)chunks * cols;
-    // Row q of the forward substitution: its right-hand side, lower coefficient and pivot.
+    // Row q of the forward substitution: its right-hand side, lower coefficient and pivot, and
+    // the upper coefficient of the back substitution.
     const auto forward_row = [&](int q) {
         const size_t at = (size_t)q * cols + col;
         const double rhs = (double)ends[2 * layer + at] - (double)ends[layer + at] - (double)ends[at + cols];
-        return double3{rhs, lower[at], pivot[at]};
+        return FacrRow{rhs, lower[at], pivot[at], upper[at]};
     };
-    // Row q of the back substitution: d and the upper coefficient.
     const auto back_row = [&](int q) {
         const size_t at = (size_t)q * cols + col;
-        return double2{scratch[at], upper[at]};
+        return FacrBack{scratch[at], upper[at]};
     };
-    // Forward: the segment's map d(q1 - 1) = a d(q0 - 1) + b.
+    FacrRow first[FACR_BATCH];
+#pragma unroll
+    for (int u = 0; u < FACR_BATCH; ++u) first[u] = q0 + u < q1 ? forward_row(q0 + u) : FacrRow{};
+    // Forward: the segment's map d(q1 - 1) = a d(q0 - 1) + b, then d from the true start.
     double a = 1, b = 0;
-    facr_sweep<false>(q0, q1, forward_row, [&](int, double3 r) {
-        b = (r.x - r.y * b) * r.z;
-        a *= -r.y * r.z;
+    facr_sweep<false>(q0, q1, first, forward_row, [&](int, int, bool, FacrRow r) {
+        b = (r.rhs - r.lower * b) * r.pivot;
+        a *= -r.lower * r.pivot;
     });
-    map_a[s][lane] = a;
-    map_b[s][lane] = b;
-    __syncthreads();
-    // Chain the maps: each segment's incoming d into map_a.
-    if (s == 0) {
-        double d = 0;
-        for (int t = 0; t < FACR_SEGMENTS; ++t) {
-            const double in = d;
-            d = map_a[t][lane] * d + map_b[t][lane];
-            map_a[t][lane] = in;
-        }
-    }
-    __syncthreads();
-    double d = map_a[s][lane];
-    facr_sweep<false>(q0, q1, forward_row, [&](int q, double3 r) {
-        d = (r.x - r.y * d) * r.z;
-        scratch[(size_t)q * cols + col] = d;
+    double d = facr_chain<false>(map_a, map_b, a, b);
+    FacrBack back_first[FACR_BATCH] = {};
+    facr_sweep<false>(q0, q1, first, forward_row, [&](int q, int u, bool cached, FacrRow r) {
+        d = (r.rhs - r.lower * d) * r.pivot;
+        if (cached)
+            back_first[u] = {d, r.upper};
+        else
+            scratch[(size_t)q * cols + col] = d;
     });
-    // Backward: the segment's map x(q0) = a x(q1) + b.
+    // Backward: the segment's map x(q0) = a x(q1) + b, then x from the true start.
     a = 1;
     b = 0;
-    facr_sweep<true>(q0, q1, back_row, [&](int, double2 r) {
-        b = r.x - r.y * b;
-        a *= -r.y;
+    facr_sweep<true>(q0, q1, back_first, back_row, [&](int, int, bool, FacrBack r) {
+        b = r.d - r.upper * b;
+        a *= -r.upper;
     });
-    __syncthreads();
-    map_a[s][lane] = a;
-    map_b[s][lane] = b;
-    __syncthreads();
-    if (s == 0) {
-        double x = 0;
-        for (int t = FACR_SEGMENTS - 1; t >= 0; --t) {
-            const double in = x;
-            x = map_a[t][lane] * x + map_b[t][lane];
-            map_a[t][lane] = in;
-        }
-    }
-    __syncthreads();
-    double x = map_a[s][lane], total = 0;
-    facr_sweep<true>(q0, q1, back_row, [&](int q, double2 r) {
-        x = r.x - r.y * x;
+    double x = facr_chain<true>(map_a, map_b, a, b), total = 0;
+    facr_sweep<true>(q0, q1, back_first, back_row, [&](int q, int, bool, FacrBack r) {
+        x = r.d - r.upper * x;
         sep[(size_t)q * cols + col] = (real)x;
         if (col == 0) total += weights[q] * (double)(real)x;
     });
