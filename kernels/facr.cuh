@@ -17,11 +17,11 @@
 //
 // The systems are cut into chunks of FACR_CHUNK rows (substructuring): the last row of each chunk
 // but the last is a separator. Given the separators, a chunk's other rows (its interior) form a
-// small system with known ends. `facr_chunks` solves each interior with zero ends (f32 suffices:
-// an interior of 15 rows is well conditioned); `facr_separators` solves the separators' tridiagonal
-// system of every column in double (at low wavenumbers the column's system is nearly singular,
-// condition about 1e7 at 4096 rows); `facr_solve` then solves each interior with its separators as
-// ends and writes the inverse transform's input in place.
+// small system with known ends. `facr_chunks` solves each interior with zero ends in the solver's
+// precision (f32 suffices: an interior of 15 rows is well conditioned); `facr_separators` solves
+// the separators' tridiagonal system of every column in double (at low wavenumbers the column's
+// system is nearly singular, condition about 1e7 at 4096 rows); `facr_solve` then solves each
+// interior with its separators as ends and writes the inverse transform's input in place.
 //
 // A chunk is always FACR_CHUNK rows long: its separator, the rows past ny and the pinned row are
 // identity rows (x = 0, coupled to nothing). Its forward elimination then depends on the column and

@@ -87,7 +87,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// inverse reordering into `p`, the correction and the speed maxima of the next `dt`, with
     /// `stats` the steady-change sums too ([`CudaProjection::correct`]). The right-hand side's
     /// mean needs no removal: the division zeroes the constant mode, so `p` has zero mean as the
-    /// CPU's mean removal leaves it (to rounding).
+    /// CPU's mean removal leaves it (to rounding). FACR instead pins its singular column and
+    /// removes the solution's mean, which is the same for the compatible right-hand sides the
+    /// step makes (mean zero to rounding: closed or periodic sides).
     fn spectral_step(&self, stats: bool) -> Result<(), CudaError> {
         let Work::Spectral(w) = &self.work else {
             unreachable!("spectral_step with a transform workspace only")
