@@ -116,17 +116,22 @@ impl Columns {
         g
     }
 
+    /// One chunk of each kind the grid has (the middle, the first, the last or the only one),
+    /// with its kind: every chunk of a kind has the same interior.
+    fn kinds(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let chunks = self.chunks();
+        [1, 0, chunks - 1]
+            .into_iter()
+            .filter(move |&q| q < chunks)
+            .map(|q| (self.kind(q), q))
+    }
+
     /// Every column's pivots for each kind of chunk, `[kind][i][column]` (kernels/facr.cuh
     /// `facr_thomas`); a kind the grid has not is zero.
     pub fn chunk_factors(&self) -> Vec<f64> {
-        let (cols, chunks) = (self.count(), self.chunks());
+        let cols = self.count();
         let mut out = vec![0.0; 4 * CHUNK * cols];
-        // A chunk of each kind: the middle, the first, the last, the only one.
-        for q in [1, 0, chunks - 1] {
-            if q >= chunks {
-                continue;
-            }
-            let kind = self.kind(q);
+        for (kind, q) in self.kinds() {
             for col in 0..cols {
                 let (sigma, pinned) = self.column(col);
                 for (i, g) in self.pivots(q, sigma, pinned).into_iter().enumerate() {
@@ -162,16 +167,13 @@ impl Columns {
         })
     }
 
-    /// Chunk q's spikes in column (sigma, pinned) with those of the other chunks of its kind:
-    /// the chunks between the first and the last have the same interior.
-    fn spikes_by_kind(&self, sigma: f64, pinned: bool) -> impl Fn(usize) -> [[f64; CHUNK]; 2] {
-        let last = self.chunks() - 1;
-        let [first, middle, end] = [0, 1.min(last), last].map(|q| self.spikes(q, sigma, pinned));
-        move |q| match q {
-            0 => first,
-            q if q == last => end,
-            _ => middle,
+    /// Chunk q's spikes in column (sigma, pinned), computed once for each kind of chunk.
+    fn spikes_by_kind(&self, sigma: f64, pinned: bool) -> impl Fn(usize) -> [[f64; CHUNK]; 2] + '_ {
+        let mut by_kind = [[[0.0; CHUNK]; 2]; 4];
+        for (kind, q) in self.kinds() {
+            by_kind[kind] = self.spikes(q, sigma, pinned);
         }
+        move |q| by_kind[self.kind(q)]
     }
 
     /// The forward elimination of every column's separator system (kernels/facr.cuh

@@ -100,9 +100,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 Box::new(move |s| s.rhs(v, pack)),
             ));
             // The solve of a step: the transforms (4n) and the spectral division (2n), or with
-            // FACR the transforms of the rows (4n), the chunks' read (n) and the second
-            // solve's read and write (2n); the right-hand side is written reordered by `poisson_rhs`,
-            // the solution unpacked by `correct`.
+            // FACR the transforms of the rows (4n), the chunks' read (n) and the second solve's
+            // read and write (2n); the right-hand side is written reordered by `poisson_rhs`, the
+            // solution unpacked by `correct`.
             let solve = if w.facr.is_some() { 7.0 } else { 6.0 };
             kernels.push((
                 "pressure solve (fft)",
