@@ -194,7 +194,8 @@ fn parity_integrator_switch() {
 /// Inflow/outflow channel (Dirichlet pressure) and a periodic channel with symmetry sides (odd
 /// periodic size: the serial seam cells), each with every iterative pressure solver, the periodic
 /// channel with the transform solve too (the DFT along x); the periodic channel at an even size
-/// with multigrid too (the fused two-colour smoother across the periodic sides).
+/// with multigrid too (the fused two-colour smoother across the periodic sides); opening sides on
+/// x (transform solve) and on y (multigrid).
 #[test]
 fn parity_boundaries() {
     let inflow = [
@@ -232,6 +233,23 @@ fn parity_boundaries() {
         "solver.convection=\"tvd\"",
     ]));
     variants.push(even);
+    // Opening sides in 2D (a held total pressure where the fluid enters, `opening_pressure`): on
+    // x with the transform solve, on y, across from an inflow's tangential velocity, with
+    // multigrid.
+    variants.push(s(&[
+        "boundary={left={type=\"opening\"}, right={type=\"opening\"}, \
+         bottom={type=\"wall\", velocity=0.0}, top={type=\"wall\", velocity=1.0}}",
+        "initial={type=\"uniform\", velocity=[0.5, 0.1]}",
+        "solver.pressure_solver=\"fft\"",
+        "solver.convection=\"tvd\"",
+    ]));
+    variants.push(s(&[
+        "boundary={left={type=\"wall\", velocity=0.0}, right={type=\"inflow\", velocity=[-0.5, 0.2]}, \
+         bottom={type=\"opening\"}, top={type=\"opening\"}}",
+        "initial={type=\"uniform\", velocity=[-0.2, 0.5]}",
+        "solver.pressure_solver=\"multigrid\"",
+        "solver.convection=\"tvd\"",
+    ]));
     run_matrix("boundaries", &variants);
 }
 
