@@ -340,26 +340,18 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
 mod tests {
     use super::*;
 
-    /// The whole column solved at once in f64 by Thomas with unit off-diagonals (the pinned row
-    /// x = 0, coupled to nothing), its mean removed where pinned: the reference of the chunked
-    /// solve.
+    /// The whole column solved at once in f64 by the CPU's line solver
+    /// ([`crate::solver::linear::thomas`]) with unit off-diagonals (the pinned row x = 0, coupled
+    /// to nothing), its mean removed where pinned: the reference of the chunked solve.
     fn direct(c: &Columns, sigma: f64, pinned: bool, b: &[f64]) -> Vec<f64> {
         let n = b.len();
-        let mut x = b.to_vec();
-        let mut cp = vec![0.0; n];
-        let (mut c_prev, mut d_prev) = (0.0, 0.0);
-        for i in 0..n {
-            let b = c.diagonal(i, sigma, pinned);
-            let a = if i > 0 && b.is_some() { 1.0 } else { 0.0 };
-            let inv = 1.0 / (b.unwrap_or(1.0) - a * c_prev);
-            c_prev = if i + 1 < n && b.is_some() { inv } else { 0.0 };
-            cp[i] = c_prev;
-            d_prev = (if b.is_some() { x[i] } else { 0.0 } - a * d_prev) * inv;
-            x[i] = d_prev;
-        }
-        for i in (0..n.saturating_sub(1)).rev() {
-            x[i] -= cp[i] * x[i + 1];
-        }
+        let rows: Vec<Option<f64>> = (0..n).map(|j| c.diagonal(j, sigma, pinned)).collect();
+        let coupled = |j: usize| if rows[j].is_some() { 1.0 } else { 0.0 };
+        let diagonal: Vec<f64> = rows.iter().map(|d| d.unwrap_or(1.0)).collect();
+        let off: Vec<f64> = (0..n).map(coupled).collect();
+        let rhs: Vec<f64> = (0..n).map(|j| coupled(j) * b[j]).collect();
+        let (mut x, mut scratch) = (vec![0.0; n], vec![0.0; n]);
+        crate::solver::linear::thomas(&off, &diagonal, &off, &rhs, &mut x, &mut scratch);
         if pinned {
             remove_mean(&mut x);
         }
