@@ -159,9 +159,10 @@ __device__ __forceinline__ bool plane_point(const Stag& g, int a, const int lo[D
     return in;
 }
 
-// F on faces the momentum equation does not advance (projection.rs predictor_boundaries): for
-// each component c, its two boundary faces normal to axis c at every point of the plane of the
-// other axes (interior indices; `plane_point`): the prescribed normal velocity, the inner F on
+// F on faces the momentum equation does not advance (projection.rs predictor_boundaries), on a
+// part of a decomposed grid and in 3D (on one GPU in 2D `poisson_rhs` sets them, `rhs_rows`):
+// for each component c, its two boundary faces normal to axis c at every point of the plane of
+// the other axes (interior indices; `plane_point`): the prescribed normal velocity, the inner F on
 // outflow faces, the periodic image on seams.
 extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __restrict__ bck, STAG_PARAMS,
                                                 const int* __restrict__ ctrl) {
@@ -190,23 +191,31 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
     }
 }
 
-// rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
-// centres, 1/dt rounded from the clock's dt as the host rounds it, less 2 p_b / h_a^2 by each face
-// of an opening side (bit 2 a + s of `open`) with the pressure p_b its velocity u holds
-// (`opening_pressure`; projection.rs poisson_rhs): in natural order (pack < 0),
-// or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
-// `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
-// (the statistics of a halted batch's last completed step). Threads as in `predict`, over the
-// cells.
-extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    poisson_rhs(CVEC(f), CVEC(u), int open, real* __restrict__ rhs, int nx, int ny, int nz, real idx, real idy,
-                real idz, const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
-    HALTED(ctrl)
-    const real idt = (real)(1.0 / clock[CK_DT]);
-    const Stag g = make_stag(nx, ny, nz, 0, 0, 0);
-    const Cells c = make_cells(nx, ny, nz, 0, 0, 0, 0);
-    const real* const pred[3] = {f0, f1, f2};
-    const real ih[3] = {idx, idy, idz};
+// The boundary face of F_a on side s of the line through face k (its flat index: face 0 for
+// side 0, face n for side 1), as `predictor_boundaries` sets it from the side's kind: the inner F
+// on an outflow or opening face (`inner`, the value of face 1 or n - 1), else the face's velocity
+// (prescribed by the ghosts). A periodic side's face 0 takes its image, face n (which no thread
+// writes then); face n is its own image and is not called for.
+__device__ __forceinline__ real boundary_f(const Stag& g, const real* fa, const real* __restrict__ ua, int kind,
+                                           int a, int k, real inner) {
+    if (open_kind(kind)) return inner;
+    if (kind == BC_PERIODIC) return __ldg(&fa[k + g.n[a] * g.st[a]]);
+    return ua[k];
+}
+
+// div(F) / dt of this thread's TROWS cells into `rhs` (`poisson_rhs`). EDGE: the tile holds cells
+// by a side and bck is given (one GPU, 2D); its cells by a side first set F's boundary faces as
+// `predictor_boundaries` does (`boundary_f`; side 0 before side 1, as there) and take their
+// divergence from those values. Every load of F goes through the read-only path (`__ldg`): a
+// face that the launch writes (0, and n unless periodic) is loaded only by the thread that
+// writes it, before it does.
+template <bool EDGE>
+__device__ __forceinline__ void rhs_rows(const Stag& g, const Cells& c, real* const pred[3], const real* const vel[3],
+                                         int open, const int* __restrict__ bck, real* __restrict__ rhs,
+                                         const real ih[3], real idt, int pack) {
+    int kind[2 * DIM];
+#pragma unroll
+    for (int side = 0; side < 2 * DIM; ++side) kind[side] = EDGE ? bck[side] : 0;
 #pragma unroll
     for (int q = 0; q < TROWS; ++q) {
         int cell[DIM], idx[DIM];
@@ -215,12 +224,22 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         real val = 0;
 #pragma unroll
         for (int a = 0; a < DIM; ++a) {
-            const real d = (pred[a][k] - pred[a][k - g.st[a]]) * ih[a];
+            const int st = g.st[a];
+            // A cell by side 0 loads face 0 and then replaces it, before writing it.
+            real lo = __ldg(&pred[a][k - st]), hi = __ldg(&pred[a][k]);
+            if (EDGE && cell[a] == 0) {
+                lo = boundary_f(g, pred[a], vel[a], kind[2 * a], a, k - st, hi);
+                pred[a][k - st] = lo;
+            }
+            if (EDGE && cell[a] == g.n[a] - 1 && kind[2 * a + 1] != BC_PERIODIC) {
+                hi = boundary_f(g, pred[a], vel[a], kind[2 * a + 1], a, k, lo);
+                pred[a][k] = hi;
+            }
+            const real d = (hi - lo) * ih[a];
             val = a == 0 ? d : val + d;
         }
         val = val * idt;
         if (open) {
-            const real* const vel[3] = {u0, u1, u2};
             const real two = (real)2.0;
 #pragma unroll
             for (int a = 0; a < DIM; ++a) {
@@ -238,6 +257,40 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
             rhs[cell_index(c, cell)] = val;
         }
     }
+}
+
+// rhs = div(F) / dt = (sum_a (F_a[idx] - F_a[idx - e_a]) / h_a, in axis order) / dt at cell
+// centres, 1/dt rounded from the clock's dt as the host rounds it, less 2 p_b / h_a^2 by each face
+// of an opening side (bit 2 a + s of `open`) with the pressure p_b its velocity u holds
+// (`opening_pressure`; projection.rs poisson_rhs): in natural order (pack < 0),
+// or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
+// `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
+// (the statistics of a halted batch's last completed step). With bck (one GPU, 2D) the kernel
+// first sets F's boundary faces (`rhs_rows`); a null bck reads the faces `predictor_boundaries`
+// set. (In 3D the tiles by a side are many, 28 of the 64 of a 256^2 plane and every tile of the
+// first and last planes: the boundary work there made the launch slower than the one it saved.)
+// Threads as in `predict`, over the cells.
+extern "C" __global__ void __launch_bounds__(TILE_THREADS)
+    poisson_rhs(VEC(f), CVEC(u), int open, const int* __restrict__ bck, real* __restrict__ rhs, int nx, int ny,
+                int nz, real idx, real idy, real idz, const double* __restrict__ clock, const int* __restrict__ ctrl,
+                int pack) {
+    HALTED(ctrl)
+    const real idt = (real)(1.0 / clock[CK_DT]);
+    const Stag g = make_stag(nx, ny, nz, 0, 0, 0);
+    const Cells c = make_cells(nx, ny, nz, 0, 0, 0, 0);
+    real* const pred[3] = {f0, f1, f2};
+    const real* const vel[3] = {u0, u1, u2};
+    const real ih[3] = {idx, idy, idz};
+    int inner_lo[DIM], inner_hi[DIM];
+#pragma unroll
+    for (int a = 0; a < DIM; ++a) {
+        inner_lo[a] = 1;
+        inner_hi[a] = g.n[a] - 2;
+    }
+    if (DIM == 2 && bck != 0 && !tile_within(inner_lo, inner_hi))
+        rhs_rows<true>(g, c, pred, vel, open, bck, rhs, ih, idt, pack);
+    else
+        rhs_rows<false>(g, c, pred, vel, open, bck, rhs, ih, idt, pack);
 }
 
 // u_c = F_c - dt dp/dx_c on the faces the projection moves (range lo_c..=hi_c along axis c,
@@ -401,50 +454,114 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     }
 }
 
-// Ghost values of every component on the two sides of `axis` (staggered.rs
-// fill_velocity_ghosts; launched for the axes in order): one thread per point of the plane of the
-// other axes, over the ghost layers of the axes before `axis` and the interior of those after
-// (`plane_point`). Per side (kinds bck[2 axis + s], velocity bcv[3 (2 axis + s) + c], the wall's
-// or inflow's vector, zero elsewhere): the normal component's face takes the prescribed value
-// (0 for symmetry; outflow and opening faces are unknowns, left alone), the others' ghosts the reflection
-// 2 v_c - inner (the inner value where nothing is prescribed); periodic sides copy the images.
+// The velocity's ghost values and boundary faces (staggered.rs fill_velocity_ghosts), all axes
+// in one launch. fill_velocity_ghosts fills the sides of each axis in turn ("pass a"), the sides
+// of axis a over the ghost layers of the axes before it and the interior of those after, so that
+// edges and corners take the later axis' condition. Per side (kind bck[2 a + s], velocity
+// bcv[3 (2 a + s) + c], the wall's or inflow's vector, zero elsewhere), pass a writes:
+// - periodic sides: every component's images, q[0] = q[n] and q[n + 1] = q[1] along a;
+// - component c = a: the face (0 or n) the prescribed value (0 for symmetry); outflow and opening
+//   faces are unknowns, left alone;
+// - components c != a: the ghost (0 or n + 1) the reflection 2 v_c - q(inner) (1 or n), or the
+//   inner value where nothing is prescribed.
+// Here each point is written once, by the thread of the last pass that writes it
+// (`ghost_pass_writes`), with that pass' value (`GhostsAfter`): its source's value after the
+// passes before is derived from memory, not read back. Every value is the sequential passes' to
+// the bit, and no thread reads a point that another writes. Blocks: blockIdx.z = a, threads over
+// the plane normal to a (`plane_point`, lo 0 before a, 1 after).
+
+// Whether pass a writes component c at idx.
+__device__ __forceinline__ bool ghost_pass_writes(const Stag& g, const int* __restrict__ bck, int a, int c,
+                                                  const int idx[DIM]) {
+#pragma unroll
+    for (int b = 0; b < DIM; ++b)
+        if (b > a && (idx[b] < 1 || idx[b] > g.n[b])) return false;
+    const int n = g.n[a], i = idx[a];
+    if (bck[2 * a] == BC_PERIODIC || c != a) return i == 0 || i == n + 1;
+    return (i == 0 && !open_kind(bck[2 * a])) || (i == n && !open_kind(bck[2 * a + 1]));
+}
+
+template <int A>
+struct GhostsAfter;
+
+// The value pass A writes at (c, idx) (`ghost_pass_writes`).
+template <int A>
+__device__ __forceinline__ real ghost_pass_value(const Stag& g, const real* const vel[3], const int* __restrict__ bck,
+                                                 const real* __restrict__ bcv, int c, const int idx[DIM]) {
+    const int n = g.n[A], i = idx[A];
+    int src[DIM];
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) src[b] = idx[b];
+    if (bck[2 * A] == BC_PERIODIC) {
+        src[A] = i == 0 ? n : 1;
+        return GhostsAfter<A>::value(g, vel, bck, bcv, c, src);
+    }
+    const int side = 2 * A + (i == 0 ? 0 : 1), kind = bck[side];
+    const bool prescribed = kind == BC_WALL || kind == BC_INFLOW;
+    if (c == A) return prescribed ? bcv[3 * side + c] : (real)0;
+    src[A] = i == 0 ? 1 : n;
+    const real m = GhostsAfter<A>::value(g, vel, bck, bcv, c, src);
+    return prescribed ? (real)2.0 * bcv[3 * side + c] - m : m;
+}
+
+// The value of component c at idx after passes 0..A - 1: that of the last of them to write it,
+// else memory's.
+template <int A>
+struct GhostsAfter {
+    __device__ __forceinline__ static real value(const Stag& g, const real* const vel[3], const int* __restrict__ bck,
+                                                 const real* __restrict__ bcv, int c, const int idx[DIM]) {
+        if (ghost_pass_writes(g, bck, A - 1, c, idx)) return ghost_pass_value<A - 1>(g, vel, bck, bcv, c, idx);
+        return GhostsAfter<A - 1>::value(g, vel, bck, bcv, c, idx);
+    }
+};
+
+template <>
+struct GhostsAfter<0> {
+    __device__ __forceinline__ static real value(const Stag& g, const real* const vel[3], const int* __restrict__,
+                                                 const real* __restrict__, int c, const int idx[DIM]) {
+        int f = 0;
+#pragma unroll
+        for (int b = 0; b < DIM; ++b) f += idx[b] * g.st[b];
+        return vel[c][f];
+    }
+};
+
+// Pass A's points of this thread (both sides, every component), each written here if no later
+// pass writes it.
+template <int A>
+__device__ __forceinline__ void ghost_pass(const Stag& g, real* const vel[3], const int* __restrict__ bck,
+                                           const real* __restrict__ bcv) {
+    int lo[DIM], idx[DIM], base;
+#pragma unroll
+    for (int b = 0; b < DIM; ++b) lo[b] = b < A ? 0 : 1;
+    if (!plane_point(g, A, lo, idx, &base)) return;
+    const int n = g.n[A];
+    const bool periodic = bck[2 * A] == BC_PERIODIC;
+    for (int s = 0; s < 2; ++s) {
+#pragma unroll
+        for (int c = 0; c < DIM; ++c) {
+            idx[A] = s == 0 ? 0 : c == A && !periodic ? n : n + 1;
+            if (!ghost_pass_writes(g, bck, A, c, idx)) continue;
+            bool later = false;
+#pragma unroll
+            for (int b = A + 1; b < DIM; ++b) later = later || ghost_pass_writes(g, bck, b, c, idx);
+            if (later) continue;
+            const real* const cvel[3] = {vel[0], vel[1], vel[2]};
+            vel[c][base + idx[A] * g.st[A]] = ghost_pass_value<A>(g, cvel, bck, bcv, c, idx);
+        }
+    }
+}
+
 extern "C" __global__ void ghosts(VEC(u), const int* __restrict__ bck, const real* __restrict__ bcv, STAG_PARAMS,
-                                  int axis, const int* __restrict__ ctrl) {
+                                  const int* __restrict__ ctrl) {
     HALTED(ctrl)
     const Stag g = STAG;
     real* const vel[3] = {u0, u1, u2};
-    int lo[DIM], idx[DIM], base;
-#pragma unroll
-    for (int b = 0; b < DIM; ++b) lo[b] = b < axis ? 0 : 1;
-    if (!plane_point(g, axis, lo, idx, &base)) return;
-    const int n = g.n[axis], st = g.st[axis];
-    const real two = (real)2.0;
-    for (int s = 0; s < 2; ++s) {
-        const int side = 2 * axis + s, kind = bck[side];
-        const int face = s == 0 ? 0 : n, ghost = s == 0 ? 0 : n + 1, inner = s == 0 ? 1 : n;
-        if (kind == BC_PERIODIC) {
-            if (s == 0) {
-#pragma unroll
-                for (int c = 0; c < DIM; ++c) {
-                    real* __restrict__ q = vel[c];
-                    q[base] = q[base + n * st];
-                    q[base + (n + 1) * st] = q[base + st];
-                }
-            }
-            continue;
-        }
-        const bool prescribed = kind == BC_WALL || kind == BC_INFLOW;
-#pragma unroll
-        for (int c = 0; c < DIM; ++c) {
-            real* __restrict__ q = vel[c];
-            if (c == axis) {
-                if (!open_kind(kind)) q[base + face * st] = prescribed ? bcv[3 * side + c] : (real)0;
-            } else {
-                const real m = q[base + inner * st];
-                q[base + ghost * st] = prescribed ? two * bcv[3 * side + c] - m : m;
-            }
-        }
-    }
+    if (blockIdx.z == 0) ghost_pass<0>(g, vel, bck, bcv);
+    else if (blockIdx.z == 1) ghost_pass<1>(g, vel, bck, bcv);
+#if DIM == 3
+    else ghost_pass<2>(g, vel, bck, bcv);
+#endif
 }
 
 // Block maxima of each |u_c| (`speed_face`) into partial[c nblocks + block]: the speeds of a

@@ -253,6 +253,68 @@ fn parity_boundaries() {
     run_matrix("boundaries", &variants);
 }
 
+/// The velocity's ghosts and boundary faces filled on the device (`ghosts`, both axes in one
+/// launch, each point written by the thread of the last axis that sets it) against the CPU's
+/// fill (axis by axis), bit for bit, on a velocity scrambled everywhere
+/// (`common::ghosts::device_fill_equals_host`): every side kind (wall and moving wall, inflow,
+/// outflow, opening, symmetry, periodic), corners where two kinds meet, in f64 and f32.
+#[test]
+fn velocity_ghosts_equal_the_host_fill() {
+    if !gpu() {
+        return;
+    }
+    let sides = [
+        (
+            "inflow-outflow",
+            "{left={type=\"inflow\", velocity=[1.0, 0.25]}, right={type=\"outflow\"}, bottom={type=\"symmetry\"}, top={type=\"wall\", velocity=1.0}}",
+            "13",
+            "9",
+        ),
+        (
+            "periodic-x",
+            "{left={type=\"periodic\"}, right={type=\"periodic\"}, bottom={type=\"symmetry\"}, top={type=\"wall\", velocity=1.0}}",
+            "12",
+            "7",
+        ),
+        (
+            "openings-x",
+            "{left={type=\"opening\"}, right={type=\"opening\"}, bottom={type=\"wall\", velocity=0.0}, top={type=\"wall\", velocity=1.0}}",
+            "9",
+            "11",
+        ),
+        (
+            "openings-y",
+            "{left={type=\"wall\", velocity=0.0}, right={type=\"inflow\", velocity=[-0.5, 0.2]}, bottom={type=\"opening\"}, top={type=\"opening\"}}",
+            "10",
+            "8",
+        ),
+        (
+            "outflow-y",
+            "{left={type=\"wall\", velocity=0.5}, right={type=\"symmetry\"}, bottom={type=\"inflow\", velocity=[0.3, 1.0]}, top={type=\"outflow\"}}",
+            "7",
+            "12",
+        ),
+        (
+            "periodic-y",
+            "{left={type=\"inflow\", velocity=[1.0, -0.5]}, right={type=\"outflow\"}, bottom={type=\"periodic\"}, top={type=\"periodic\"}}",
+            "11",
+            "6",
+        ),
+    ];
+    let variants: Vec<(&str, Vec<String>)> = sides
+        .iter()
+        .map(|(name, bc, nx, ny)| {
+            let sets = vec![
+                format!("boundary={bc}"),
+                format!("grid.nx={nx}"),
+                format!("grid.ny={ny}"),
+            ];
+            (*name, sets)
+        })
+        .collect();
+    common::ghosts::in_both_precisions::<2>(&variants, cavity);
+}
+
 /// Ghia, Ghia & Shin (1982) on the GPU: the same stations and bounds as tests/cavity_ghia.rs.
 #[test]
 fn cuda_cavity_ghia_re100() {

@@ -102,6 +102,35 @@ fn s(v: &[&str]) -> Vec<String> {
 
 /// The test's cases are valid 3D cases and step on the CPU (no GPU needed), the transform solve
 /// too (the CPU's Hartley transform on the periodic z axis).
+/// The velocity's ghosts and boundary faces filled on the device (`ghosts`, the three axes in
+/// one launch, each point written by the thread of the last axis that sets it) against the CPU's
+/// fill (axis by axis), bit for bit, on a velocity scrambled everywhere
+/// (`common::ghosts::device_fill_equals_host`): the cavity (moving lid, walls meeting at every
+/// edge), the channel (inflow, outflow, symmetry, periodic z), openings meeting an inflow and
+/// periodic x, in f64 and f32.
+#[test]
+fn velocity_ghosts_equal_the_host_fill() {
+    if !gpu() {
+        return;
+    }
+    let openings = "boundary={left={type=\"periodic\"}, right={type=\"periodic\"}, \
+                    bottom={type=\"inflow\", velocity=[0.2, 1.0, -0.3]}, top={type=\"opening\"}, \
+                    front={type=\"opening\"}, back={type=\"wall\", velocity=[0.5, 0.25, 0.0]}}";
+    let variants: [(&str, Vec<String>); 3] = [
+        ("cavity", s(&["grid.nx=9", "grid.ny=7", "grid.nz=6"])),
+        (
+            "channel",
+            CHANNEL
+                .iter()
+                .map(|x| x.to_string())
+                .chain(s(&["grid.nx=7", "grid.ny=6"]))
+                .collect(),
+        ),
+        ("openings", s(&[openings, "grid.nx=6", "grid.ny=8", "grid.nz=5"])),
+    ];
+    common::ghosts::in_both_precisions::<3>(&variants, cavity);
+}
+
 #[test]
 fn cases_build_and_step_on_the_cpu() {
     let fft = "solver.pressure_solver=\"fft\"".to_string();

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod decomposition;
+pub mod ghosts;
 pub mod parity;
 
 use flowlab::case::{Case, RiemannSolver};

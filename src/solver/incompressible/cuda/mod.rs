@@ -140,9 +140,9 @@ fn grid_plane<const D: usize>(m: usize) -> (u32, u32, u32) {
 }
 
 /// `fill_velocity_ghosts` (staggered.rs) on the device for both staggered solvers: `ghosts` of
-/// `kernels/projection.cu` (module `projection_kernels`) for the sides of each axis in turn,
+/// `kernels/projection.cu` (module `projection_kernels`), the sides of every axis in one launch,
 /// with the side codes of [`boundary_codes`]. `ctrl` is the projection's control block (its
-/// halt flag skips the kernels); the SIMPLE family passes `None`. With `early` the kernels start
+/// halt flag skips the kernel); the SIMPLE family passes `None`. With `early` the kernel starts
 /// early ([`Gpu::launch_on`]; `ghosts` begins by waiting for the kernel before).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fill_ghosts<T: Real, const D: usize>(
@@ -154,32 +154,29 @@ pub(crate) fn fill_ghosts<T: Real, const D: usize>(
     ctrl: Option<&DevBuf<i32>>,
     early: bool,
 ) -> Result<(), CudaError> {
-    let periodic = pad3(l.periodic.map(i64::from), 0);
-    for axis in 0..D {
-        let a = Args::new()
-            .axes(vel.iter().map(|b| b.ptr))
-            .p(bck)
-            .p(bcv)
-            .is(&ints3(l.n))
-            .is(&periodic)
-            .i(axis as i64);
-        let a = match ctrl {
-            Some(c) => a.p(c),
-            None => a.null(),
-        };
-        // The other axes: ghost layers (n + 2) before `axis`, the interior (n) after.
-        let m = (0..D)
-            .filter(|b| *b != axis)
-            .map(|b| l.n[b] + if b < axis { 2 } else { 0 })
-            .max()
-            .unwrap_or(1);
-        // SAFETY: ghosts takes (u, v, w, bck, bcv, nx, ny, nz, px, py, pz, axis, ctrl); the
-        // velocity arrays are the staggered arrays of `l` (with ghosts), bck and bcv the sides'
-        // codes and velocity vectors.
-        let (f, grid) = (projection_kernels.function("ghosts")?, grid_plane::<D>(m));
-        unsafe { gpu.launch_on(Stream::Compute, f, (grid, (B1, 1, 1)), &a, early)? };
-    }
-    Ok(())
+    let a = Args::new()
+        .axes(vel.iter().map(|b| b.ptr))
+        .p(bck)
+        .p(bcv)
+        .is(&ints3(l.n))
+        .is(&pad3(l.periodic.map(i64::from), 0));
+    let a = match ctrl {
+        Some(c) => a.p(c),
+        None => a.null(),
+    };
+    // The plane normal to an axis: the ghost layers (n + 2) of the axes before it, the interior
+    // (n) of those after; the grid covers the largest of the axes' planes.
+    let m = (0..D)
+        .flat_map(|axis| (0..D).filter(move |b| *b != axis).map(move |b| (axis, b)))
+        .map(|(axis, b)| l.n[b] + if b < axis { 2 } else { 0 })
+        .max()
+        .unwrap_or(1);
+    let (x, y, _) = grid_plane::<D>(m);
+    // SAFETY: ghosts takes (u, v, w, bck, bcv, nx, ny, nz, px, py, pz, ctrl), one block layer
+    // (blockIdx.z) per axis; the velocity arrays are the staggered arrays of `l` (with ghosts),
+    // bck and bcv the sides' codes and velocity vectors.
+    let f = projection_kernels.function("ghosts")?;
+    unsafe { gpu.launch_on(Stream::Compute, f, ((x, y, D as u32), (B1, 1, 1)), &a, early) }
 }
 
 /// The velocity conditions as `ghosts` of `kernels/projection.cu` reads them: a kind per side
