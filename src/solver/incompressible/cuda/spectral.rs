@@ -97,6 +97,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.step_dt()?;
         self.predict_only()?;
         self.rhs(w.v.ptr, w.pack)?;
+        if stats {
+            // The statistics' right-hand side in natural order, while the velocity is still the
+            // step's start, whose opening faces hold the pressures the solve used.
+            self.rhs(self.rhs.ptr, -1)?;
+        }
         self.spectral_solve(w)?;
         self.correct(Some((w.v.ptr, w.pack)), stats)
     }
@@ -133,11 +138,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         unsafe { w.fft.inverse(w.spectrum.ptr, w.v.ptr) }
     }
 
-    /// The statistics of the last transform solve, as the CPU reports them: `rhs` recomputed
-    /// from the step's `F, G` and `dt` (natural order, mean removed), its norm, and the relative
-    /// residual `||rhs - L p|| / ||rhs||` as one iteration.
+    /// The statistics of the last transform solve, as the CPU reports them: the norm of `rhs`
+    /// (natural order, written by the batch's last step before its correction; when a batch
+    /// halted on divergence, from the last completed step's F and the velocity it left) and the
+    /// relative residual `||rhs - L p|| / ||rhs||` as one iteration.
     pub(super) fn spectral_stats(&self) -> Result<(), CudaError> {
-        self.rhs(self.rhs.ptr, -1)?;
         self.rhs_norm()?;
         let op = self.op;
         self.residual(&op, self.p.ptr, self.rhs.ptr, 0, true, self.ctrl.ptr)?;
