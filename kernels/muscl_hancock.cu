@@ -339,9 +339,11 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
 // with dt the clock's (rounded from double as the host rounds it; dx, dy in double).
 // Where an evolved value is inadmissible all faces of the cell fall back to its average. Face e
 // (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
-// primitive, global frame. The loops over the axes run to the run-time `dim`: a version with the
-// dimension as a template parameter (face arrays in registers instead of 160 bytes of local
-// memory per thread in f64) measured 9-40 % slower in f64 on an H100 (BENCHMARKS.md). The
+// primitive, global frame. The loops over the axes and faces are unrolled to two axes and stop
+// at the run-time `dim`, so the face array lives in registers: rolled, it took 64 (f32) or 128
+// (f64) bytes of local memory a thread, and unrolled the kernel takes 22-27 % less time (H200,
+// BENCHMARKS.md; a version with the dimension as a template parameter had measured slower in f64
+// on an H100). The
 // limiter LIM (LIM_* of src/backend/cuda/slots.rs) is a template parameter, so its slopes compile
 // without branches between them.
 template <int LIM>
@@ -360,7 +362,9 @@ __device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const
     const q4 wc = primitive(g, load_q4(q, len, k));
     const real half = (real)0.5;
     q4 out[4];
-    for (int d = 0; d < dim; d++) {
+#pragma unroll
+    for (int d = 0; d < 2; d++) {
+        if (d == dim) break;
         const long long st = d == 0 ? 1 : stride;
         const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
         const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
@@ -384,13 +388,17 @@ __device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const
         for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt_y * (fm.c[c] - fp.c[c]);
     }
     bool ok = true;
-    for (int e = 0; e < 2 * dim; e++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        if (e == 2 * dim) break;
         q4 u = conserved(g, out[e]);
         for (int c = 0; c < 4; c++) u.c[c] = u.c[c] + delta.c[c];
         out[e] = primitive(g, u);
         ok = ok && admissible(out[e]);
     }
-    for (int e = 0; e < 2 * dim; e++) {
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        if (e == 2 * dim) break;
         const q4 v = ok ? out[e] : wc;
         for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
     }
