@@ -159,11 +159,23 @@ __device__ __forceinline__ bool plane_point(const Stag& g, int a, const int lo[D
     return in;
 }
 
+// The boundary face of F_a on side s of the line through face k (its flat index: face 0 for
+// side 0, face n for side 1), from the side's kind (projection.rs predictor_boundaries): the
+// inner F on an outflow or opening face (`inner`, the value of face 1 or n - 1), the periodic
+// image on a seam, else the face's velocity (prescribed by the ghosts). A periodic side's face 0
+// takes its image, face n (which no thread writes then); face n is its own image and is not
+// called for.
+__device__ __forceinline__ real boundary_f(const Stag& g, const real* fa, const real* __restrict__ ua, int kind,
+                                           int a, int k, real inner) {
+    if (open_kind(kind)) return inner;
+    if (kind == BC_PERIODIC) return __ldg(&fa[k + g.n[a] * g.st[a]]);
+    return ua[k];
+}
+
 // F on faces the momentum equation does not advance (projection.rs predictor_boundaries), on a
 // part of a decomposed grid and in 3D (on one GPU in 2D `poisson_rhs` sets them, `rhs_rows`):
 // for each component c, its two boundary faces normal to axis c at every point of the plane of
-// the other axes (interior indices; `plane_point`): the prescribed normal velocity, the inner F on
-// outflow faces, the periodic image on seams.
+// the other axes (interior indices; `plane_point`), `boundary_f`.
 extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __restrict__ bck, STAG_PARAMS,
                                                 const int* __restrict__ ctrl) {
     HALTED(ctrl)
@@ -180,27 +192,12 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
         const int n = g.n[c], st = g.st[c];
         real* __restrict__ fc = pred[c];
         for (int s = 0; s < 2; ++s) {
-            const int face = s == 0 ? 0 : n, inner = s == 0 ? 1 : n - 1;
             const int kind = bck[2 * c + s];
-            real val;
-            if (open_kind(kind)) val = fc[base + inner * st];
-            else if (kind == BC_PERIODIC) val = fc[base + (s == 0 ? n : face) * st];
-            else val = vel[c][base + face * st];
-            fc[base + face * st] = val;
+            if (s == 1 && kind == BC_PERIODIC) continue;
+            const int face = base + (s == 0 ? 0 : n) * st;
+            fc[face] = boundary_f(g, fc, vel[c], kind, c, face, fc[base + (s == 0 ? 1 : n - 1) * st]);
         }
     }
-}
-
-// The boundary face of F_a on side s of the line through face k (its flat index: face 0 for
-// side 0, face n for side 1), as `predictor_boundaries` sets it from the side's kind: the inner F
-// on an outflow or opening face (`inner`, the value of face 1 or n - 1), else the face's velocity
-// (prescribed by the ghosts). A periodic side's face 0 takes its image, face n (which no thread
-// writes then); face n is its own image and is not called for.
-__device__ __forceinline__ real boundary_f(const Stag& g, const real* fa, const real* __restrict__ ua, int kind,
-                                           int a, int k, real inner) {
-    if (open_kind(kind)) return inner;
-    if (kind == BC_PERIODIC) return __ldg(&fa[k + g.n[a] * g.st[a]]);
-    return ua[k];
 }
 
 // div(F) / dt of this thread's TROWS cells into `rhs` (`poisson_rhs`). EDGE: the tile holds cells
