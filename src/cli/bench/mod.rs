@@ -5,7 +5,8 @@
 //!   Re = 1000 cavity at each `--sizes-3d` size, and with `--box` Thibault & Senocak's
 //!   1024 x 32 x 1024 box (`cases/thibault_senocak_box.toml`);
 //! - compressible: Sod in 1D (10^4 and 10^6 cells) and the Riemann quadrant (configuration 3) in
-//!   2D, with MUSCL-Hancock + HLLC + van Leer and with CE/SE.
+//!   2D, with MUSCL-Hancock + HLLC and each `--limiters` limiter (MC, as Taichi's `euler.py`,
+//!   the peer it is measured beside), and with CE/SE.
 //!
 //! Each configuration starts from the case's initial state, takes `warmup` untimed steps (so the
 //! pressure solves are warm-started as in a real run), then times steps for at least `seconds`
@@ -47,9 +48,11 @@ mod view_load;
 use crate::backend::cuda;
 use crate::case::Case;
 use crate::solver::incompressible::SimpleConfig;
+use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
 use crate::solver::{self, Solver as _};
 use clap::Args as ClapArgs;
+use clap::builder::PossibleValuesParser;
 use device::{compressible_cuda, device, projection_kernels, readback};
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -96,6 +99,11 @@ pub struct Args {
     /// 2D shock-problem sizes N (N x N cells).
     #[arg(long, value_delimiter = ',', default_values_t = [1024usize])]
     pub sizes_2d: Vec<usize>,
+    /// MUSCL-Hancock's slope limiters (the default, MC, is the limiter of the peer, Taichi's
+    /// `euler.py`).
+    #[arg(long, value_delimiter = ',', default_values = ["mc"],
+          value_parser = PossibleValuesParser::new(Limiter::ALL.map(Limiter::name)))]
+    pub limiters: Vec<String>,
     /// Thread counts (0 = one per core).
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 0])]
     pub threads: Vec<usize>,
@@ -379,19 +387,24 @@ fn configs(args: &Args) -> Vec<Config> {
 }
 
 /// The compressible configurations on `backend`: Sod in 1D and the Riemann quadrant
-/// (configuration 3) in 2D, with MUSCL-Hancock + HLLC + van Leer and with CE/SE (alpha = 2).
+/// (configuration 3) in 2D, with MUSCL-Hancock + HLLC and each `--limiters` limiter, and with
+/// CE/SE (alpha = 2).
 fn compressible_configs(args: &Args, backend: &str) -> Vec<Config> {
     let precision = format!("solver.precision={}", args.precision);
     let backend = format!("solver.backend={backend}");
-    let muscl = ["solver.riemann=hllc", "solver.limiter=van_leer"];
-    let schemes = [
-        ("MUSCL-Hancock HLLC van Leer", SOD, QUADRANT, &muscl[..]),
-        ("CE/SE", CESE_SOD, CESE_QUADRANT, &[][..]),
-    ];
+    let muscl = args.limiters.iter().map(|lim| {
+        (
+            format!("MUSCL-Hancock HLLC {lim}"),
+            SOD,
+            QUADRANT,
+            vec!["solver.riemann=hllc".to_string(), format!("solver.limiter={lim}")],
+        )
+    });
+    let cese = ("CE/SE".to_string(), CESE_SOD, CESE_QUADRANT, Vec::new());
     let mut v = Vec::new();
-    for (name, one_d, two_d, scheme_sets) in schemes {
+    for (name, one_d, two_d, scheme_sets) in muscl.chain([cese]) {
         let with = |mut sets: Vec<String>| {
-            sets.extend(scheme_sets.iter().map(|s| s.to_string()));
+            sets.extend(scheme_sets.iter().cloned());
             sets.push(precision.clone());
             sets.push(backend.clone());
             sets
