@@ -258,12 +258,20 @@ extern "C" __global__ void fold_layers(const real* __restrict__ partial, int per
     if (thread_linear() == 0) layer_sum[blockIdx.x] = s;
 }
 
-// x -= sc[SC_MEAN].
+// x -= sc[SC_MEAN]; with `squares` not null, squares[block] = block sum of the new x^2 (the
+// partials `dot_partial` of x with itself would give, read in the same pass).
 extern "C" __global__ void subtract_mean(real* __restrict__ x, const real* __restrict__ sc,
-                                         const int* __restrict__ ctrl, int n) {
+                                         real* __restrict__ squares, const int* __restrict__ ctrl, int n) {
     GUARD(ctrl)
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < n) x[k] = x[k] - sc[SC_MEAN];
+    real v = 0;
+    if (k < n) {
+        v = x[k] - sc[SC_MEAN];
+        x[k] = v;
+    }
+    if (!squares) return;
+    const real t = block_sum(v * v);
+    if (thread_linear() == 0) squares[blockIdx.x] = t;
 }
 
 // One block: sc[SC_MEAN] = sum(partial) / n.

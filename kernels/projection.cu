@@ -209,7 +209,7 @@ extern "C" __global__ void predictor_boundaries(CVEC(u), VEC(f), const int* __re
 template <bool EDGE>
 __device__ __forceinline__ void rhs_rows(const Stag& g, const Cells& c, real* const pred[3], const real* const vel[3],
                                          int open, const int* __restrict__ bck, real* __restrict__ rhs,
-                                         const real ih[3], real idt, int pack) {
+                                         real* __restrict__ natural, const real ih[3], real idt, int pack) {
     int kind[2 * DIM];
 #pragma unroll
     for (int side = 0; side < 2 * DIM; ++side) kind[side] = EDGE ? bck[side] : 0;
@@ -250,6 +250,7 @@ __device__ __forceinline__ void rhs_rows(const Stag& g, const Cells& c, real* co
             bool neg;
             const int at = packed_index(c, cell, pack, &neg);
             rhs[at] = neg ? -val : val;
+            if (natural) natural[cell_index(c, cell)] = val;
         } else {
             rhs[cell_index(c, cell)] = val;
         }
@@ -261,14 +262,16 @@ __device__ __forceinline__ void rhs_rows(const Stag& g, const Cells& c, real* co
 // of an opening side (bit 2 a + s of `open`) with the pressure p_b its velocity u holds
 // (`opening_pressure`; projection.rs poisson_rhs): in natural order (pack < 0),
 // or reordered and sign-flipped for the transform solve (`packed_index` with the packing code
-// `pack`), which removes its mean by zeroing the constant mode. A null ctrl skips the halt check
-// (the statistics of a halted batch's last completed step). With bck (one GPU, 2D) the kernel
-// first sets F's boundary faces (`rhs_rows`); a null bck reads the faces `predictor_boundaries`
-// set. (In 3D the tiles by a side are many, 28 of the 64 of a 256^2 plane and every tile of the
+// `pack`), which removes its mean by zeroing the constant mode, and then, where `natural` is not
+// null, in natural order there too (the statistics' copy, in the batch's last step). A null
+// ctrl skips the halt check (the statistics of a halted batch's last completed step). With bck
+// (one GPU, 2D) the kernel first sets F's boundary faces (`rhs_rows`); a null bck reads the faces
+// `predictor_boundaries` set. (In 3D the tiles by a side are many, 28 of the 64 of a 256^2 plane and every tile of the
 // first and last planes: the boundary work there made the launch slower than the one it saved.)
 // Threads as in `predict`, over the cells.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
-    poisson_rhs(VEC(f), CVEC(u), int open, const int* __restrict__ bck, real* __restrict__ rhs, int nx, int ny,
+    poisson_rhs(VEC(f), CVEC(u), int open, const int* __restrict__ bck, real* __restrict__ rhs,
+                real* __restrict__ natural, int nx, int ny,
                 int nz, real idx, real idy, real idz, const double* __restrict__ clock, const int* __restrict__ ctrl,
                 int pack) {
     HALTED(ctrl)
@@ -285,9 +288,9 @@ extern "C" __global__ void __launch_bounds__(TILE_THREADS)
         inner_hi[a] = g.n[a] - 2;
     }
     if (DIM == 2 && bck != 0 && !tile_within(inner_lo, inner_hi))
-        rhs_rows<true>(g, c, pred, vel, open, bck, rhs, ih, idt, pack);
+        rhs_rows<true>(g, c, pred, vel, open, bck, rhs, natural, ih, idt, pack);
     else
-        rhs_rows<false>(g, c, pred, vel, open, bck, rhs, ih, idt, pack);
+        rhs_rows<false>(g, c, pred, vel, open, bck, rhs, natural, ih, idt, pack);
 }
 
 // u_c = F_c - dt dp/dx_c on the faces the projection moves (range lo_c..=hi_c along axis c,

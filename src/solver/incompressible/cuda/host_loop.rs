@@ -81,7 +81,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             assert_eq!(n, 1, "the iterative pressure solvers step one at a time");
             self.step_phase("step: time step and health check", || self.step_dt())?;
             self.step_phase("step: predictor", || self.predict_only())?;
-            self.step_phase("step: right-hand side", || self.rhs(self.rhs.ptr, -1))?;
+            self.step_phase("step: right-hand side", || self.rhs(self.rhs.ptr, -1, false))?;
             self.solve_pressure()?;
             self.step_phase("step: correction", || self.correct(None, true))?;
         }

@@ -57,8 +57,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         })
     }
 
-    /// `x -= mean(x)` (`guard`: skipped once the solve is done; on a part, the whole grid's mean).
-    fn remove_mean(&self, x: u64, guard: bool) -> Result<(), CudaError> {
+    /// `x -= mean(x)` (`guard`: skipped once the solve is done; on a part, the whole grid's mean);
+    /// with `squares` (one GPU) also the block sums of the new `x^2` into `part_a`, as
+    /// `dot_partial` of `x` with itself leaves them.
+    fn remove_mean(&self, x: u64, guard: bool, squares: bool) -> Result<(), CudaError> {
         let n = self.op.len();
         let ctrl = if guard { self.ctrl.ptr } else { 0 };
         let own = self.reduced_cells();
@@ -91,7 +93,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             "subtract_mean",
             grid1(n),
             (B1, 1, 1),
-            Args::new().l(x as i64).p(&self.sc).l(ctrl as i64).i(n as i64),
+            Args::new()
+                .l(x as i64)
+                .p(&self.sc)
+                .l(if squares { self.part_a.ptr } else { 0 } as i64)
+                .l(ctrl as i64)
+                .i(n as i64),
         )
     }
 
@@ -293,23 +300,28 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The start of a solve (pressure_poisson/mod.rs `solve`): the mean of `rhs` removed when
     /// `L` is singular, `||rhs||` and the target residual into `sc`, the control block reset.
     pub(super) fn rhs_norm(&self) -> Result<(), CudaError> {
-        if self.singular() {
-            self.remove_mean(self.rhs.ptr, false)?;
-        }
         let own = self.reduced_cells();
-        let rhs = at::<T>(self.rhs.ptr, own.start);
-        self.launch(
-            &self.poisson_kernels,
-            "dot_partial",
-            grid1(own.len()),
-            (B1, 1, 1),
-            Args::new()
-                .l(rhs)
-                .l(rhs)
-                .p(&self.part_a)
-                .null()
-                .i(own.len() as i64),
-        )?;
+        // On one GPU the mean's removal sums the squares in the same pass, in dot_partial's
+        // blocks (on a part it passes over layers the part does not own).
+        let squared = self.singular() && self.slab.is_none();
+        if self.singular() {
+            self.remove_mean(self.rhs.ptr, false, squared)?;
+        }
+        if !squared {
+            let rhs = at::<T>(self.rhs.ptr, own.start);
+            self.launch(
+                &self.poisson_kernels,
+                "dot_partial",
+                grid1(own.len()),
+                (B1, 1, 1),
+                Args::new()
+                    .l(rhs)
+                    .l(rhs)
+                    .p(&self.part_a)
+                    .null()
+                    .i(own.len() as i64),
+            )?;
+        }
         let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
         self.launch(
             &self.poisson_kernels,
@@ -381,7 +393,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     for _ in 0..CHECK_EVERY {
                         if residual_checked(it, max) {
                             if singular {
-                                self.remove_mean(p, true)?;
+                                self.remove_mean(p, true, false)?;
                             }
                             self.residual(&op, p, rhs, 0, true, ctrl)?;
                             self.finalize_check(Partials::Cells, it, max)?;
@@ -550,7 +562,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             Args::new().p(&self.p).p(&self.ctrl).i(n as i64),
         )?;
         if singular {
-            self.remove_mean(self.p.ptr, false)?;
+            self.remove_mean(self.p.ptr, false, false)?;
         }
         Ok(())
     }

@@ -96,12 +96,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         };
         self.step_dt()?;
         self.predict_only()?;
-        self.rhs(w.v.ptr, w.pack)?;
-        if stats {
-            // The statistics' right-hand side in natural order, while the velocity is still the
-            // step's start, whose opening faces hold the pressures the solve used.
-            self.rhs(self.rhs.ptr, -1)?;
-        }
+        // With `stats` the statistics' right-hand side in natural order too, while the velocity
+        // is still the step's start, whose opening faces hold the pressures the solve used.
+        self.rhs(w.v.ptr, w.pack, stats)?;
         self.spectral_solve(w)?;
         self.correct(Some((w.v.ptr, w.pack)), stats)
     }

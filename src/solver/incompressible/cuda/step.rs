@@ -171,16 +171,24 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         )
     }
 
-    /// `div(F) / dt`, with the opening sides' held pressures, into `out`: in natural order (`pack` < 0), or reordered for the transform
-    /// solve with its packing code `pack` (`poisson_rhs`). With [`Self::rhs_sets_boundaries`] it
-    /// first sets F's boundary faces (the same values again for the statistics). Only the
-    /// reordered one, a part of the batched step, obeys the halt flag: the natural one serves
-    /// the iterative solvers (whose steps the host checks first) and the statistics of the last
-    /// completed step of a batch.
-    pub(super) fn rhs(&self, out: u64, pack: i64) -> Result<(), CudaError> {
+    /// `div(F) / dt`, with the opening sides' held pressures, into `out`: in natural order
+    /// (`pack` < 0), or reordered for the transform solve with its packing code `pack`
+    /// (`poisson_rhs`), and with `stats` (a batch's last step) in natural order into `rhs` too,
+    /// the statistics' copy. With [`Self::rhs_sets_boundaries`] it first sets F's boundary faces.
+    /// Only the reordered one without `stats`, a part of the batched step, obeys the halt flag:
+    /// the natural one serves the iterative solvers (whose steps the host checks first) and the
+    /// statistics, which a halted batch takes from its last completed step (its F and velocity
+    /// are left as they were, and its reordered copy is not read).
+    pub(super) fn rhs(&self, out: u64, pack: i64, stats: bool) -> Result<(), CudaError> {
         let l = self.l;
         let c = &self.cfg;
-        let halt = if pack >= 0 { self.ctrl.ptr } else { 0 };
+        let halt = if pack >= 0 && !stats { self.ctrl.ptr } else { 0 };
+        let natural = if stats { self.rhs.ptr } else { 0 };
+        let boundaries = if self.rhs_sets_boundaries() {
+            self.bck.ptr
+        } else {
+            0
+        };
         let ih: [T; D] = std::array::from_fn(|a| T::of(1.0 / c.grid.spacing[a]));
         self.launch(
             &self.projection_kernels,
@@ -191,12 +199,9 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .axes(self.pred.iter().map(|b| b.ptr))
                 .axes(self.vel_ptrs())
                 .i(opening_sides(&c.bc) as i64)
-                .l(if self.rhs_sets_boundaries() {
-                    self.bck.ptr
-                } else {
-                    0
-                } as i64)
+                .l(boundaries as i64)
                 .l(out as i64)
+                .l(natural as i64)
                 .is(&ints3(l.n))
                 .rs(&pad3(ih, T::zero()))
                 .p(&self.clock)

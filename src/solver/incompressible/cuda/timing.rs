@@ -32,7 +32,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let mut kernels: Vec<(&'static str, f64, Launch<T, D>)> = vec![
             ("predict", predict_arrays, Box::new(|s| s.predict_only())),
             // F in, rhs out; F, p and the velocity in, the velocity out.
-            ("poisson_rhs", d + 1.0, Box::new(move |s| s.rhs(rhs, -1))),
+            ("poisson_rhs", d + 1.0, Box::new(move |s| s.rhs(rhs, -1, false))),
             (
                 "correct",
                 3.0 * d + 1.0,
@@ -97,7 +97,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             kernels.push((
                 "poisson_rhs (fft order)",
                 d + 1.0,
-                Box::new(move |s| s.rhs(v, pack)),
+                Box::new(move |s| s.rhs(v, pack, false)),
             ));
             // The solve of a step: the transforms (4n) and the spectral division (2n), or with
             // FACR the transforms of the rows (4n), the chunks' read (n) and the second solve's

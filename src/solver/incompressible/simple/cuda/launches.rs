@@ -267,7 +267,12 @@ impl Launches {
                 poisson_kernels,
                 "subtract_mean",
                 lin(cells),
-                Args::new().arg(Arg::Ptr(rhs)).p(&b.sc.dev).null().i(cells as i64),
+                Args::new()
+                    .arg(Arg::Ptr(rhs))
+                    .p(&b.sc.dev)
+                    .null()
+                    .null()
+                    .i(cells as i64),
             )?,
             remove_mean: [
                 bind(
@@ -292,7 +297,7 @@ impl Launches {
                     poisson_kernels,
                     "subtract_mean",
                     lin(cells),
-                    Args::new().p(&b.p).p(&b.sc.dev).null().i(cells as i64),
+                    Args::new().p(&b.p).p(&b.sc.dev).null().null().i(cells as i64),
                 )?,
             ],
             add_pressure: each(&|c| {
