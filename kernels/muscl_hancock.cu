@@ -1,9 +1,9 @@
-// The MUSCL-Hancock scheme on the device, kernel for kernel the CPU's
+// The MUSCL-Hancock scheme on the device, step for step the CPU's
 // (src/solver/compressible/muscl_hancock.rs, riemann.rs, exact_riemann.rs): per step
 // euler_ghosts (y then x), mh_faces_<limiter> (slopes and the Hancock half-step, one thread per
-// cell), mh_flux_<riemann solver> (one thread per face, once per axis), mh_update (one thread per
-// cell, the step reduction fused in), euler_reduce_finalize (which also chooses the next step's
-// dt).
+// cell), mh_flux_update_<riemann solver> (per block, the fluxes through its cells' faces into
+// shared memory, then the update of its cells, the step reduction fused in),
+// euler_reduce_finalize (which also chooses the next step's dt).
 // Storage and operation order: see euler.cuh.
 #include "common.cuh"
 #include "euler.cuh"
@@ -292,8 +292,8 @@ __device__ q4 flux_roe(real g, q4 l, q4 r, bool entropy_fix) {
 // The numerical flux of Riemann solver RS (RS_* of src/backend/cuda/slots.rs) between local
 // primitive states l and r (riemann.rs `flux`). The solver is a template parameter, so a flux
 // kernel holds its own solver only: with any of the six callable (the exact solver iterates in
-// double) mh_flux needed 86 registers a thread and ran at 25 % occupancy; with HLLC alone 42
-// registers, 54 %, and 35-40 % less time (BENCHMARKS.md, issue 23).
+// double) the flux kernel of the time needed 86 registers a thread and ran at 25 % occupancy;
+// with HLLC alone 42 registers, 54 %, and 35-40 % less time (BENCHMARKS.md, issue 23).
 template <int RS>
 __device__ __forceinline__ q4 riemann_flux(real g, q4 l, q4 r) {
     switch (RS) {
@@ -422,82 +422,106 @@ MH_FACES(mh_faces_van_leer, LIM_VAN_LEER)
 MH_FACES(mh_faces_mc, LIM_MC)
 MH_FACES(mh_faces_van_albada, LIM_VAN_ALBADA)
 
-// Step 4: the flux through every face normal to axis d, one thread per face (2D grid over
-// (nx + 1) x ny for d = 0, nx x (ny + 1) for d = 1), between cell a (low side) and b (high side):
-// zero between two solid cells, the mirror image of the fluid side's face value in place of a
-// solid one. Face (i, j) left of (below) cell (i, j); component c at flux[c * nf + j * mx + i],
-// mx = nx + 1 - d faces per row, nf = mx * (ny + d).
+// Step 4: the flux through face (i, j) normal to axis d (left of, or below, cell (i, j)), between
+// cell a (low side) and b (high side): zero between two solid cells, the mirror image of the fluid
+// side's face value in place of a solid one.
 template <int RS>
-__device__ __forceinline__ void mh_flux_faces(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
-                                              real* __restrict__ flux, long long len, int stride, int g0, int g1,
-                                              int nx, int ny, int d, real g) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    const int mx = nx + 1 - d, my = ny + d;
-    if (i >= mx || j >= my) return;
+__device__ __forceinline__ q4 mh_face_flux(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
+                                           long long len, int stride, int g0, int g1, int i, int j, int d, real g) {
     const long long b = (long long)(j + g1) * stride + i + g0;
     const long long a = b - (d == 0 ? 1 : stride);
-    const long long nf = (long long)mx * my, f = (long long)j * mx + i;
     const bool sa = solid[a], sb = solid[b];
-    q4 out = make_q4(0, 0, 0, 0);
-    if (!(sa && sb)) {
-        const real* lo = faces + (long long)(2 * d) * 4 * len;
-        const real* hi = faces + (long long)(2 * d + 1) * 4 * len;
-        const q4 wl = sa ? mirror(d, load_q4(lo, len, b)) : load_q4(hi, len, a);
-        const q4 wr = sb ? mirror(d, load_q4(hi, len, a)) : load_q4(lo, len, b);
-        out = to_local(d, riemann_flux<RS>(g, to_local(d, wl), to_local(d, wr)));
-    }
-    store_q4(flux, nf, f, out);
+    if (sa && sb) return make_q4(0, 0, 0, 0);
+    const real* lo = faces + (long long)(2 * d) * 4 * len;
+    const real* hi = faces + (long long)(2 * d + 1) * 4 * len;
+    const q4 wl = sa ? mirror(d, load_q4(lo, len, b)) : load_q4(hi, len, a);
+    const q4 wr = sb ? mirror(d, load_q4(hi, len, a)) : load_q4(lo, len, b);
+    return to_local(d, riemann_flux<RS>(g, to_local(d, wl), to_local(d, wr)));
 }
 
-// The entry points of `mh_flux_faces`, one per Riemann solver: mh_flux_exact, mh_flux_hllc,
-// mh_flux_roe, mh_flux_roe_no_fix, mh_flux_hll and mh_flux_rusanov.
-#define MH_FLUX(name, RS)                                                                                         \
-    extern "C" __global__ void name(const real* __restrict__ faces, const unsigned char* __restrict__ solid,     \
-                                    real* __restrict__ flux, long long len, int stride, int g0, int g1, int nx, \
-                                    int ny, int d, real g) {                                                    \
-        AFTER_PREDECESSOR();                                                                                      \
-        mh_flux_faces<RS>(faces, solid, flux, len, stride, g0, g1, nx, ny, d, g);                               \
-    }
-MH_FLUX(mh_flux_exact, RS_EXACT)
-MH_FLUX(mh_flux_hllc, RS_HLLC)
-MH_FLUX(mh_flux_roe, RS_ROE)
-MH_FLUX(mh_flux_roe_no_fix, RS_ROE_NO_FIX)
-MH_FLUX(mh_flux_hll, RS_HLL)
-MH_FLUX(mh_flux_rusanov, RS_RUSANOV)
+// Threads of a step block (launches.rs B1, B2: 256 or 32 x 8).
+#define MH_BLOCK 256
 
-// Step 5, in place: U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for every
-// interior fluid cell (2D grid over nx x ny), dt/dx and dt/dy rounded from the clock's dt in
-// double (dx, dy), with the step reduction of the new state fused in (write_partials of
-// cell_stats; inv_dx = 1/dx, inv_dy = 1/dy in the working precision, as euler_reduce). Nothing
-// once the step is halted.
-extern "C" __global__ void mh_update(real* __restrict__ q, const unsigned char* __restrict__ solid,
-                                     const real* __restrict__ fx, const real* __restrict__ fy, long long len,
-                                     int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock,
-                                     double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,
-                                     int* __restrict__ bad) {
-    AFTER_PREDECESSOR();
+// Steps 4 and 5 per block, in place: the fluxes through its cells' faces into shared memory
+// (mh_face_flux, one round of the block's threads per axis), then
+// U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for its interior fluid cells,
+// dt/dx and dt/dy rounded from the clock's dt in double (dx, dy), with the step reduction of the
+// new state fused in (write_partials of cell_stats; inv_dx = 1/dx, inv_dy = 1/dy in the working
+// precision, as euler_reduce). A 2D block of 32 x 8 threads updates 32 x 7 cells (33 x 7 x-faces
+// and 32 x 8 y-faces: one face a thread), a 1D block of 256 threads 255 cells (256 faces); so
+// every flux is computed once (launches.rs `StepBlock`). Nothing once the step is halted.
+template <int RS>
+__device__ __forceinline__ void mh_flux_update_cells(real* __restrict__ q, const unsigned char* __restrict__ solid,
+                                                     const real* __restrict__ faces, long long len, int stride,
+                                                     int g0, int g1, int nx, int ny, int dim,
+                                                     const double* __restrict__ clock, double dx, double dy, real g,
+                                                     real inv_dx, real inv_dy, real* __restrict__ part,
+                                                     int* __restrict__ bad) {
+    __shared__ real fx[4][MH_BLOCK];
+    __shared__ real fy[4][MH_BLOCK];
     const double dt = clock[EK_NEXT_DT];
     HALTED(clock);
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    // Cells of the block along x and y, and its first cell.
+    const int cx = dim == 2 ? (int)blockDim.x : (int)blockDim.x - 1, cy = dim == 2 ? (int)blockDim.y - 1 : 1;
+    const int i0 = blockIdx.x * cx, j0 = blockIdx.y * cy;
+    const int t = thread_linear();
+    // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row.
+    if (t < (cx + 1) * cy) {
+        const int i = i0 + t % (cx + 1), j = j0 + t / (cx + 1);
+        if (i <= nx && j < ny) {
+            const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 0, g);
+            for (int c = 0; c < 4; c++) fx[c][t] = f.c[c];
+        }
+    }
+    // y-faces j0..=j0 + cy of columns i0..i0 + cx, cx a row.
+    if (dim == 2 && t < cx * (cy + 1)) {
+        const int i = i0 + t % cx, j = j0 + t / cx;
+        if (i < nx && j <= ny) {
+            const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 1, g);
+            for (int c = 0; c < 4; c++) fy[c][t] = f.c[c];
+        }
+    }
+    __syncthreads();
     const real rx = (real)(dt / dx), ry = (real)(dt / dy);
     step_stats st = no_stats();
-    const long long k = (long long)(j + g1) * stride + i + g0;
-    if (i < nx && j < ny && !solid[k]) {
-        const long long nfx = (long long)(nx + 1) * ny, fxm = (long long)j * (nx + 1) + i;
-        const q4 u = load_q4(q, len, k);
-        const q4 xm = load_q4(fx, nfx, fxm), xp = load_q4(fx, nfx, fxm + 1);
-        q4 out;
-        if (dim == 2) {
-            const long long nfy = (long long)nx * (ny + 1), fym = (long long)j * nx + i;
-            const q4 ym = load_q4(fy, nfy, fym), yp = load_q4(fy, nfy, fym + nx);
-            for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - (rx * (xp.c[c] - xm.c[c]) + ry * (yp.c[c] - ym.c[c]));
-        } else {
-            for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (xp.c[c] - xm.c[c]);
+    if (t < cx * cy) {
+        const int ci = t % cx, cj = t / cx;
+        const int i = i0 + ci, j = j0 + cj;
+        const long long k = (long long)(j + g1) * stride + i + g0;
+        if (i < nx && j < ny && !solid[k]) {
+            const q4 u = load_q4(q, len, k);
+            const int xm = cj * (cx + 1) + ci;
+            q4 out;
+            if (dim == 2) {
+                const int ym = cj * cx + ci;
+                for (int c = 0; c < 4; c++)
+                    out.c[c] = u.c[c] - (rx * (fx[c][xm + 1] - fx[c][xm]) + ry * (fy[c][ym + cx] - fy[c][ym]));
+            } else {
+                for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (fx[c][xm + 1] - fx[c][xm]);
+            }
+            store_q4(q, len, k, out);
+            st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
         }
-        store_q4(q, len, k, out);
-        st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
     }
     write_partials(st, part, bad);
 }
+
+// The entry points of `mh_flux_update_cells`, one per Riemann solver: mh_flux_update_exact,
+// mh_flux_update_hllc, mh_flux_update_roe, mh_flux_update_roe_no_fix, mh_flux_update_hll and
+// mh_flux_update_rusanov.
+#define MH_FLUX_UPDATE(name, RS)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(MH_BLOCK)                                                       \
+        name(real* __restrict__ q, const unsigned char* __restrict__ solid, const real* __restrict__ faces,      \
+             long long len, int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock, \
+             double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,                    \
+             int* __restrict__ bad) {                                                                            \
+        AFTER_PREDECESSOR();                                                                                     \
+        mh_flux_update_cells<RS>(q, solid, faces, len, stride, g0, g1, nx, ny, dim, clock, dx, dy, g, inv_dx,    \
+                                 inv_dy, part, bad);                                                             \
+    }
+MH_FLUX_UPDATE(mh_flux_update_exact, RS_EXACT)
+MH_FLUX_UPDATE(mh_flux_update_hllc, RS_HLLC)
+MH_FLUX_UPDATE(mh_flux_update_roe, RS_ROE)
+MH_FLUX_UPDATE(mh_flux_update_roe_no_fix, RS_ROE_NO_FIX)
+MH_FLUX_UPDATE(mh_flux_update_hll, RS_HLL)
+MH_FLUX_UPDATE(mh_flux_update_rusanov, RS_RUSANOV)

@@ -472,10 +472,10 @@ mod tests {
             } else {
                 Param::F64
             };
-            // mh_update(q, solid, fx, fy, len, stride, g0, g1, nx, ny, dim, clock, dx, dy, g,
-            // inv_dx, inv_dy, part, bad).
-            let update = ptx.entry("mh_update").expect("mh_update");
-            let mut want = vec![Param::Word64; 5];
+            // mh_flux_update_hllc(q, solid, faces, len, stride, g0, g1, nx, ny, dim, clock, dx,
+            // dy, g, inv_dx, inv_dy, part, bad).
+            let update = ptx.entry("mh_flux_update_hllc").expect("mh_flux_update_hllc");
+            let mut want = vec![Param::Word64; 4];
             want.extend(vec![Param::Word32; 6]);
             want.extend([Param::Word64, Param::F64, Param::F64]);
             want.extend(vec![real; 3]);

@@ -16,13 +16,15 @@ use crate::solver::real::Real;
 pub(super) const B2: (u32, u32, u32) = (32, 8, 1);
 pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
 
-/// The blocks of the kernels that step the state and reduce it (`mh_update` or the CE/SE
-/// half-steps, and `euler_reduce`, whose partials are one per block): the block, and the new
-/// points (cells, or CE/SE corners) each computes along x and y. CE/SE's blocks are 32 x 4 or 128
-/// in f64 and 32 x 8 or 256 in f32 ([`slots::CESE_THREADS_F64`], `_F32`). In f32 the CE/SE
-/// blocks overlap ([`slots::CESE_OVERLAP_F32`]): a thread computes one old point's terms into its
-/// block's tile and the new points lie between them (`kernels/cese.cu`), so a block computes one
-/// point fewer along each axis than it has threads.
+/// The blocks of the kernels that step the state and reduce it (`mh_flux_update_*` or the
+/// CE/SE half-steps, and `euler_reduce`, whose partials are one per block): the block, and the
+/// new points (cells, or CE/SE corners) each computes along x and y. MUSCL-Hancock's blocks are
+/// 32 x 8 or 256 threads for 32 x 7 or 255 cells, one face a thread along each axis
+/// (`kernels/muscl_hancock.cu`). CE/SE's blocks are 32 x 4 or 128 in f64 and 32 x 8 or 256 in f32
+/// ([`slots::CESE_THREADS_F64`], `_F32`). In f32 the CE/SE blocks overlap
+/// ([`slots::CESE_OVERLAP_F32`]): a thread computes one old point's terms into its block's tile
+/// and the new points lie between them (`kernels/cese.cu`), so a block computes one point fewer
+/// along each axis than it has threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct StepBlock {
     pub(super) block: (u32, u32, u32),
@@ -38,12 +40,19 @@ impl StepBlock {
             (_, 1) => B1,
             _ => B2,
         };
-        let overlap = match method {
-            Method::Cese if f64 => slots::CESE_OVERLAP_F64,
-            Method::Cese => slots::CESE_OVERLAP_F32,
-            _ => 0,
+        let points = match method {
+            Method::Cese => {
+                let overlap = if f64 {
+                    slots::CESE_OVERLAP_F64
+                } else {
+                    slots::CESE_OVERLAP_F32
+                };
+                (block.0 - overlap, if l.dim == 2 { block.1 - overlap } else { 1 })
+            }
+            // The faces of the cells: one more than the cells along y (2D) or x (1D).
+            _ if l.dim == 2 => (block.0, block.1 - 1),
+            _ => (block.0 - 1, 1),
         };
-        let points = (block.0 - overlap, if l.dim == 2 { block.1 - overlap } else { 1 });
         StepBlock { block, points }
     }
 
@@ -65,16 +74,16 @@ impl StepBlock {
     }
 }
 
-/// The flux kernel with Riemann solver `r` compiled in (`mh_flux_*` of
+/// The flux-and-update kernel with Riemann solver `r` compiled in (`mh_flux_update_*` of
 /// `kernels/muscl_hancock.cu`).
-fn flux_kernel(r: RiemannSolver) -> &'static str {
+fn flux_update_kernel(r: RiemannSolver) -> &'static str {
     match r {
-        RiemannSolver::Exact => "mh_flux_exact",
-        RiemannSolver::Hllc => "mh_flux_hllc",
-        RiemannSolver::Roe => "mh_flux_roe",
-        RiemannSolver::RoeNoFix => "mh_flux_roe_no_fix",
-        RiemannSolver::Hll => "mh_flux_hll",
-        RiemannSolver::Rusanov => "mh_flux_rusanov",
+        RiemannSolver::Exact => "mh_flux_update_exact",
+        RiemannSolver::Hllc => "mh_flux_update_hllc",
+        RiemannSolver::Roe => "mh_flux_update_roe",
+        RiemannSolver::RoeNoFix => "mh_flux_update_roe_no_fix",
+        RiemannSolver::Hll => "mh_flux_update_hll",
+        RiemannSolver::Rusanov => "mh_flux_update_rusanov",
     }
 }
 
@@ -136,13 +145,8 @@ pub(super) fn geometry(a: Args, l: &Layout) -> Args {
 
 /// Device work arrays of the scheme.
 pub(super) enum Work<T> {
-    /// Face values (`2 dim` faces x 4 components per padded cell), fluxes through the x faces
-    /// (`4 (nx + 1) ny`) and the y faces (`4 nx (ny + 1)`, 2D only).
-    Muscl {
-        faces: DevBuf<T>,
-        fx: DevBuf<T>,
-        fy: Option<DevBuf<T>>,
-    },
+    /// Face values (`2 dim` faces x 4 components per padded cell).
+    Muscl { faces: DevBuf<T> },
     /// Centre gradients (padded, `qy` in 2D only) and the corner points
     /// (`4 (1 + dim)` values per corner).
     Cese {
@@ -188,12 +192,8 @@ pub(super) struct Launches {
 }
 
 pub(super) enum SchemeLaunches {
-    /// `mh_faces_<limiter>`, `mh_flux_<riemann solver>` per axis and `mh_update` (with the step reduction).
-    Muscl {
-        faces: Launch,
-        flux: Vec<Launch>,
-        update: Launch,
-    },
+    /// `mh_faces_<limiter>` and `mh_flux_update_<riemann solver>` (with the step reduction).
+    Muscl { faces: Launch, flux_update: Launch },
     /// `cese_corners` and `cese_centres` (with the step reduction).
     Cese { corners: Launch, centres: Launch },
 }
@@ -242,7 +242,7 @@ impl Launches {
                 .p(&b.bad_part)
         };
         let scheme = match &b.work {
-            Work::Muscl { faces, fx, fy } => {
+            Work::Muscl { faces } => {
                 let a = geometry(Args::new().p(&b.q).p(&b.solid).p(faces), l)
                     .i(l.dim as i64)
                     .r(g)
@@ -251,30 +251,15 @@ impl Launches {
                     .d(h[0])
                     .d(h[1]);
                 let faces_launch = bind(faces_kernel(cfg.limiter)?, shape(l, (l.stride, l.rows)), a)?;
-                let flux = (0..l.dim)
-                    .map(|d| {
-                        let out = if d == 0 { fx } else { fy.as_ref().expect("2D") };
-                        let a = geometry(Args::new().p(faces).p(&b.solid).p(out), l)
-                            .i(d as i64)
-                            .r(g);
-                        bind(
-                            flux_kernel(cfg.riemann),
-                            shape(l, (l.n[0] + 1 - d, l.n[1] + d)),
-                            a,
-                        )
-                    })
-                    .collect::<Result<_, _>>()?;
-                let a = Args::new().p(&b.q).p(&b.solid).p(fx);
-                let a = match fy {
-                    Some(fy) => a.p(fy),
-                    None => a.null(),
-                };
-                let a = geometry(a, l).i(l.dim as i64).p(&b.clock.dev).d(h[0]).d(h[1]);
-                let update = bind("mh_update", interior, partials(a.r(g)))?;
+                let a = geometry(Args::new().p(&b.q).p(&b.solid).p(faces), l)
+                    .i(l.dim as i64)
+                    .p(&b.clock.dev)
+                    .d(h[0])
+                    .d(h[1]);
+                let flux_update = bind(flux_update_kernel(cfg.riemann), interior, partials(a.r(g)))?;
                 SchemeLaunches::Muscl {
                     faces: faces_launch,
-                    flux,
-                    update,
+                    flux_update,
                 }
             }
             Work::Cese { qx, qy, corners } => {

@@ -143,12 +143,6 @@ impl<T: Real> CudaEuler<T> {
             }
             _ => Work::Muscl {
                 faces: gpu.alloc_zeros(8 * dim * len)?,
-                fx: gpu.alloc_zeros(4 * (nx + 1) * ny)?,
-                fy: if dim == 2 {
-                    Some(gpu.alloc_zeros(4 * nx * (ny + 1))?)
-                } else {
-                    None
-                },
             },
         };
         let blocks = {
@@ -232,13 +226,10 @@ impl<T: Real> CudaEuler<T> {
                     ("cese_centres", 2.0 * p, centres),
                 ]
             }
-            SchemeLaunches::Muscl { faces, flux, update } => {
-                let mut k = vec![("mh_faces", 4.0 + 8.0 * dim, faces)];
-                let names = ["mh_flux x", "mh_flux y"];
-                k.extend(flux.iter().zip(names).map(|(f, name)| (name, 12.0, f)));
-                k.push(("mh_update", 8.0 + 4.0 * dim, update));
-                k
-            }
+            SchemeLaunches::Muscl { faces, flux_update } => vec![
+                ("mh_faces", 4.0 + 8.0 * dim, faces),
+                ("mh_flux_update", 8.0 + 8.0 * dim, flux_update),
+            ],
         }
     }
 
@@ -288,9 +279,9 @@ impl<T: Real> CudaEuler<T> {
     /// clock's `EK_NEXT_DT`); the state is restored afterwards. Returns (kernel, milliseconds per launch,
     /// bytes per launch by the model: every array the kernel reads or writes counted once, `s`
     /// bytes per value, `N` cells, `P = 4 (1 + dim)` values per CE/SE point):
-    /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_*` per axis `12 N s`
-    /// (two face values in, flux out), `mh_update` `(8 + 4 dim) N s` (the step reduction fused
-    /// in reads nothing more), `cese_corners` and `cese_centres` `2 P N s` (the solid mask's
+    /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_update_*`
+    /// `(8 + 8 dim) N s` (two face values a face, about one face a cell along each axis; the state
+    /// in and out; the fluxes stay in shared memory, and the step reduction reads nothing more), `cese_corners` and `cese_centres` `2 P N s` (the solid mask's
     /// byte per cell is left out).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
