@@ -266,14 +266,13 @@ __device__ __forceinline__ void rhs_rows(const Stag& g, const Cells& c, real* co
 // null, in natural order there too (the statistics' copy, in the batch's last step). A null
 // ctrl skips the halt check (the statistics of a halted batch's last completed step). With bck
 // (one GPU, 2D) the kernel first sets F's boundary faces (`rhs_rows`); a null bck reads the faces
-// `predictor_boundaries` set. (In 3D the tiles by a side are many, 28 of the 64 of a 256^2 plane and every tile of the
-// first and last planes: the boundary work there made the launch slower than the one it saved.)
-// Threads as in `predict`, over the cells.
+// `predictor_boundaries` set. (In 3D the tiles by a side are many, 28 of the 64 of a 256^2 plane
+// and every tile of the first and last planes: the boundary work there made the launch slower
+// than the one it saved.) Threads as in `predict`, over the cells.
 extern "C" __global__ void __launch_bounds__(TILE_THREADS)
     poisson_rhs(VEC(f), CVEC(u), int open, const int* __restrict__ bck, real* __restrict__ rhs,
-                real* __restrict__ natural, int nx, int ny,
-                int nz, real idx, real idy, real idz, const double* __restrict__ clock, const int* __restrict__ ctrl,
-                int pack) {
+                real* __restrict__ natural, int nx, int ny, int nz, real idx, real idy, real idz,
+                const double* __restrict__ clock, const int* __restrict__ ctrl, int pack) {
     HALTED(ctrl)
     const real idt = (real)(1.0 / clock[CK_DT]);
     const Stag g = make_stag(nx, ny, nz, 0, 0, 0);
