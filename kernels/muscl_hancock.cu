@@ -332,42 +332,110 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
     return make_q4(m.c[0] + m.c[1] + m.c[3], (m.c[3] - m.c[0]) * c / rho, m.c[2], (m.c[0] + m.c[3]) * c * c);
 }
 
-// Steps 1-3 of the scheme for every fluid cell within one cell of the interior (2D grid over
-// the padded array, stride x (ny + 2 g1)): limited slopes along each axis (a solid neighbour is
-// replaced by the mirror image of the cell), face values W -/+ D/2, and the unsplit Hancock
-// half-step U <- U + sum_d half_dt_d (F_d(W_d^-) - F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d)
-// with dt the clock's (rounded from double as the host rounds it; dx, dy in double).
-// Where an evolved value is inadmissible all faces of the cell fall back to its average. Face e
-// (x-, x+, y-, y+; 2 dim of them), component c of cell k at faces[(e * 4 + c) * len + k],
-// primitive, global frame. The loops over the axes and faces are unrolled to two axes and stop
-// at the run-time `dim`, so the face array lives in registers: rolled, it took 64 (f32) or 128
-// (f64) bytes of local memory a thread, and unrolled the kernel takes 22-27 % less time (H200,
-// BENCHMARKS.md; a version with the dimension as a template parameter had measured slower in f64
-// on an H100). The
+// Face values, primitive, in 16-byte vectors of FACE_V = 16 / sizeof(real) components (4 in
+// float, 2 in double), FACE_P = 4 / FACE_V of them a face: component c of face e (x-, x+, y-, y+)
+// of cell k at faces[((e FACE_P + c / FACE_V) len + k) FACE_V + c % FACE_V]. A thread stores or
+// loads a face in FACE_P vector accesses, and each access of a warp covers whole 32-byte sectors.
+// (Stored as 16 scalar planes, mh_faces took 26 % longer in f32; a face of doubles as one 32-byte
+// run, stored in two halves that each covered half of every sector, 21 % longer in f64: H200,
+// BENCHMARKS.md.)
+#define FACE_V (16 / (int)sizeof(real))
+#define FACE_P (4 / FACE_V)
+
+__device__ __forceinline__ void store_face(real* __restrict__ faces, long long len, int e, long long k, q4 v) {
+    if constexpr (FACE_V == 4) {
+        reinterpret_cast<float4*>(faces)[(long long)e * len + k] = make_float4(v.c[0], v.c[1], v.c[2], v.c[3]);
+    } else {
+        double2* at = reinterpret_cast<double2*>(faces) + 2 * (long long)e * len + k;
+        at[0] = make_double2(v.c[0], v.c[1]);
+        at[len] = make_double2(v.c[2], v.c[3]);
+    }
+}
+
+__device__ __forceinline__ q4 load_face(const real* __restrict__ faces, long long len, int e, long long k) {
+    if constexpr (FACE_V == 4) {
+        const float4 v = reinterpret_cast<const float4*>(faces)[(long long)e * len + k];
+        return make_q4(v.x, v.y, v.z, v.w);
+    } else {
+        const double2* at = reinterpret_cast<const double2*>(faces) + 2 * (long long)e * len + k;
+        const double2 a = at[0], b = at[len];
+        return make_q4(a.x, a.y, b.x, b.y);
+    }
+}
+
+// Threads of a block (EULER_BLOCK_* of src/backend/cuda/slots.rs, launches.rs B2, B1): 32 x 8 in
+// 2D, 256 in 1D.
+#define MH_BX EULER_BLOCK_X
+#define MH_BY EULER_BLOCK_Y
+#define MH_BLOCK EULER_BLOCK_1D
+static_assert(MH_BX * MH_BY == MH_BLOCK, "2D and 1D blocks of as many threads");
+// Cells of mh_faces' tile: its block's cells and the ring around them, (32 + 2) x (8 + 2) in 2D
+// (the 256 + 2 of 1D fit).
+#define MH_TILE ((MH_BX + 2) * (MH_BY + 2))
+
+// Steps 1-3 of the scheme for every fluid cell within one cell of the interior, a block of BX x
+// BY threads over BX x BY cells of the padded array (2D grid, stride x (ny + 2 g1); 1D: BY = 1):
+// limited slopes along each axis (a solid neighbour is replaced by the mirror image of the cell),
+// face values W -/+ D/2, and the unsplit Hancock half-step U <- U + sum_d half_dt_d (F_d(W_d^-) -
+// F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d) with dt the clock's (rounded from double as the
+// host rounds it; dx, dy in double; one thread of the block divides). Where an evolved value is
+// inadmissible all faces of the cell fall back to its average. The 2 dim faces go to `faces`
+// (store_face), primitive, in the global frame.
+// The block first converts its cells and the ring around them (the two cells beside them in 1D)
+// to primitive states in shared memory (`tile`, component c of tile cell s at tile[c MH_TILE + s];
+// `tile_solid`), so every cell is converted once, not once for itself and once for each
+// neighbour, and every load of the block is issued before the first one is waited for. The
+// loops over the axes and faces are unrolled and stop at the dimension, so the face array lives
+// in registers (rolled, it took 64 (f32) or 128 (f64) bytes of local memory a thread). The
 // limiter LIM (LIM_* of src/backend/cuda/slots.rs) is a template parameter, so its slopes compile
 // without branches between them.
-template <int LIM>
-__device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const unsigned char* __restrict__ solid,
+template <int LIM, int BX, int BY>
+__device__ __forceinline__ void mh_faces_block(const real* __restrict__ q, const unsigned char* __restrict__ solid,
                                                real* __restrict__ faces, long long len, int stride, int g0, int g1,
-                                               int nx, int ny, int dim, real g, int characteristic,
-                                               const double* __restrict__ clock, double dx, double dy) {
-    const real half_dt_x = (real)(0.5 * clock[EK_NEXT_DT] / dx), half_dt_y = (real)(0.5 * clock[EK_NEXT_DT] / dy);
-    const int ii = blockIdx.x * blockDim.x + threadIdx.x;
-    const int jj = blockIdx.y * blockDim.y + threadIdx.y;
-    if (ii >= stride || jj >= ny + 2 * g1) return;
+                                               int nx, int ny, real g, int characteristic,
+                                               const double* __restrict__ clock, double dx, double dy,
+                                               real* __restrict__ tile, unsigned char* __restrict__ tile_solid) {
+    constexpr int dim = BY == 1 ? 1 : 2;
+    // The tile: TW x TH cells, its first at (x0, y0) of the padded array.
+    constexpr int TW = BX + 2, TH = dim == 2 ? BY + 2 : 1;
+    static_assert(TW * TH <= MH_TILE, "the tile fits");
+    __shared__ real half_dt[2];
+    const int t = threadIdx.y * BX + threadIdx.x;
+    if (t == 0) {
+        half_dt[0] = (real)(0.5 * clock[EK_NEXT_DT] / dx);
+        half_dt[1] = (real)(0.5 * clock[EK_NEXT_DT] / dy);
+    }
+    const int rows = ny + 2 * g1;
+    const int x0 = blockIdx.x * BX - 1, y0 = blockIdx.y * BY - (dim == 2 ? 1 : 0);
+    for (int s = t; s < TW * TH; s += BX * BY) {
+        const int xx = x0 + s % TW, yy = y0 + s / TW;
+        if (xx >= 0 && xx < stride && yy >= 0 && yy < rows) {
+            const long long k = (long long)yy * stride + xx;
+            tile_solid[s] = solid[k];
+            const q4 w = primitive(g, load_q4(q, len, k));
+            for (int c = 0; c < 4; c++) tile[c * MH_TILE + s] = w.c[c];
+        }
+    }
+    __syncthreads();
+    const int ii = blockIdx.x * BX + threadIdx.x, jj = blockIdx.y * BY + threadIdx.y;
+    if (ii >= stride || jj >= rows) return;
     const int i = ii - g0, j = jj - g1;
-    if (i < -1 || i > nx || (dim == 2 && (j < -1 || j > ny)) || (dim == 1 && j != 0)) return;
+    if (i < -1 || i > nx || (dim == 2 && (j < -1 || j > ny))) return;
+    // The cell in the tile.
+    const int s = (threadIdx.y + (dim == 2 ? 1 : 0)) * TW + threadIdx.x + 1;
+    if (tile_solid[s]) return;
     const long long k = (long long)jj * stride + ii;
-    if (solid[k]) return;
-    const q4 wc = primitive(g, load_q4(q, len, k));
+    const auto at = [&](int u) {
+        return make_q4(tile[u], tile[MH_TILE + u], tile[2 * MH_TILE + u], tile[3 * MH_TILE + u]);
+    };
+    const q4 wc = at(s);
     const real half = (real)0.5;
-    q4 out[4];
+    q4 out[2 * dim];
 #pragma unroll
-    for (int d = 0; d < 2; d++) {
-        if (d == dim) break;
-        const long long st = d == 0 ? 1 : stride;
-        const q4 wm = solid[k - st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k - st));
-        const q4 wp = solid[k + st] ? mirror(d, wc) : primitive(g, load_q4(q, len, k + st));
+    for (int d = 0; d < dim; d++) {
+        const int st = d == 0 ? 1 : TW;
+        const q4 wm = tile_solid[s - st] ? mirror(d, wc) : at(s - st);
+        const q4 wp = tile_solid[s + st] ? mirror(d, wc) : at(s + st);
         const q4 lc = to_local(d, wc);
         const q4 sl = mh_slope(LIM, characteristic, g, to_local(d, wm), lc, to_local(d, wp));
         q4 lo, hi;
@@ -381,39 +449,43 @@ __device__ __forceinline__ void mh_faces_cells(const real* __restrict__ q, const
     q4 delta;
     {
         const q4 fm = flux_along(g, 0, out[0]), fp = flux_along(g, 0, out[1]);
-        for (int c = 0; c < 4; c++) delta.c[c] = half_dt_x * (fm.c[c] - fp.c[c]);
+        for (int c = 0; c < 4; c++) delta.c[c] = half_dt[0] * (fm.c[c] - fp.c[c]);
     }
-    if (dim == 2) {
+    if constexpr (dim == 2) {
         const q4 fm = flux_along(g, 1, out[2]), fp = flux_along(g, 1, out[3]);
-        for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt_y * (fm.c[c] - fp.c[c]);
+        for (int c = 0; c < 4; c++) delta.c[c] = delta.c[c] + half_dt[1] * (fm.c[c] - fp.c[c]);
     }
     bool ok = true;
 #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        if (e == 2 * dim) break;
+    for (int e = 0; e < 2 * dim; e++) {
         q4 u = conserved(g, out[e]);
         for (int c = 0; c < 4; c++) u.c[c] = u.c[c] + delta.c[c];
         out[e] = primitive(g, u);
         ok = ok && admissible(out[e]);
     }
 #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        if (e == 2 * dim) break;
-        const q4 v = ok ? out[e] : wc;
-        for (int c = 0; c < 4; c++) faces[(long long)(e * 4 + c) * len + k] = v.c[c];
+    for (int e = 0; e < 2 * dim; e++) {
+        store_face(faces, len, e, k, ok ? out[e] : wc);
     }
 }
 
-// The entry points of `mh_faces_cells`, one per limiter of the compressible family (Limiter::ALL):
-// mh_faces_none, mh_faces_minmod, mh_faces_superbee, mh_faces_van_leer, mh_faces_mc and
-// mh_faces_van_albada.
+// The entry points of `mh_faces_block`, one per limiter of the compressible family
+// (Limiter::ALL): mh_faces_none, mh_faces_minmod, mh_faces_superbee, mh_faces_van_leer,
+// mh_faces_mc and mh_faces_van_albada; blocks of MH_BX x MH_BY threads in 2D, MH_BLOCK in 1D.
 #define MH_FACES(name, LIM)                                                                                     \
-    extern "C" __global__ void name(const real* __restrict__ q, const unsigned char* __restrict__ solid,       \
-                                    real* __restrict__ faces, long long len, int stride, int g0, int g1,      \
-                                    int nx, int ny, int dim, real g, int characteristic,                      \
-                                    const double* __restrict__ clock, double dx, double dy) {                 \
+    extern "C" __global__ void __launch_bounds__(MH_BLOCK)                                                      \
+        name(const real* __restrict__ q, const unsigned char* __restrict__ solid, real* __restrict__ faces,     \
+             long long len, int stride, int g0, int g1, int nx, int ny, int dim, real g, int characteristic,     \
+             const double* __restrict__ clock, double dx, double dy) {                                          \
+        __shared__ real tile[4 * MH_TILE];                                                                      \
+        __shared__ unsigned char tile_solid[MH_TILE];                                                           \
         AFTER_PREDECESSOR();                                                                                    \
-        mh_faces_cells<LIM>(q, solid, faces, len, stride, g0, g1, nx, ny, dim, g, characteristic, clock, dx, dy); \
+        if (dim == 2)                                                                                           \
+            mh_faces_block<LIM, MH_BX, MH_BY>(q, solid, faces, len, stride, g0, g1, nx, ny, g, characteristic,  \
+                                              clock, dx, dy, tile, tile_solid);                                 \
+        else                                                                                                    \
+            mh_faces_block<LIM, MH_BLOCK, 1>(q, solid, faces, len, stride, g0, g1, nx, ny, g, characteristic,   \
+                                             clock, dx, dy, tile, tile_solid);                                  \
     }
 MH_FACES(mh_faces_none, LIM_NONE)
 MH_FACES(mh_faces_minmod, LIM_MINMOD)
@@ -424,53 +496,60 @@ MH_FACES(mh_faces_van_albada, LIM_VAN_ALBADA)
 
 // Step 4: the flux through face (i, j) normal to axis d (left of, or below, cell (i, j)), between
 // cell a (low side) and b (high side): zero between two solid cells, the mirror image of the fluid
-// side's face value in place of a solid one.
+// side's face value in place of a solid one. Both face values are loaded whether or not a side is
+// solid (a solid cell's are stale and unused), so the loads need not wait for the solid flags.
 template <int RS>
 __device__ __forceinline__ q4 mh_face_flux(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
                                            long long len, int stride, int g0, int g1, int i, int j, int d, real g) {
     const long long b = (long long)(j + g1) * stride + i + g0;
     const long long a = b - (d == 0 ? 1 : stride);
     const bool sa = solid[a], sb = solid[b];
+    const q4 hi_a = load_face(faces, len, 2 * d + 1, a);
+    const q4 lo_b = load_face(faces, len, 2 * d, b);
     if (sa && sb) return make_q4(0, 0, 0, 0);
-    const real* lo = faces + (long long)(2 * d) * 4 * len;
-    const real* hi = faces + (long long)(2 * d + 1) * 4 * len;
-    const q4 wl = sa ? mirror(d, load_q4(lo, len, b)) : load_q4(hi, len, a);
-    const q4 wr = sb ? mirror(d, load_q4(hi, len, a)) : load_q4(lo, len, b);
+    const q4 wl = sa ? mirror(d, lo_b) : hi_a;
+    const q4 wr = sb ? mirror(d, hi_a) : lo_b;
     return to_local(d, riemann_flux<RS>(g, to_local(d, wl), to_local(d, wr)));
 }
 
-// Threads of a step block (launches.rs B1, B2: 256 or 32 x 8).
-#define MH_BLOCK 256
-
-// Steps 4 and 5 per block, in place: the fluxes through its cells' faces into shared memory
-// (mh_face_flux, one round of the block's threads per axis), then
+// Steps 4 and 5 per block of BX x BY threads (1D: BY = 1), in place: the fluxes through its
+// cells' faces into shared memory (mh_face_flux, one round of the block's threads per axis; fx,
+// fy: component c of face t at [c MH_BLOCK + t]), then
 // U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for its interior fluid cells,
-// dt/dx and dt/dy rounded from the clock's dt in double (dx, dy), with the step reduction of the
-// new state fused in (write_partials of cell_stats; inv_dx = 1/dx, inv_dy = 1/dy in the working
-// precision, as euler_reduce). A 2D block of 32 x 8 threads updates 32 x 7 cells (33 x 7 x-faces
-// and 32 x 8 y-faces: one face a thread), a 1D block of 256 threads 255 cells (256 faces); so
-// every flux is computed once (launches.rs `StepBlock`). Nothing once the step is halted.
-template <int RS>
-__device__ __forceinline__ void mh_flux_update_cells(real* __restrict__ q, const unsigned char* __restrict__ solid,
+// dt/dx and dt/dy rounded from the clock's dt in double (dx, dy; one thread of the block
+// divides), with the step reduction of the new state fused in (write_partials of cell_stats;
+// inv_dx = 1/dx, inv_dy = 1/dy in the working precision, as euler_reduce). A 2D block of 32 x 8
+// threads updates 32 x 7 cells (33 x 7 x-faces and 32 x 8 y-faces: one face a thread), a 1D
+// block of 256 threads 255 cells (256 faces); so every flux is computed once (launches.rs
+// `StepBlock`). The block's shape is a template parameter, so its index arithmetic divides by
+// constants. Nothing once the step is halted.
+template <int RS, int BX, int BY>
+__device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const unsigned char* __restrict__ solid,
                                                      const real* __restrict__ faces, long long len, int stride,
-                                                     int g0, int g1, int nx, int ny, int dim,
+                                                     int g0, int g1, int nx, int ny,
                                                      const double* __restrict__ clock, double dx, double dy, real g,
                                                      real inv_dx, real inv_dy, real* __restrict__ part,
-                                                     int* __restrict__ bad) {
-    __shared__ real fx[4][MH_BLOCK];
-    __shared__ real fy[4][MH_BLOCK];
-    const double dt = clock[EK_NEXT_DT];
+                                                     int* __restrict__ bad, real* __restrict__ fx,
+                                                     real* __restrict__ fy) {
+    constexpr int dim = BY == 1 ? 1 : 2;
+    // Cells of the block along x and y.
+    constexpr int cx = dim == 2 ? BX : BX - 1, cy = dim == 2 ? BY - 1 : 1;
+    static_assert(BX * BY == MH_BLOCK, "one face a thread along each axis");
+    __shared__ real ratio[2];
     HALTED(clock);
-    // Cells of the block along x and y, and its first cell.
-    const int cx = dim == 2 ? (int)blockDim.x : (int)blockDim.x - 1, cy = dim == 2 ? (int)blockDim.y - 1 : 1;
+    const int t = threadIdx.y * BX + threadIdx.x;
+    if (t == 0) {
+        const double dt = clock[EK_NEXT_DT];
+        ratio[0] = (real)(dt / dx);
+        ratio[1] = (real)(dt / dy);
+    }
     const int i0 = blockIdx.x * cx, j0 = blockIdx.y * cy;
-    const int t = thread_linear();
     // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row.
     if (t < (cx + 1) * cy) {
         const int i = i0 + t % (cx + 1), j = j0 + t / (cx + 1);
         if (i <= nx && j < ny) {
             const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 0, g);
-            for (int c = 0; c < 4; c++) fx[c][t] = f.c[c];
+            for (int c = 0; c < 4; c++) fx[c * MH_BLOCK + t] = f.c[c];
         }
     }
     // y-faces j0..=j0 + cy of columns i0..i0 + cx, cx a row.
@@ -478,11 +557,11 @@ __device__ __forceinline__ void mh_flux_update_cells(real* __restrict__ q, const
         const int i = i0 + t % cx, j = j0 + t / cx;
         if (i < nx && j <= ny) {
             const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 1, g);
-            for (int c = 0; c < 4; c++) fy[c][t] = f.c[c];
+            for (int c = 0; c < 4; c++) fy[c * MH_BLOCK + t] = f.c[c];
         }
     }
     __syncthreads();
-    const real rx = (real)(dt / dx), ry = (real)(dt / dy);
+    const real rx = ratio[0], ry = ratio[1];
     step_stats st = no_stats();
     if (t < cx * cy) {
         const int ci = t % cx, cj = t / cx;
@@ -494,10 +573,16 @@ __device__ __forceinline__ void mh_flux_update_cells(real* __restrict__ q, const
             q4 out;
             if (dim == 2) {
                 const int ym = cj * cx + ci;
-                for (int c = 0; c < 4; c++)
-                    out.c[c] = u.c[c] - (rx * (fx[c][xm + 1] - fx[c][xm]) + ry * (fy[c][ym + cx] - fy[c][ym]));
+                for (int c = 0; c < 4; c++) {
+                    const real* gx = fx + c * MH_BLOCK;
+                    const real* gy = fy + c * MH_BLOCK;
+                    out.c[c] = u.c[c] - (rx * (gx[xm + 1] - gx[xm]) + ry * (gy[ym + cx] - gy[ym]));
+                }
             } else {
-                for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (fx[c][xm + 1] - fx[c][xm]);
+                for (int c = 0; c < 4; c++) {
+                    const real* gx = fx + c * MH_BLOCK;
+                    out.c[c] = u.c[c] - rx * (gx[xm + 1] - gx[xm]);
+                }
             }
             store_q4(q, len, k, out);
             st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
@@ -506,18 +591,24 @@ __device__ __forceinline__ void mh_flux_update_cells(real* __restrict__ q, const
     write_partials(st, part, bad);
 }
 
-// The entry points of `mh_flux_update_cells`, one per Riemann solver: mh_flux_update_exact,
+// The entry points of `mh_flux_update_block`, one per Riemann solver: mh_flux_update_exact,
 // mh_flux_update_hllc, mh_flux_update_roe, mh_flux_update_roe_no_fix, mh_flux_update_hll and
-// mh_flux_update_rusanov.
+// mh_flux_update_rusanov; blocks of MH_BX x MH_BY threads in 2D, MH_BLOCK in 1D.
 #define MH_FLUX_UPDATE(name, RS)                                                                                 \
     extern "C" __global__ void __launch_bounds__(MH_BLOCK)                                                       \
         name(real* __restrict__ q, const unsigned char* __restrict__ solid, const real* __restrict__ faces,      \
              long long len, int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock, \
              double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,                    \
              int* __restrict__ bad) {                                                                            \
+        __shared__ real fx[4 * MH_BLOCK];                                                                        \
+        __shared__ real fy[4 * MH_BLOCK];                                                                        \
         AFTER_PREDECESSOR();                                                                                     \
-        mh_flux_update_cells<RS>(q, solid, faces, len, stride, g0, g1, nx, ny, dim, clock, dx, dy, g, inv_dx,    \
-                                 inv_dy, part, bad);                                                             \
+        if (dim == 2)                                                                                            \
+            mh_flux_update_block<RS, MH_BX, MH_BY>(q, solid, faces, len, stride, g0, g1, nx, ny, clock, dx, dy, \
+                                                   g, inv_dx, inv_dy, part, bad, fx, fy);                        \
+        else                                                                                                     \
+            mh_flux_update_block<RS, MH_BLOCK, 1>(q, solid, faces, len, stride, g0, g1, nx, ny, clock, dx, dy,  \
+                                                  g, inv_dx, inv_dy, part, bad, fx, fy);                         \
     }
 MH_FLUX_UPDATE(mh_flux_update_exact, RS_EXACT)
 MH_FLUX_UPDATE(mh_flux_update_hllc, RS_HLLC)

@@ -193,6 +193,13 @@ shared! {
     CESE_OVERLAP_F32: u32 = 1;
     CESE_OVERLAP_F64: u32 = 0;
 
+    /// Threads of the compressible solvers' blocks (`launches.rs` `B2`, `B1`): 32 x 8 for 2D
+    /// grids, 256 for 1D. MUSCL-Hancock's kernels are compiled for these shapes
+    /// (`kernels/muscl_hancock.cu`).
+    EULER_BLOCK_X: u32 = 32;
+    EULER_BLOCK_Y: u32 = 8;
+    EULER_BLOCK_1D: u32 = 256;
+
     /// Threads per block of the shown field's kernels (`kernels/shown_field.cu`).
     SHOWN_BLOCK: u32 = 256;
 

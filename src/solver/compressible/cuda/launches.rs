@@ -12,9 +12,10 @@ use crate::case::{Method, RiemannSolver};
 use crate::solver::limiter::Limiter;
 use crate::solver::real::Real;
 
-/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D.
-pub(super) const B2: (u32, u32, u32) = (32, 8, 1);
-pub(super) const B1: (u32, u32, u32) = (256, 1, 1);
+/// Thread blocks: 32 x 8 for 2D grids, 256 for 1D (the shapes MUSCL-Hancock's kernels are
+/// compiled for).
+pub(super) const B2: (u32, u32, u32) = (slots::EULER_BLOCK_X, slots::EULER_BLOCK_Y, 1);
+pub(super) const B1: (u32, u32, u32) = (slots::EULER_BLOCK_1D, 1, 1);
 
 /// The blocks of the kernels that step the state and reduce it (`mh_flux_update_*` or the
 /// CE/SE half-steps, and `euler_reduce`, whose partials are one per block): the block, and the
