@@ -16,6 +16,9 @@
 //! - compressible: the conserved state (4) and the scheme's arrays: MUSCL-Hancock's primitive
 //!   state (4), four face states (16), x and y fluxes (4 each, y in 2D only) and the next state
 //!   (4); CE/SE's two gradients (8) and three corner states (12); one byte of solid flag.
+//!   On the device MUSCL-Hancock keeps only the state and the `2 D` face states (`4 + 8 D`:
+//!   the fluxes live in shared memory, `kernels/muscl_hancock.cu`) and CE/SE the state, its `D`
+//!   gradients and `1 + D` corner states (`8 + 8 D`).
 //!
 //! A rotor ([`crate::case::RotorSpec`]) adds its source tables: the spreading's entries, the
 //! sampling's corners and one acceleration array per component.
@@ -95,6 +98,20 @@ fn arrays_per_cell(spec: &CaseSpec) -> Result<(u64, u64), Invalid> {
     })
 }
 
+/// Arrays per padded cell of a CUDA solver of `spec` (the module's count), where they differ from
+/// the CPU solver's `host` count: the compressible schemes'.
+fn device_arrays_per_cell(spec: &CaseSpec, host: u64) -> Result<u64, Invalid> {
+    if !matches!(spec.case.kind, Kind::Compressible) {
+        return Ok(host);
+    }
+    let c = crate::solver::compressible::Config::from_spec(spec)?;
+    let d = c.dim as u64;
+    Ok(match c.method {
+        Method::Cese => 8 + 8 * d,
+        _ => 4 + 8 * d,
+    })
+}
+
 /// The key of the grid's largest axis count (the one to reduce).
 fn largest_axis_key(spec: &CaseSpec) -> &'static str {
     let g = &spec.grid;
@@ -134,7 +151,7 @@ pub fn need(spec: &CaseSpec) -> Result<Need, Invalid> {
         .checked_add(output)
         .and_then(|b| b.checked_add(rotor))
         .ok_or_else(too_big)?;
-    let device = bytes(arrays + 4)
+    let device = bytes(device_arrays_per_cell(spec, arrays)? + 4)
         .and_then(|b| b.checked_add(rotor))
         .ok_or_else(too_big)?;
     Ok(Need { host, device, cells })
@@ -273,6 +290,40 @@ mod tests {
         let n = need(&case.spec).unwrap();
         assert_eq!(n.cells, nx * ny);
         assert_eq!(n.host, nx * ny * (12 * 8 + 25));
+    }
+
+    #[test]
+    fn compressible_counts_match_their_arrays() {
+        // Host: the state and the scheme's arrays; device: the kernels' arrays and four display
+        // fields. MUSCL-Hancock 2D f64: 4 + 32 on the host, 4 + 16 (+ 4) on the device; 1D:
+        // 4 + 28 and 4 + 8 (+ 4). CE/SE 2D: 4 + 20 and 8 + 16 (+ 4); 1D: 4 + 20 and 8 + 8 (+ 4).
+        let cases = [
+            (
+                "riemann_quadrant_config3.toml",
+                include_str!("../../cases/riemann_quadrant_config3.toml"),
+                36,
+                24,
+            ),
+            ("sod.toml", include_str!("../../cases/sod.toml"), 32, 16),
+            (
+                "cese_quadrant_2d.toml",
+                include_str!("../../cases/cese_quadrant_2d.toml"),
+                24,
+                28,
+            ),
+            ("cese_sod.toml", include_str!("../../cases/cese_sod.toml"), 24, 20),
+        ];
+        for (name, text, host, device) in cases {
+            let case = Case::parse(text, name).unwrap();
+            let n = need(&case.spec).unwrap();
+            let config = crate::solver::compressible::Config::from_spec(&case.spec).unwrap();
+            let real = match config.precision {
+                Precision::F32 => 4,
+                Precision::F64 => 8,
+            };
+            assert_eq!(n.host, n.cells * (host * real + 25), "{name}");
+            assert_eq!(n.device, n.cells * device * real, "{name}");
+        }
     }
 
     #[test]
