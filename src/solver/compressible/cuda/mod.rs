@@ -280,9 +280,10 @@ impl<T: Real> CudaEuler<T> {
     /// bytes per launch by the model: every array the kernel reads or writes counted once, `s`
     /// bytes per value, `N` cells, `P = 4 (1 + dim)` values per CE/SE point):
     /// `mh_faces` `(4 + 8 dim) N s` (state in, face values out), `mh_flux_update_*`
-    /// `(8 + 8 dim) N s` (two face values a face, about one face a cell along each axis; the state
-    /// in and out; the fluxes stay in shared memory, and the step reduction reads nothing more), `cese_corners` and `cese_centres` `2 P N s` (the solid mask's
-    /// byte per cell is left out).
+    /// `(8 + 8 dim) N s` (two face values a face, about one face a cell along each axis; the
+    /// state in and out; the fluxes stay in shared memory, and the step reduction reads nothing
+    /// more), `cese_corners` and `cese_centres` `2 P N s` (the solid mask's byte per cell is left
+    /// out).
     pub fn kernel_timings(&mut self, reps: usize) -> Result<Vec<(&'static str, f64, f64)>, CudaError> {
         self.gpu.bind()?;
         let n = (self.l.n[0] * self.l.n[1]) as f64;
