@@ -166,10 +166,18 @@ __device__ __forceinline__ void store_terms(real* tile, int tn, int t, real g, r
 // overlapping blocks 10-18 % slower in double (2 blocks of 32 x 8 or 4 of 32 x 4 or 16 x 8).
 #define CESE_OVERLAP (sizeof(real) == 4 ? CESE_OVERLAP_F32 : CESE_OVERLAP_F64)
 
+// The threads of a block along x: 32 in 2D (CESE_THREADS / 32 rows), CESE_THREADS in 1D
+// (launches.rs `StepBlock`). The shape is a compile-time constant, so the tiles' indices divide by
+// constants and their shared-memory offsets fold into the loads.
+template <int DIM>
+__device__ constexpr int block_width() {
+    return DIM == 2 ? 32 : CESE_THREADS;
+}
+
 // The new points of a block along axis 0 (x) and 1 (y).
 template <int DIM>
-__device__ __forceinline__ int points_per_block(int axis) {
-    return axis == 0 ? blockDim.x - CESE_OVERLAP : DIM == 2 ? blockDim.y - CESE_OVERLAP : 1;
+__device__ constexpr int points_per_block(int axis) {
+    return axis == 0 ? block_width<DIM>() - CESE_OVERLAP : DIM == 2 ? CESE_THREADS / 32 - CESE_OVERLAP : 1;
 }
 
 // The block's tile of old points' terms, tw x th, x fastest: slot t is old point
@@ -183,10 +191,11 @@ __device__ __forceinline__ void fill_tile(real* tile, int tw, int th, int x0, in
         point o;
         if (load(x0 + t % tw, y0 + t / tw, o)) store_terms<DIM>(tile, tn, t, g, dt, hx, hy, o);
     };
+    const int me = threadIdx.y * block_width<DIM>() + threadIdx.x;
     if (CESE_OVERLAP) {
-        fill(thread_linear());
+        fill(me);
     } else {
-        for (int t = thread_linear(); t < tn; t += block_threads()) fill(t);
+        for (int t = me; t < tn; t += CESE_THREADS) fill(t);
     }
     __syncthreads();
 }
@@ -195,12 +204,10 @@ __device__ __forceinline__ void fill_tile(real* tile, int tw, int th, int x0, in
 // (x0, y0), if the thread computes one, and the block's tile width and height (1 in 1D).
 template <int DIM>
 struct block_points {
-    int x0, y0, tw, th;
+    static constexpr int tw = points_per_block<DIM>(0) + 1, th = DIM == 2 ? points_per_block<DIM>(1) + 1 : 1;
+    int x0, y0;
     __device__ __forceinline__ block_points()
-        : x0(blockIdx.x * points_per_block<DIM>(0)),
-          y0(DIM == 2 ? blockIdx.y * points_per_block<DIM>(1) : 0),
-          tw(points_per_block<DIM>(0) + 1),
-          th(DIM == 2 ? points_per_block<DIM>(1) + 1 : 1) {}
+        : x0(blockIdx.x * points_per_block<DIM>(0)), y0(DIM == 2 ? blockIdx.y * points_per_block<DIM>(1) : 0) {}
     __device__ __forceinline__ bool marches() const {
         return (int)threadIdx.x < points_per_block<DIM>(0) && (int)threadIdx.y < points_per_block<DIM>(1);
     }
