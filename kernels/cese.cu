@@ -10,7 +10,8 @@
 // A solution point carries u, u_x and (2D) u_y, P = 4 (1 + dim) values. Centre gradients live
 // in qx, qy (padded layout like q; qy only in 2D). Corner (ci, cj), 0 <= ci <= nx,
 // 0 <= cj <= ny (cj = 0 in 1D), is number m = cj (nx + 1) + ci of nc; its value p (0: u, 1: u_x,
-// 2: u_y), component c at corners[(4 p + c) nc + m].
+// 2: u_y) is entry m of the packed array of nc states from corners + 4 p nc (store_q4v,
+// euler.cuh).
 #include "common.cuh"
 #include "euler.cuh"
 
@@ -320,9 +321,9 @@ __device__ __forceinline__ void corners_of_block(const real* __restrict__ q, con
     if (!b.marches() || ci > nx || cj >= cy) return;
     const point p = march<DIM>(alpha, hx, hy, tile, b.tw, b.tw * b.th);
     const long long nc = (long long)(nx + 1) * cy, m = (long long)cj * (nx + 1) + ci;
-    store_q4(corners, nc, m, p.u);
-    store_q4(corners + 4 * nc, nc, m, p.x);
-    if (DIM == 2) store_q4(corners + 8 * nc, nc, m, p.y);
+    store_q4v(corners, nc, m, p.u);
+    store_q4v(corners + 4 * nc, nc, m, p.x);
+    if (DIM == 2) store_q4v(corners + 8 * nc, nc, m, p.y);
 }
 
 // Second half-step's points of the block (as corners_of_block: cell (i, j) is between corners i,
@@ -340,9 +341,9 @@ __device__ __forceinline__ bool centres_of_block(real* __restrict__ q, real* __r
     fill_tile<DIM>(tile, b.tw, b.th, x0, y0, g, dt, hx, hy, [&](int ci, int cj, point& o) {
         if (ci > nx || cj >= cy) return false;
         const long long c = (long long)cj * (nx + 1) + ci;
-        o.u = load_q4(corners, nc, c);
-        o.x = load_q4(corners + 4 * nc, nc, c);
-        o.y = DIM == 2 ? load_q4(corners + 8 * nc, nc, c) : make_q4(0, 0, 0, 0);
+        o.u = load_q4v(corners, nc, c);
+        o.x = load_q4v(corners + 4 * nc, nc, c);
+        o.y = DIM == 2 ? load_q4v(corners + 8 * nc, nc, c) : make_q4(0, 0, 0, 0);
         return true;
     });
     *i = x0 + threadIdx.x;

@@ -35,6 +35,34 @@ __device__ __forceinline__ void store_q4(real* __restrict__ q, long long len, lo
     q[3 * len + k] = v.c[3];
 }
 
+// A packed array of len four-component states (private to a scheme's kernels, unlike the
+// structure-of-arrays state): 16-byte vectors of QV = 16 / sizeof(real) components (4 in float,
+// 2 in double), 4 / QV of them a state, component c of entry k at
+// a[((c / QV) len + k) QV + c % QV]. A thread stores or loads an entry in 4 / QV vector accesses,
+// and each access of a warp covers whole 32-byte sectors. `a` is 16-byte aligned.
+#define QV (16 / (int)sizeof(real))
+
+__device__ __forceinline__ void store_q4v(real* __restrict__ a, long long len, long long k, q4 v) {
+    if constexpr (QV == 4) {
+        reinterpret_cast<float4*>(a)[k] = make_float4(v.c[0], v.c[1], v.c[2], v.c[3]);
+    } else {
+        double2* at = reinterpret_cast<double2*>(a) + k;
+        at[0] = make_double2(v.c[0], v.c[1]);
+        at[len] = make_double2(v.c[2], v.c[3]);
+    }
+}
+
+__device__ __forceinline__ q4 load_q4v(const real* __restrict__ a, long long len, long long k) {
+    if constexpr (QV == 4) {
+        const float4 v = reinterpret_cast<const float4*>(a)[k];
+        return make_q4(v.x, v.y, v.z, v.w);
+    } else {
+        const double2* at = reinterpret_cast<const double2*>(a) + k;
+        const double2 lo = at[0], hi = at[len];
+        return make_q4(lo.x, lo.y, hi.x, hi.y);
+    }
+}
+
 // Conserved from primitive: [rho, rho u, rho v, p (1 / (gamma - 1)) + rho (u^2 + v^2) / 2]. The
 // reciprocal depends on gamma only, so a kernel computes it once (state.rs `conserved`).
 __device__ __forceinline__ q4 conserved(real g, q4 w) {

@@ -332,36 +332,10 @@ __device__ __forceinline__ q4 mh_slope(int lim, int characteristic, real g, q4 w
     return make_q4(m.c[0] + m.c[1] + m.c[3], (m.c[3] - m.c[0]) * c / rho, m.c[2], (m.c[0] + m.c[3]) * c * c);
 }
 
-// Face values, primitive, in 16-byte vectors of FACE_V = 16 / sizeof(real) components (4 in
-// float, 2 in double), FACE_P = 4 / FACE_V of them a face: component c of face e (x-, x+, y-, y+)
-// of cell k at faces[((e FACE_P + c / FACE_V) len + k) FACE_V + c % FACE_V]. A thread stores or
-// loads a face in FACE_P vector accesses, and each access of a warp covers whole 32-byte sectors.
-// (Stored as 16 scalar planes, mh_faces took 26 % longer in f32; a face of doubles as one 32-byte
-// run, stored in two halves that each covered half of every sector, 21 % longer in f64: H200,
-// BENCHMARKS.md.)
-#define FACE_V (16 / (int)sizeof(real))
-#define FACE_P (4 / FACE_V)
-
-__device__ __forceinline__ void store_face(real* __restrict__ faces, long long len, int e, long long k, q4 v) {
-    if constexpr (FACE_V == 4) {
-        reinterpret_cast<float4*>(faces)[(long long)e * len + k] = make_float4(v.c[0], v.c[1], v.c[2], v.c[3]);
-    } else {
-        double2* at = reinterpret_cast<double2*>(faces) + 2 * (long long)e * len + k;
-        at[0] = make_double2(v.c[0], v.c[1]);
-        at[len] = make_double2(v.c[2], v.c[3]);
-    }
-}
-
-__device__ __forceinline__ q4 load_face(const real* __restrict__ faces, long long len, int e, long long k) {
-    if constexpr (FACE_V == 4) {
-        const float4 v = reinterpret_cast<const float4*>(faces)[(long long)e * len + k];
-        return make_q4(v.x, v.y, v.z, v.w);
-    } else {
-        const double2* at = reinterpret_cast<const double2*>(faces) + 2 * (long long)e * len + k;
-        const double2 a = at[0], b = at[len];
-        return make_q4(a.x, a.y, b.x, b.y);
-    }
-}
+// Face values: face e (x-, x+, y-, y+) of cell k is entry k of the e-th packed array of len
+// states (store_q4v, euler.cuh) from faces + 4 e len, primitive. (Stored as 16 scalar planes,
+// mh_faces took 26 % longer in f32; a face of doubles as one 32-byte run, stored in two halves that
+// each covered half of every sector, 21 % longer in f64: H200, BENCHMARKS.md.)
 
 // Threads of a block (EULER_BLOCK_* of src/backend/cuda/slots.rs, launches.rs B2, B1): 32 x 8 in
 // 2D, 256 in 1D.
@@ -380,7 +354,7 @@ static_assert(MH_BX * MH_BY == MH_BLOCK, "2D and 1D blocks of as many threads");
 // F_d(W_d^+)) on each, half_dt_d = dt / (2 dx_d) with dt the clock's (rounded from double as the
 // host rounds it; dx, dy in double; one thread of the block divides). Where an evolved value is
 // inadmissible all faces of the cell fall back to its average. The 2 dim faces go to `faces`
-// (store_face), primitive, in the global frame.
+// (store_q4v), primitive, in the global frame.
 // The block first converts its cells and the ring around them (the two cells beside them in 1D)
 // to primitive states in shared memory (`tile`, component c of tile cell s at tile[c MH_TILE + s];
 // `tile_solid`), so every cell is converted once, not once for itself and once for each
@@ -465,7 +439,7 @@ __device__ __forceinline__ void mh_faces_block(const real* __restrict__ q, const
     }
 #pragma unroll
     for (int e = 0; e < 2 * dim; e++) {
-        store_face(faces, len, e, k, ok ? out[e] : wc);
+        store_q4v(faces + 4 * e * len, len, k, ok ? out[e] : wc);
     }
 }
 
@@ -504,8 +478,8 @@ __device__ __forceinline__ q4 mh_face_flux(const real* __restrict__ faces, const
     const long long b = (long long)(j + g1) * stride + i + g0;
     const long long a = b - (d == 0 ? 1 : stride);
     const bool sa = solid[a], sb = solid[b];
-    const q4 hi_a = load_face(faces, len, 2 * d + 1, a);
-    const q4 lo_b = load_face(faces, len, 2 * d, b);
+    const q4 hi_a = load_q4v(faces + 4 * (2 * d + 1) * len, len, a);
+    const q4 lo_b = load_q4v(faces + 4 * (2 * d) * len, len, b);
     if (sa && sb) return make_q4(0, 0, 0, 0);
     const q4 wl = sa ? mirror(d, lo_b) : hi_a;
     const q4 wr = sb ? mirror(d, hi_a) : lo_b;
