@@ -219,14 +219,52 @@ __device__ __forceinline__ step_stats cell_stats(real g, int dim, real inv_dx, r
     return s;
 }
 
+// Reductions over a warp, valid in lane 0; every lane of the warp calls them. warp_max and
+// warp_min skip NaN: a NaN enters as the identity `none` (so a warp of NaN gives `none`). In f32
+// on sm_80 and later each is one warp reduction (REDUX) of the values' integer keys, which order
+// as the floats do (-0 before +0); else five shuffle steps (max and min are exact in any order).
+template <typename V, typename Op>
+__device__ __forceinline__ V warp_shuffle_reduce(V x, Op op) {
+    for (int off = 16; off > 0; off >>= 1) x = op(x, __shfl_down_sync(0xffffffffu, x, off));
+    return x;
+}
+template <typename V>
+__device__ __forceinline__ V shuffle_max(V x, V none) {
+    return warp_shuffle_reduce(isnan(x) ? none : x, [](V a, V b) { return fmax(a, b); });
+}
+template <typename V>
+__device__ __forceinline__ V shuffle_min(V x, V none) {
+    return warp_shuffle_reduce(isnan(x) ? none : x, [](V a, V b) { return fmin(a, b); });
+}
+#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ int float_key(float x) {
+    const int b = __float_as_int(x);
+    return b >= 0 ? b : b ^ 0x7fffffff;
+}
+__device__ __forceinline__ float key_float(int k) { return __int_as_float(k >= 0 ? k : k ^ 0x7fffffff); }
+__device__ __forceinline__ float warp_max(float x, float none) {
+    return key_float(__reduce_max_sync(0xffffffffu, float_key(isnan(x) ? none : x)));
+}
+__device__ __forceinline__ float warp_min(float x, float none) {
+    return key_float(__reduce_min_sync(0xffffffffu, float_key(isnan(x) ? none : x)));
+}
+__device__ __forceinline__ int warp_min(int x) { return __reduce_min_sync(0xffffffffu, x); }
+#else
+__device__ __forceinline__ float warp_max(float x, float none) { return shuffle_max(x, none); }
+__device__ __forceinline__ float warp_min(float x, float none) { return shuffle_min(x, none); }
+__device__ __forceinline__ int warp_min(int x) {
+    return warp_shuffle_reduce(x, [](int a, int b) { return min(a, b); });
+}
+#endif
+__device__ __forceinline__ double warp_max(double x, double none) { return shuffle_max(x, none); }
+__device__ __forceinline__ double warp_min(double x, double none) { return shuffle_min(x, none); }
+
 // The four reductions of step_stats over a warp (valid in lane 0): max, min, min, min.
 __device__ __forceinline__ step_stats warp_stats(step_stats s) {
-    for (int off = 16; off > 0; off >>= 1) {
-        s.rate = fmax(s.rate, __shfl_down_sync(0xffffffffu, s.rate, off));
-        s.rho = fmin(s.rho, __shfl_down_sync(0xffffffffu, s.rho, off));
-        s.p = fmin(s.p, __shfl_down_sync(0xffffffffu, s.p, off));
-        s.first = min(s.first, __shfl_down_sync(0xffffffffu, s.first, off));
-    }
+    s.rate = warp_max(s.rate, (real)0);
+    s.rho = warp_min(s.rho, REAL_INF);
+    s.p = warp_min(s.p, REAL_INF);
+    s.first = warp_min(s.first);
     return s;
 }
 

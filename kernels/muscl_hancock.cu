@@ -175,78 +175,90 @@ struct roe_avg {
     real u, v, h, c;
 };
 
-__device__ __forceinline__ roe_avg roe_average(real g, q4 l, q4 r, q4 ql, q4 qr) {
-    const real sl = sqrt(l.c[0]), sr = sqrt(r.c[0]);
+// One side of a face for the approximate Riemann solvers (riemann.rs `Side`): primitive state w,
+// conserved state q, flux f, 1/rho and the sound speed sqrt(g p (1/rho)): one division a side.
+struct side {
+    q4 w, q, f;
+    real inv_rho, c;
+};
+
+__device__ __forceinline__ side side_of(real g, q4 w) {
+    side s;
+    s.w = w;
+    s.q = conserved(g, w);
+    s.f = euler_flux(g, w);
+    s.inv_rho = (real)1 / w.c[0];
+    s.c = sqrt(g * w.c[3] * s.inv_rho);
+    return s;
+}
+
+__device__ __forceinline__ roe_avg roe_average(real g, const side& l, const side& r) {
+    const real sl = sqrt(l.w.c[0]), sr = sqrt(r.w.c[0]);
     const real w = (real)1 / (sl + sr);
     roe_avg a;
-    a.u = (sl * l.c[1] + sr * r.c[1]) * w;
-    a.v = (sl * l.c[2] + sr * r.c[2]) * w;
-    a.h = (sl * (ql.c[3] + l.c[3]) / l.c[0] + sr * (qr.c[3] + r.c[3]) / r.c[0]) * w;
+    a.u = (sl * l.w.c[1] + sr * r.w.c[1]) * w;
+    a.v = (sl * l.w.c[2] + sr * r.w.c[2]) * w;
+    a.h = (sl * (l.q.c[3] + l.w.c[3]) * l.inv_rho + sr * (r.q.c[3] + r.w.c[3]) * r.inv_rho) * w;
     const real c2 = (g - (real)1) * (a.h - (real)0.5 * (a.u * a.u + a.v * a.v));
     a.c = sqrt(fmax(c2, (real)0));
     return a;
 }
 
 // Einfeldt's bounds (S_L, S_R).
-__device__ __forceinline__ void einfeldt(real g, q4 l, q4 r, q4 ql, q4 qr, real* sl, real* sr) {
-    const roe_avg a = roe_average(g, l, r, ql, qr);
-    const real cl = sound_speed(g, l.c[0], l.c[3]), cr = sound_speed(g, r.c[0], r.c[3]);
-    *sl = fmin(l.c[1] - cl, a.u - a.c);
-    *sr = fmax(r.c[1] + cr, a.u + a.c);
+__device__ __forceinline__ void einfeldt(real g, const side& l, const side& r, real* sl, real* sr) {
+    const roe_avg a = roe_average(g, l, r);
+    *sl = fmin(l.w.c[1] - l.c, a.u - a.c);
+    *sr = fmax(r.w.c[1] + r.c, a.u + a.c);
 }
 
-__device__ q4 flux_hll(real g, q4 l, q4 r) {
-    const q4 ql = conserved(g, l), qr = conserved(g, r);
-    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+__device__ q4 flux_hll(real g, q4 wl, q4 wr) {
+    const side l = side_of(g, wl), r = side_of(g, wr);
     real sl, sr;
-    einfeldt(g, l, r, ql, qr, &sl, &sr);
-    if (sl >= (real)0) return fl;
-    if (sr <= (real)0) return fr;
+    einfeldt(g, l, r, &sl, &sr);
+    if (sl >= (real)0) return l.f;
+    if (sr <= (real)0) return r.f;
     q4 out;
     for (int k = 0; k < 4; k++)
-        out.c[k] = (sr * fl.c[k] - sl * fr.c[k] + sl * sr * (qr.c[k] - ql.c[k])) / (sr - sl);
+        out.c[k] = (sr * l.f.c[k] - sl * r.f.c[k] + sl * sr * (r.q.c[k] - l.q.c[k])) / (sr - sl);
     return out;
 }
 
-__device__ __forceinline__ q4 hllc_star(q4 w, q4 q, q4 f, real s, real m, real s_star) {
+__device__ __forceinline__ q4 hllc_star(const side& a, real s, real m, real s_star) {
     const real k = m / (s - s_star);
-    const real e = q.c[3] / w.c[0] + (s_star - w.c[1]) * (s_star + w.c[3] / m);
-    const q4 u_star = make_q4(k, k * s_star, k * w.c[2], k * e);
+    const real e = a.q.c[3] * a.inv_rho + (s_star - a.w.c[1]) * (s_star + a.w.c[3] / m);
+    const q4 u_star = make_q4(k, k * s_star, k * a.w.c[2], k * e);
     q4 out;
-    for (int i = 0; i < 4; i++) out.c[i] = f.c[i] + s * (u_star.c[i] - q.c[i]);
+    for (int i = 0; i < 4; i++) out.c[i] = a.f.c[i] + s * (u_star.c[i] - a.q.c[i]);
     return out;
 }
 
-__device__ q4 flux_hllc(real g, q4 l, q4 r) {
-    const q4 ql = conserved(g, l), qr = conserved(g, r);
-    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
+__device__ q4 flux_hllc(real g, q4 wl, q4 wr) {
+    const side l = side_of(g, wl), r = side_of(g, wr);
     real sl, sr;
-    einfeldt(g, l, r, ql, qr, &sl, &sr);
-    if (sl >= (real)0) return fl;
-    if (sr <= (real)0) return fr;
-    const real ml = l.c[0] * (sl - l.c[1]);
-    const real mr = r.c[0] * (sr - r.c[1]);
-    const real s_star = (r.c[3] - l.c[3] + l.c[1] * ml - r.c[1] * mr) / (ml - mr);
-    return s_star >= (real)0 ? hllc_star(l, ql, fl, sl, ml, s_star) : hllc_star(r, qr, fr, sr, mr, s_star);
+    einfeldt(g, l, r, &sl, &sr);
+    if (sl >= (real)0) return l.f;
+    if (sr <= (real)0) return r.f;
+    const real ml = wl.c[0] * (sl - wl.c[1]);
+    const real mr = wr.c[0] * (sr - wr.c[1]);
+    const real s_star = (wr.c[3] - wl.c[3] + wl.c[1] * ml - wr.c[1] * mr) / (ml - mr);
+    return s_star >= (real)0 ? hllc_star(l, sl, ml, s_star) : hllc_star(r, sr, mr, s_star);
 }
 
-__device__ q4 flux_rusanov(real g, q4 l, q4 r) {
-    const q4 ql = conserved(g, l), qr = conserved(g, r);
-    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
-    const real s = fmax(fabs(l.c[1]) + sound_speed(g, l.c[0], l.c[3]), fabs(r.c[1]) + sound_speed(g, r.c[0], r.c[3]));
+__device__ q4 flux_rusanov(real g, q4 wl, q4 wr) {
+    const side l = side_of(g, wl), r = side_of(g, wr);
+    const real s = fmax(fabs(wl.c[1]) + l.c, fabs(wr.c[1]) + r.c);
     const real half = (real)0.5;
     q4 out;
-    for (int k = 0; k < 4; k++) out.c[k] = half * (fl.c[k] + fr.c[k]) - half * s * (qr.c[k] - ql.c[k]);
+    for (int k = 0; k < 4; k++) out.c[k] = half * (l.f.c[k] + r.f.c[k]) - half * s * (r.q.c[k] - l.q.c[k]);
     return out;
 }
 
-__device__ q4 flux_roe(real g, q4 l, q4 r, bool entropy_fix) {
-    const q4 ql = conserved(g, l), qr = conserved(g, r);
-    const q4 fl = euler_flux(g, l), fr = euler_flux(g, r);
-    const roe_avg a = roe_average(g, l, r, ql, qr);
+__device__ q4 flux_roe(real g, q4 wl, q4 wr, bool entropy_fix) {
+    const side l = side_of(g, wl), r = side_of(g, wr);
+    const roe_avg a = roe_average(g, l, r);
     const real half = (real)0.5, one = (real)1, zero = (real)0;
     q4 dq;
-    for (int k = 0; k < 4; k++) dq.c[k] = qr.c[k] - ql.c[k];
+    for (int k = 0; k < 4; k++) dq.c[k] = r.q.c[k] - l.q.c[k];
     // Wave strengths (Toro eqs. 11.68-11.70, with the tangential momentum as the shear wave).
     const real shear = dq.c[2] - a.v * dq.c[0];
     const real de = dq.c[3] - shear * a.v;
@@ -263,27 +275,27 @@ __device__ q4 flux_roe(real g, q4 l, q4 r, bool entropy_fix) {
         // Harten-Hyman: a transonic rarefaction in the left (right) acoustic wave.
         q4 sl, sr;
         for (int k = 0; k < 4; k++) {
-            sl.c[k] = ql.c[k] + a1 * k1.c[k];
-            sr.c[k] = qr.c[k] - a5 * k5.c[k];
+            sl.c[k] = l.q.c[k] + a1 * k1.c[k];
+            sr.c[k] = r.q.c[k] - a5 * k5.c[k];
         }
         const q4 star_l = primitive(g, sl), star_r = primitive(g, sr);
-        const real lam1_l = l.c[1] - sound_speed(g, l.c[0], l.c[3]);
+        const real lam1_l = wl.c[1] - l.c;
         const real lam1_r = star_l.c[1] - sound_speed(g, star_l.c[0], star_l.c[3]);
         if (lam1_l < zero && zero < lam1_r) {
             const real lam = lam1_l * (lam1_r - l1) / (lam1_r - lam1_l);
-            for (int k = 0; k < 4; k++) out.c[k] = fl.c[k] + lam * a1 * k1.c[k];
+            for (int k = 0; k < 4; k++) out.c[k] = l.f.c[k] + lam * a1 * k1.c[k];
             return out;
         }
         const real lam5_l = star_r.c[1] + sound_speed(g, star_r.c[0], star_r.c[3]);
-        const real lam5_r = r.c[1] + sound_speed(g, r.c[0], r.c[3]);
+        const real lam5_r = wr.c[1] + r.c;
         if (lam5_l < zero && zero < lam5_r) {
             const real lam = lam5_r * (l5 - lam5_l) / (lam5_r - lam5_l);
-            for (int k = 0; k < 4; k++) out.c[k] = fr.c[k] - lam * a5 * k5.c[k];
+            for (int k = 0; k < 4; k++) out.c[k] = r.f.c[k] - lam * a5 * k5.c[k];
             return out;
         }
     }
     for (int k = 0; k < 4; k++)
-        out.c[k] = half * (fl.c[k] + fr.c[k]) -
+        out.c[k] = half * (l.f.c[k] + r.f.c[k]) -
                    half * (fabs(l1) * a1 * k1.c[k] + fabs(l2) * (a2 * k2.c[k] + shear * k3.c[k]) +
                            fabs(l5) * a5 * k5.c[k]);
     return out;
@@ -565,11 +577,19 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
     write_partials(st, part, bad);
 }
 
+// Blocks of MH_BLOCK threads a multiprocessor must hold of the update with solver RS (the register
+// budget ptxas keeps to, 64 K registers a multiprocessor): the occupancy each solver had before the
+// sides (`side_of`) and the step reduction's REDUX, which left alone take more registers without
+// needing them (f32 HLLC 47 instead of 40, one block fewer). f32: Roe 5 blocks (46 registers),
+// Rusanov 7 (32), HLLC, HLL and Roe without the fix 6 (40); the exact solver 3 in f32 and f64 (80,
+// 79); the other f64 kernels take the registers they need. None spills (ptxas, sm_90).
+#define MH_UPDATE_MIN_BLOCKS(RS) ((RS) == RS_EXACT ? 3 : sizeof(real) != 4 ? 1 : (RS) == RS_RUSANOV ? 7 : (RS) == RS_ROE ? 5 : 6)
+
 // The entry points of `mh_flux_update_block`, one per Riemann solver: mh_flux_update_exact,
 // mh_flux_update_hllc, mh_flux_update_roe, mh_flux_update_roe_no_fix, mh_flux_update_hll and
 // mh_flux_update_rusanov; blocks of MH_BX x MH_BY threads in 2D, MH_BLOCK in 1D.
 #define MH_FLUX_UPDATE(name, RS)                                                                                 \
-    extern "C" __global__ void __launch_bounds__(MH_BLOCK)                                                       \
+    extern "C" __global__ void __launch_bounds__(MH_BLOCK, MH_UPDATE_MIN_BLOCKS(RS))                             \
         name(real* __restrict__ q, const unsigned char* __restrict__ solid, const real* __restrict__ faces,      \
              long long len, int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock, \
              double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,                    \

@@ -14,6 +14,10 @@
 //! HLL and HLLC use Einfeldt's (1988) wave-speed bounds
 //! `S_L = min(u_L - c_L, u~ - c~)`, `S_R = max(u_R + c_R, u~ + c~)` from Roe averages, which make
 //! HLL positively conservative (Einfeldt et al. 1991).
+//!
+//! The approximate solvers see each side of the face as a [`Side`]: its sound speed, enthalpy
+//! and star energy come from one reciprocal `1 / rho` a side (the CUDA kernels' `side_of` in
+//! `kernels/muscl_hancock.cu`, operation for operation, so both backends round alike).
 
 use super::exact_riemann::{ExactRiemann, GasState};
 use super::state::{Q, conserved, flux as euler_flux, sound_speed};
@@ -60,12 +64,37 @@ struct RoeAverage<T> {
     c: T,
 }
 
-fn roe_average<T: Real>(g: T, l: Q<T>, r: Q<T>, ql: Q<T>, qr: Q<T>) -> RoeAverage<T> {
-    let (sl, sr) = (l[0].sqrt(), r[0].sqrt());
+/// One side of a face for the approximate solvers: the local primitive state `w`, its conserved
+/// state `q` and flux `f`, `1 / rho` and the sound speed `sqrt(g p (1 / rho))`.
+struct Side<T> {
+    w: Q<T>,
+    q: Q<T>,
+    f: Q<T>,
+    inv_rho: T,
+    c: T,
+}
+
+impl<T: Real> Side<T> {
+    fn of(g: T, w: Q<T>) -> Self {
+        let inv_rho = T::one() / w[0];
+        Side {
+            w,
+            q: conserved(g, w),
+            f: euler_flux(g, w),
+            inv_rho,
+            c: (g * w[3] * inv_rho).sqrt(),
+        }
+    }
+}
+
+/// Roe averages (Toro eqs. 11.60), the enthalpy `H = (E + p) / rho` of each side from its
+/// reciprocal.
+fn roe_average<T: Real>(g: T, l: &Side<T>, r: &Side<T>) -> RoeAverage<T> {
+    let (sl, sr) = (l.w[0].sqrt(), r.w[0].sqrt());
     let w = T::one() / (sl + sr);
-    let u = (sl * l[1] + sr * r[1]) * w;
-    let v = (sl * l[2] + sr * r[2]) * w;
-    let h = (sl * (ql[3] + l[3]) / l[0] + sr * (qr[3] + r[3]) / r[0]) * w;
+    let u = (sl * l.w[1] + sr * r.w[1]) * w;
+    let v = (sl * l.w[2] + sr * r.w[2]) * w;
+    let h = (sl * (l.q[3] + l.w[3]) * l.inv_rho + sr * (r.q[3] + r.w[3]) * r.inv_rho) * w;
     let c2 = (g - T::one()) * (h - T::of(0.5) * (u * u + v * v));
     RoeAverage {
         u,
@@ -76,65 +105,61 @@ fn roe_average<T: Real>(g: T, l: Q<T>, r: Q<T>, ql: Q<T>, qr: Q<T>) -> RoeAverag
 }
 
 /// Einfeldt's bounds `(S_L, S_R)`.
-fn einfeldt<T: Real>(g: T, l: Q<T>, r: Q<T>, ql: Q<T>, qr: Q<T>) -> (T, T) {
-    let a = roe_average(g, l, r, ql, qr);
-    let (cl, cr) = (sound_speed(g, l[0], l[3]), sound_speed(g, r[0], r[3]));
-    ((l[1] - cl).min(a.u - a.c), (r[1] + cr).max(a.u + a.c))
+fn einfeldt<T: Real>(g: T, l: &Side<T>, r: &Side<T>) -> (T, T) {
+    let a = roe_average(g, l, r);
+    ((l.w[1] - l.c).min(a.u - a.c), (r.w[1] + r.c).max(a.u + a.c))
 }
 
 fn hll<T: Real>(g: T, l: Q<T>, r: Q<T>) -> Q<T> {
-    let (ql, qr) = (conserved(g, l), conserved(g, r));
-    let (fl, fr) = (euler_flux(g, l), euler_flux(g, r));
-    let (sl, sr) = einfeldt(g, l, r, ql, qr);
+    let (l, r) = (Side::of(g, l), Side::of(g, r));
+    let (sl, sr) = einfeldt(g, &l, &r);
     if sl >= T::zero() {
-        return fl;
+        return l.f;
     }
     if sr <= T::zero() {
-        return fr;
+        return r.f;
     }
-    std::array::from_fn(|k| (sr * fl[k] - sl * fr[k] + sl * sr * (qr[k] - ql[k])) / (sr - sl))
+    std::array::from_fn(|k| (sr * l.f[k] - sl * r.f[k] + sl * sr * (r.q[k] - l.q[k])) / (sr - sl))
 }
 
 fn hllc<T: Real>(g: T, l: Q<T>, r: Q<T>) -> Q<T> {
-    let (ql, qr) = (conserved(g, l), conserved(g, r));
-    let (fl, fr) = (euler_flux(g, l), euler_flux(g, r));
-    let (sl, sr) = einfeldt(g, l, r, ql, qr);
+    let (l, r) = (Side::of(g, l), Side::of(g, r));
+    let (sl, sr) = einfeldt(g, &l, &r);
     if sl >= T::zero() {
-        return fl;
+        return l.f;
     }
     if sr <= T::zero() {
-        return fr;
+        return r.f;
     }
-    let ml = l[0] * (sl - l[1]);
-    let mr = r[0] * (sr - r[1]);
-    let s_star = (r[3] - l[3] + l[1] * ml - r[1] * mr) / (ml - mr);
-    let star = |w: Q<T>, q: Q<T>, f: Q<T>, s: T, m: T| -> Q<T> {
+    let ml = l.w[0] * (sl - l.w[1]);
+    let mr = r.w[0] * (sr - r.w[1]);
+    let s_star = (r.w[3] - l.w[3] + l.w[1] * ml - r.w[1] * mr) / (ml - mr);
+    let star = |a: &Side<T>, s: T, m: T| -> Q<T> {
+        let (w, q) = (a.w, a.q);
         let k = m / (s - s_star);
-        let e = q[3] / w[0] + (s_star - w[1]) * (s_star + w[3] / m);
+        let e = q[3] * a.inv_rho + (s_star - w[1]) * (s_star + w[3] / m);
         let u_star = [k, k * s_star, k * w[2], k * e];
-        std::array::from_fn(|i| f[i] + s * (u_star[i] - q[i]))
+        std::array::from_fn(|i| a.f[i] + s * (u_star[i] - q[i]))
     };
     if s_star >= T::zero() {
-        star(l, ql, fl, sl, ml)
+        star(&l, sl, ml)
     } else {
-        star(r, qr, fr, sr, mr)
+        star(&r, sr, mr)
     }
 }
 
 fn rusanov<T: Real>(g: T, l: Q<T>, r: Q<T>) -> Q<T> {
-    let (ql, qr) = (conserved(g, l), conserved(g, r));
-    let (fl, fr) = (euler_flux(g, l), euler_flux(g, r));
-    let s = (l[1].abs() + sound_speed(g, l[0], l[3])).max(r[1].abs() + sound_speed(g, r[0], r[3]));
+    let (l, r) = (Side::of(g, l), Side::of(g, r));
+    let s = (l.w[1].abs() + l.c).max(r.w[1].abs() + r.c);
     let half = T::of(0.5);
-    std::array::from_fn(|k| half * (fl[k] + fr[k]) - half * s * (qr[k] - ql[k]))
+    std::array::from_fn(|k| half * (l.f[k] + r.f[k]) - half * s * (r.q[k] - l.q[k]))
 }
 
 fn roe<T: Real>(g: T, l: Q<T>, r: Q<T>, entropy_fix: bool) -> Q<T> {
-    let (ql, qr) = (conserved(g, l), conserved(g, r));
-    let (fl, fr) = (euler_flux(g, l), euler_flux(g, r));
-    let a = roe_average(g, l, r, ql, qr);
+    let (l, r) = (Side::of(g, l), Side::of(g, r));
+    let a = roe_average(g, &l, &r);
     let half = T::of(0.5);
-    let dq: Q<T> = std::array::from_fn(|k| qr[k] - ql[k]);
+    let dq: Q<T> = std::array::from_fn(|k| r.q[k] - l.q[k]);
     // Wave strengths (Toro eqs. 11.68-11.70, with the tangential momentum as the shear wave).
     let shear = dq[2] - a.v * dq[0];
     let de = dq[3] - shear * a.v;
@@ -149,23 +174,23 @@ fn roe<T: Real>(g: T, l: Q<T>, r: Q<T>, entropy_fix: bool) -> Q<T> {
     if entropy_fix {
         // Harten-Hyman: a transonic rarefaction in the left (right) acoustic wave.
         let p_of = |q: Q<T>| super::state::primitive(g, q);
-        let star_l = p_of(std::array::from_fn(|k| ql[k] + a1 * k1[k]));
-        let star_r = p_of(std::array::from_fn(|k| qr[k] - a5 * k5[k]));
-        let lam1_l = l[1] - sound_speed(g, l[0], l[3]);
+        let star_l = p_of(std::array::from_fn(|k| l.q[k] + a1 * k1[k]));
+        let star_r = p_of(std::array::from_fn(|k| r.q[k] - a5 * k5[k]));
+        let lam1_l = l.w[1] - l.c;
         let lam1_r = star_l[1] - sound_speed(g, star_l[0], star_l[3]);
         if lam1_l < T::zero() && T::zero() < lam1_r {
             let lam = lam1_l * (lam1_r - l1) / (lam1_r - lam1_l);
-            return std::array::from_fn(|k| fl[k] + lam * a1 * k1[k]);
+            return std::array::from_fn(|k| l.f[k] + lam * a1 * k1[k]);
         }
         let lam5_l = star_r[1] + sound_speed(g, star_r[0], star_r[3]);
-        let lam5_r = r[1] + sound_speed(g, r[0], r[3]);
+        let lam5_r = r.w[1] + r.c;
         if lam5_l < T::zero() && T::zero() < lam5_r {
             let lam = lam5_r * (l5 - lam5_l) / (lam5_r - lam5_l);
-            return std::array::from_fn(|k| fr[k] - lam * a5 * k5[k]);
+            return std::array::from_fn(|k| r.f[k] - lam * a5 * k5[k]);
         }
     }
     std::array::from_fn(|k| {
-        half * (fl[k] + fr[k])
+        half * (l.f[k] + r.f[k])
             - half * (l1.abs() * a1 * k1[k] + l2.abs() * (a2 * k2[k] + shear * k3[k]) + l5.abs() * a5 * k5[k])
     })
 }
