@@ -480,18 +480,33 @@ MH_FACES(mh_faces_van_leer, LIM_VAN_LEER)
 MH_FACES(mh_faces_mc, LIM_MC)
 MH_FACES(mh_faces_van_albada, LIM_VAN_ALBADA)
 
-// Step 4: the flux through face (i, j) normal to axis d (left of, or below, cell (i, j)), between
-// cell a (low side) and b (high side): zero between two solid cells, the mirror image of the fluid
-// side's face value in place of a solid one. Both face values are loaded whether or not a side is
-// solid (a solid cell's are stale and unused), so the loads need not wait for the solid flags.
-template <int RS>
-__device__ __forceinline__ q4 mh_face_flux(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
-                                           long long len, int stride, int g0, int g1, int i, int j, int d, real g) {
+// Step 4's inputs at face (i, j) normal to axis d (left of, or below, cell (i, j)), between cell
+// a (low side) and b (high side): a's high face value, b's low face value and the sides' solid
+// flags (bit 0: a, bit 1: b; -1: no face). The values are loaded whether or not a side is solid
+// (a solid cell's are stale and unused), so the loads need not wait for the flags.
+struct face_inputs {
+    q4 hi_a, lo_b;
+    int sides;
+};
+
+__device__ __forceinline__ face_inputs mh_face_inputs(const real* __restrict__ faces,
+                                                      const unsigned char* __restrict__ solid, long long len,
+                                                      int stride, int g0, int g1, int i, int j, int d) {
     const long long b = (long long)(j + g1) * stride + i + g0;
     const long long a = b - (d == 0 ? 1 : stride);
-    const bool sa = solid[a], sb = solid[b];
-    const q4 hi_a = load_q4v(faces + 4 * (2 * d + 1) * len, len, a);
-    const q4 lo_b = load_q4v(faces + 4 * (2 * d) * len, len, b);
+    face_inputs f;
+    f.hi_a = load_q4v(faces + 4 * (2 * d + 1) * len, len, a);
+    f.lo_b = load_q4v(faces + 4 * (2 * d) * len, len, b);
+    f.sides = (solid[a] ? 1 : 0) | (solid[b] ? 2 : 0);
+    return f;
+}
+
+// Step 4: the flux through a face normal to axis d from a's high face value hi_a and b's low face
+// value lo_b (sides: the solid flags of face_inputs): zero between two solid cells, the mirror
+// image of the fluid side's face value in place of a solid one.
+template <int RS>
+__device__ __forceinline__ q4 mh_face_flux(q4 hi_a, q4 lo_b, int sides, int d, real g) {
+    const bool sa = sides & 1, sb = sides & 2;
     if (sa && sb) return make_q4(0, 0, 0, 0);
     const q4 wl = sa ? mirror(d, lo_b) : hi_a;
     const q4 wr = sb ? mirror(d, hi_a) : lo_b;
@@ -499,24 +514,24 @@ __device__ __forceinline__ q4 mh_face_flux(const real* __restrict__ faces, const
 }
 
 // Steps 4 and 5 per block of BX x BY threads (1D: BY = 1), in place: the fluxes through its
-// cells' faces into shared memory (mh_face_flux, one round of the block's threads per axis; fx,
-// fy: component c of face t at [c MH_BLOCK + t]), then
+// cells' faces into shared memory (mh_face_flux; a thread computes one x-face and one y-face,
+// after loading both faces' inputs, which it stages in shared memory so that its four loads are
+// in flight together and neither face's values occupy registers during the other's flux), then
 // U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for its interior fluid cells,
 // dt/dx and dt/dy rounded from the clock's dt in double (dx, dy; one thread of the block
 // divides), with the step reduction of the new state fused in (write_partials of cell_stats;
 // inv_dx = 1/dx, inv_dy = 1/dy in the working precision, as euler_reduce). A 2D block of 32 x 8
 // threads updates 32 x 7 cells (33 x 7 x-faces and 32 x 8 y-faces: one face a thread), a 1D
-// block of 256 threads 255 cells (256 faces); so every flux is computed once (launches.rs
-// `StepBlock`). The block's shape is a template parameter, so its index arithmetic divides by
-// constants. Nothing once the step is halted.
+// block of 256 threads 255 cells (256 faces) (launches.rs `StepBlock`; the faces on a block's
+// edges its neighbour computes too). The block's shape is a template parameter, so its index
+// arithmetic divides by constants. Nothing once the step is halted.
 template <int RS, int BX, int BY>
 __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const unsigned char* __restrict__ solid,
                                                      const real* __restrict__ faces, long long len, int stride,
                                                      int g0, int g1, int nx, int ny,
                                                      const double* __restrict__ clock, double dx, double dy, real g,
                                                      real inv_dx, real inv_dy, real* __restrict__ part,
-                                                     int* __restrict__ bad, real* __restrict__ fx,
-                                                     real* __restrict__ fy) {
+                                                     int* __restrict__ bad, real* __restrict__ stage) {
     constexpr int dim = BY == 1 ? 1 : 2;
     // Cells of the block along x and y.
     constexpr int cx = dim == 2 ? BX : BX - 1, cy = dim == 2 ? BY - 1 : 1;
@@ -530,22 +545,35 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
         ratio[1] = (real)(dt / dy);
     }
     const int i0 = blockIdx.x * cx, j0 = blockIdx.y * cy;
-    // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row.
+    // Packed arrays of MH_BLOCK values in `stage`: the x-faces' two sides (0, 1) and the y-faces'
+    // (2, 3); each face's flux then replaces its low side's value (arrays 0 and 2).
+    real* const at[4] = {stage, stage + 4 * MH_BLOCK, stage + 8 * MH_BLOCK, stage + 12 * MH_BLOCK};
+    // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row; y-faces j0..=j0 + cy of columns
+    // i0..i0 + cx, cx a row. Both faces' values are loaded before either flux (-1: no face).
+    face_inputs x, y;
+    x.sides = y.sides = -1;
     if (t < (cx + 1) * cy) {
         const int i = i0 + t % (cx + 1), j = j0 + t / (cx + 1);
-        if (i <= nx && j < ny) {
-            const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 0, g);
-            for (int c = 0; c < 4; c++) fx[c * MH_BLOCK + t] = f.c[c];
-        }
+        if (i <= nx && j < ny) x = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 0);
     }
-    // y-faces j0..=j0 + cy of columns i0..i0 + cx, cx a row.
     if (dim == 2 && t < cx * (cy + 1)) {
         const int i = i0 + t % cx, j = j0 + t / cx;
-        if (i < nx && j <= ny) {
-            const q4 f = mh_face_flux<RS>(faces, solid, len, stride, g0, g1, i, j, 1, g);
-            for (int c = 0; c < 4; c++) fy[c * MH_BLOCK + t] = f.c[c];
-        }
+        if (i < nx && j <= ny) y = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 1);
     }
+    if (x.sides >= 0) {
+        store_q4v(at[0], MH_BLOCK, t, x.hi_a);
+        store_q4v(at[1], MH_BLOCK, t, x.lo_b);
+    }
+    if (y.sides >= 0) {
+        store_q4v(at[2], MH_BLOCK, t, y.hi_a);
+        store_q4v(at[3], MH_BLOCK, t, y.lo_b);
+    }
+    if (x.sides >= 0)
+        store_q4v(at[0], MH_BLOCK, t,
+                  mh_face_flux<RS>(load_q4v(at[0], MH_BLOCK, t), load_q4v(at[1], MH_BLOCK, t), x.sides, 0, g));
+    if (y.sides >= 0)
+        store_q4v(at[2], MH_BLOCK, t,
+                  mh_face_flux<RS>(load_q4v(at[2], MH_BLOCK, t), load_q4v(at[3], MH_BLOCK, t), y.sides, 1, g));
     __syncthreads();
     const real rx = ratio[0], ry = ratio[1];
     step_stats st = no_stats();
@@ -557,18 +585,14 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
             const q4 u = load_q4(q, len, k);
             const int xm = cj * (cx + 1) + ci;
             q4 out;
+            const q4 fl = load_q4v(at[0], MH_BLOCK, xm), fr = load_q4v(at[0], MH_BLOCK, xm + 1);
             if (dim == 2) {
                 const int ym = cj * cx + ci;
-                for (int c = 0; c < 4; c++) {
-                    const real* gx = fx + c * MH_BLOCK;
-                    const real* gy = fy + c * MH_BLOCK;
-                    out.c[c] = u.c[c] - (rx * (gx[xm + 1] - gx[xm]) + ry * (gy[ym + cx] - gy[ym]));
-                }
+                const q4 gb = load_q4v(at[2], MH_BLOCK, ym), gt = load_q4v(at[2], MH_BLOCK, ym + cx);
+                for (int c = 0; c < 4; c++)
+                    out.c[c] = u.c[c] - (rx * (fr.c[c] - fl.c[c]) + ry * (gt.c[c] - gb.c[c]));
             } else {
-                for (int c = 0; c < 4; c++) {
-                    const real* gx = fx + c * MH_BLOCK;
-                    out.c[c] = u.c[c] - rx * (gx[xm + 1] - gx[xm]);
-                }
+                for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (fr.c[c] - fl.c[c]);
             }
             store_q4(q, len, k, out);
             st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
@@ -579,11 +603,12 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
 
 // Blocks of MH_BLOCK threads a multiprocessor must hold of the update with solver RS (the register
 // budget ptxas keeps to, 64 K registers a multiprocessor): the occupancy each solver had before the
-// sides (`side_of`) and the step reduction's REDUX, which left alone take more registers without
-// needing them (f32 HLLC 47 instead of 40, one block fewer). f32: Roe 5 blocks (46 registers),
-// Rusanov 7 (32), HLLC, HLL and Roe without the fix 6 (40); the exact solver 3 in f32 and f64 (80,
-// 79); the other f64 kernels take the registers they need. None spills (ptxas, sm_90).
-#define MH_UPDATE_MIN_BLOCKS(RS) ((RS) == RS_EXACT ? 3 : sizeof(real) != 4 ? 1 : (RS) == RS_RUSANOV ? 7 : (RS) == RS_ROE ? 5 : 6)
+// sides (`side_of`), the step reduction's REDUX and the staged face inputs, which left alone take
+// more registers without needing them (f32 HLLC 47 instead of 40, one block fewer). f32: Roe 5
+// blocks (48 registers), Rusanov 7 (32), HLLC, HLL and Roe without the fix 6 (40); the exact
+// solver 3 in f32 and f64 (78, 79); f64 Rusanov 4 (61); the other f64 kernels take the registers
+// they need. None spills (ptxas, sm_90).
+#define MH_UPDATE_MIN_BLOCKS(RS) ((RS) == RS_EXACT ? 3 : sizeof(real) != 4 ? ((RS) == RS_RUSANOV ? 4 : 1) : (RS) == RS_RUSANOV ? 7 : (RS) == RS_ROE ? 5 : 6)
 
 // The entry points of `mh_flux_update_block`, one per Riemann solver: mh_flux_update_exact,
 // mh_flux_update_hllc, mh_flux_update_roe, mh_flux_update_roe_no_fix, mh_flux_update_hll and
@@ -594,15 +619,14 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
              long long len, int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock, \
              double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,                    \
              int* __restrict__ bad) {                                                                            \
-        __shared__ real fx[4 * MH_BLOCK];                                                                        \
-        __shared__ real fy[4 * MH_BLOCK];                                                                        \
+        __shared__ __align__(16) real stage[16 * MH_BLOCK];                                                      \
         AFTER_PREDECESSOR();                                                                                     \
         if (dim == 2)                                                                                            \
             mh_flux_update_block<RS, MH_BX, MH_BY>(q, solid, faces, len, stride, g0, g1, nx, ny, clock, dx, dy, \
-                                                   g, inv_dx, inv_dy, part, bad, fx, fy);                        \
+                                                   g, inv_dx, inv_dy, part, bad, stage);                        \
         else                                                                                                     \
             mh_flux_update_block<RS, MH_BLOCK, 1>(q, solid, faces, len, stride, g0, g1, nx, ny, clock, dx, dy,  \
-                                                  g, inv_dx, inv_dy, part, bad, fx, fy);                         \
+                                                  g, inv_dx, inv_dy, part, bad, stage);                         \
     }
 MH_FLUX_UPDATE(mh_flux_update_exact, RS_EXACT)
 MH_FLUX_UPDATE(mh_flux_update_hllc, RS_HLLC)
