@@ -146,8 +146,8 @@ pub(super) fn geometry(a: Args, l: &Layout) -> Args {
 
 /// Device work arrays of the scheme.
 pub(super) enum Work<T> {
-    /// Face values (`2 dim` faces x 4 components per padded cell, in 16-byte vectors:
-    /// `kernels/muscl_hancock.cu` `store_face`).
+    /// Face values (`2 dim` faces x 4 components per padded cell, packed arrays of 16-byte
+    /// vectors: `kernels/euler.cuh` `store_q4v`).
     Muscl { faces: DevBuf<T> },
     /// Centre gradients (padded, `qy` in 2D only) and the corner points
     /// (`4 (1 + dim)` values per corner).
