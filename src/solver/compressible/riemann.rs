@@ -15,7 +15,7 @@
 //! `S_L = min(u_L - c_L, u~ - c~)`, `S_R = max(u_R + c_R, u~ + c~)` from Roe averages, which make
 //! HLL positively conservative (Einfeldt et al. 1991).
 //!
-//! The approximate solvers see each side of the face as a [`Side`]: its sound speed, enthalpy
+//! The approximate solvers see each side of the face as a `Side`: its sound speed, enthalpy
 //! and star energy come from one reciprocal `1 / rho` a side (the CUDA kernels' `side_of` in
 //! `kernels/muscl_hancock.cu`, operation for operation, so both backends round alike).
 
