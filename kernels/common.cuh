@@ -55,40 +55,12 @@ __device__ __forceinline__ int block_count() { return gridDim.x * gridDim.y * gr
 __device__ __forceinline__ int thread_linear() { return threadIdx.y * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ int block_threads() { return blockDim.x * blockDim.y; }
 
-// Sum over the block (fixed order: warp shuffles, then warp 0); valid in thread 0.
-// Every thread of the block must call it.
-__device__ __forceinline__ real block_sum(real v) {
-    __shared__ real warp_part[32];
-    const int t = thread_linear();
-    const int lane = t & 31, w = t >> 5;
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    if (lane == 0) warp_part[w] = v;
-    __syncthreads();
-    const int nw = (block_threads() + 31) >> 5;
-    if (w == 0) {
-        v = lane < nw ? warp_part[lane] : (real)0;
-        for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    }
-    __syncthreads();
-    return v;
-}
-
-// Maximum over the block (order-independent); valid in thread 0. NaNs are skipped (fmax), as
-// the CPU's fold with f64::max does.
-__device__ __forceinline__ real block_max(real v) {
-    __shared__ real warp_part[32];
-    const int t = thread_linear();
-    const int lane = t & 31, w = t >> 5;
-    for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
-    if (lane == 0) warp_part[w] = v;
-    __syncthreads();
-    const int nw = (block_threads() + 31) >> 5;
-    if (w == 0) {
-        v = lane < nw ? warp_part[lane] : (real)0;
-        for (int off = 16; off > 0; off >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
-    }
-    __syncthreads();
-    return v;
+// x folded by `op` over a warp's lanes in a fixed tree (offsets 16, 8, 4, 2, 1); valid in lane 0.
+// Every lane of the warp must call it.
+template <typename V, typename Op>
+__device__ __forceinline__ V warp_shuffle_reduce(V x, Op op) {
+    for (int off = 16; off > 0; off >>= 1) x = op(x, __shfl_down_sync(0xffffffffu, x, off));
+    return x;
 }
 
 struct FoldSum {
@@ -97,6 +69,29 @@ struct FoldSum {
 struct FoldMax {
     __device__ __forceinline__ real operator()(real a, real b) const { return fmax(a, b); }
 };
+
+// v folded by `op` over the block (fixed order: each warp's tree, then warp 0's over the warps,
+// from 0 for lanes past the last warp); valid in thread 0. Every thread of the block must call it.
+template <typename Op>
+__device__ __forceinline__ real block_fold(real v, Op op) {
+    __shared__ real warp_part[32];
+    const int t = thread_linear();
+    const int lane = t & 31, w = t >> 5;
+    v = warp_shuffle_reduce(v, op);
+    if (lane == 0) warp_part[w] = v;
+    __syncthreads();
+    const int nw = (block_threads() + 31) >> 5;
+    if (w == 0) v = warp_shuffle_reduce(lane < nw ? warp_part[lane] : (real)0, op);
+    __syncthreads();
+    return v;
+}
+
+// Sum over the block; valid in thread 0.
+__device__ __forceinline__ real block_sum(real v) { return block_fold(v, FoldSum()); }
+
+// Maximum over the block (order-independent); valid in thread 0. NaNs are skipped (fmax), as
+// the CPU's fold with f64::max does.
+__device__ __forceinline__ real block_max(real v) { return block_fold(v, FoldMax()); }
 
 // Loads of one thread in flight in `fold_strided`.
 #define FOLD_LOADS 8

@@ -222,12 +222,8 @@ __device__ __forceinline__ step_stats cell_stats(real g, int dim, real inv_dx, r
 // Reductions over a warp, valid in lane 0; every lane of the warp calls them. warp_max and
 // warp_min skip NaN: a NaN enters as the identity `none` (so a warp of NaN gives `none`). In f32
 // on sm_80 and later each is one warp reduction (REDUX) of the values' integer keys, which order
-// as the floats do (-0 before +0); else five shuffle steps (max and min are exact in any order).
-template <typename V, typename Op>
-__device__ __forceinline__ V warp_shuffle_reduce(V x, Op op) {
-    for (int off = 16; off > 0; off >>= 1) x = op(x, __shfl_down_sync(0xffffffffu, x, off));
-    return x;
-}
+// as the floats do (-0 before +0); else five shuffle steps (common.cuh warp_shuffle_reduce; max
+// and min are exact in any order).
 template <typename V>
 __device__ __forceinline__ V shuffle_max(V x, V none) {
     return warp_shuffle_reduce(isnan(x) ? none : x, [](V a, V b) { return fmax(a, b); });

@@ -370,11 +370,10 @@ static_assert(MH_BX * MH_BY == MH_BLOCK, "2D and 1D blocks of as many threads");
 // The block first converts its cells and the ring around them (the two cells beside them in 1D)
 // to primitive states in shared memory (`tile`, component c of tile cell s at tile[c MH_TILE + s];
 // `tile_solid`), so every cell is converted once, not once for itself and once for each
-// neighbour, and every load of the block is issued before the first one is waited for. The
-// loops over the axes and faces are unrolled and stop at the dimension, so the face array lives
-// in registers (rolled, it took 64 (f32) or 128 (f64) bytes of local memory a thread). The
-// limiter LIM (LIM_* of src/backend/cuda/slots.rs) is a template parameter, so its slopes compile
-// without branches between them.
+// neighbour. The loops over the axes and faces are unrolled and stop at the dimension, so the
+// face array lives in registers (rolled, it took 64 (f32) or 128 (f64) bytes of local memory a
+// thread). The limiter LIM (LIM_* of src/backend/cuda/slots.rs) is a template parameter, so its
+// slopes compile without branches between them.
 template <int LIM, int BX, int BY>
 __device__ __forceinline__ void mh_faces_block(const real* __restrict__ q, const unsigned char* __restrict__ solid,
                                                real* __restrict__ faces, long long len, int stride, int g0, int g1,

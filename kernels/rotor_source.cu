@@ -124,7 +124,7 @@ extern "C" __global__ void spread_sources(int count, const unsigned* __restrict_
     double acc = 0.0;
     for (unsigned e = start[k] + lane; e < start[k + 1]; e += 32)
         acc = acc + weight[e] * force[3 * point[e] + component];
-    for (int offset = 16; offset > 0; offset >>= 1) acc = acc + __shfl_down_sync(0xffffffffu, acc, offset);
+    acc = warp_shuffle_reduce(acc, [](double a, double b) { return a + b; });
     if (lane == 0) accel[rows[k]] = (real)acc;
 }
 
