@@ -392,14 +392,28 @@ __device__ __forceinline__ void mh_faces_block(const real* __restrict__ q, const
     }
     const int rows = ny + 2 * g1;
     const int x0 = blockIdx.x * BX - 1, y0 = blockIdx.y * BY - (dim == 2 ? 1 : 0);
-    for (int s = t; s < TW * TH; s += BX * BY) {
-        const int xx = x0 + s % TW, yy = y0 + s / TW;
-        if (xx >= 0 && xx < stride && yy >= 0 && yy < rows) {
+    // Each thread fills tile cells t, t + BX BY, ...: all of its loads first, then the conversions,
+    // so that its rounds' loads are in flight together.
+    constexpr int ROUNDS = (TW * TH + BX * BY - 1) / (BX * BY);
+    q4 v[ROUNDS];
+    int flag[ROUNDS];
+#pragma unroll
+    for (int r = 0; r < ROUNDS; r++) {
+        const int s = t + r * BX * BY, xx = x0 + s % TW, yy = y0 + s / TW;
+        flag[r] = -1;
+        if (s < TW * TH && xx >= 0 && xx < stride && yy >= 0 && yy < rows) {
             const long long k = (long long)yy * stride + xx;
-            tile_solid[s] = solid[k];
-            const q4 w = primitive(g, load_q4(q, len, k));
-            for (int c = 0; c < 4; c++) tile[c * MH_TILE + s] = w.c[c];
+            v[r] = load_q4(q, len, k);
+            flag[r] = solid[k];
         }
+    }
+#pragma unroll
+    for (int r = 0; r < ROUNDS; r++) {
+        if (flag[r] < 0) continue;
+        const int s = t + r * BX * BY;
+        tile_solid[s] = (unsigned char)flag[r];
+        const q4 w = primitive(g, v[r]);
+        for (int c = 0; c < 4; c++) tile[c * MH_TILE + s] = w.c[c];
     }
     __syncthreads();
     const int ii = blockIdx.x * BX + threadIdx.x, jj = blockIdx.y * BY + threadIdx.y;
