@@ -246,16 +246,20 @@ extern "C" __global__ void sum_partial(const real* __restrict__ x, real* __restr
     if (thread_linear() == 0) partial[blockIdx.x] = t;
 }
 
-// One block per z layer (3D): layer_sum[l] = sum of the tile kernels' block partials of layer l,
-// partial[l * per_layer ...] (thread t adding t, t + T, ...; then block_sum). The finalize
-// kernels then add the layer sums in layer order, so a part of a grid cut into slabs folds its
-// own layers where they lie and gathers one value per layer (slab.rs), and the result is one
-// GPU's bit for bit.
-extern "C" __global__ void fold_layers(const real* __restrict__ partial, int per_layer,
-                                       real* __restrict__ layer_sum, const int* __restrict__ ctrl) {
+// One block per z layer (3D) and segment: layer_sum[s * layers + l] = the sum (or with `maxima`
+// the maximum) of the block partials of layer l of segment s, partial[s * segment + l * per_layer
+// ...] (thread t adding t, t + T, ...; then block_sum), `layers` = gridDim.x. The partials are a
+// kernel's blocks laid out layer by layer: the tile kernels' over the cells or the faces, or the
+// linear kernels' when a layer holds a whole number of their blocks. The finalize kernels then
+// add the layer sums in layer order, so a part of a grid cut into slabs folds its own layers
+// where they lie and gathers one value per layer (slab.rs), and the result is one GPU's bit for
+// bit.
+extern "C" __global__ void fold_layers(const real* __restrict__ partial, int per_layer, long long segment,
+                                       int maxima, real* __restrict__ layer_sum, const int* __restrict__ ctrl) {
     GUARD(ctrl)
-    const real s = sum_partials(partial + (size_t)blockIdx.x * per_layer, per_layer);
-    if (thread_linear() == 0) layer_sum[blockIdx.x] = s;
+    const real* const p = partial + (size_t)blockIdx.y * segment + (size_t)blockIdx.x * per_layer;
+    const real s = maxima ? max_partials(p, per_layer) : sum_partials(p, per_layer);
+    if (thread_linear() == 0) layer_sum[(size_t)blockIdx.y * gridDim.x + blockIdx.x] = s;
 }
 
 // x -= sc[SC_MEAN]; with `squares` not null, squares[block] = block sum of the new x^2 (the

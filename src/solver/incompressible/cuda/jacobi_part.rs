@@ -111,7 +111,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     self.gpu.wait_event(Stream::Exchange, &line.interior)?;
                     s.timing
                         .traced(Stream::Exchange, "fold of the partials by layer", || {
-                            self.fold_layers(Stream::Exchange, partial, s.own_stored())
+                            self.fold_layers(Stream::Exchange, partial, Partials::Cells, false, true)
+                                .map(|_| ())
                         })?;
                     let (kind, folded) = (Partials::Cells, &self.layer_sums);
                     nb = s.gather(Stream::Exchange, folded, kind, box_cells, sums[*it % 2])?;

@@ -295,8 +295,10 @@ pub struct CudaProjection<T: Real, const D: usize> {
     rhs: DevBuf<T>,
     part_a: DevBuf<T>,
     part_b: DevBuf<T>,
-    /// The sums by layer of the cells' partials (3D; `fold_layers`).
+    /// The 3D block partials folded by layer (`fold_layers`): sums, and the speed maxima (kept
+    /// apart, as the correction's finalize reads both).
     layer_sums: DevBuf<T>,
+    layer_maxima: DevBuf<T>,
     sc: DevBuf<T>,
     ctrl: DevBuf<i32>,
     /// The step clock: dt, time, AB2 weights and history, steps, dt cap (`CK_*`).
@@ -390,6 +392,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             gpu.upload(b, h)?;
         }
         let parts = D * blocks_tile(faces3(n)).max(grid1(cells).0 as usize) + 16;
+        // One value per face layer and segment (at most three), folded by `fold_layers`.
+        let folded = (cells3(n)[2] + 1) * 3;
         let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
         let work = Self::workspace(&gpu, &op, cfg.poisson.kind, slab.as_ref())?;
         let mut s = Self {
@@ -399,7 +403,8 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             rhs: gpu.alloc_zeros(cells)?,
             part_a: gpu.alloc_zeros(parts)?,
             part_b: gpu.alloc_zeros(parts)?,
-            layer_sums: gpu.alloc_zeros(cells3(n)[2])?,
+            layer_sums: gpu.alloc_zeros(folded)?,
+            layer_maxima: gpu.alloc_zeros(folded)?,
             sc: gpu.alloc_zeros(SC_LEN)?,
             ctrl: gpu.alloc_zeros(CTRL_LEN)?,
             clock: gpu.alloc_zeros(CK_LEN)?,

@@ -57,11 +57,12 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         })
     }
 
-    /// `x -= mean(x)` (`guard`: skipped once the solve is done; on a part, the whole grid's mean);
-    /// with `squares` (one GPU) also the block sums of the new `x^2` into `part_a`, as
-    /// `dot_partial` of `x` with itself leaves them.
+    /// `x -= mean(x)` (`guard`: skipped once the solve is done; on a part, the whole grid's mean)
+    /// over every stored cell; with `squares` over the own cells only, and the block sums of the
+    /// new `x^2` into `part_a`, as `dot_partial` of `x` with itself over the own cells leaves
+    /// them (for a right-hand side, whose other stored layers are exchanged before a solver reads
+    /// them: `reads_rhs_beyond_own_layers`).
     fn remove_mean(&self, x: u64, guard: bool, squares: bool) -> Result<(), CudaError> {
-        let n = self.op.len();
         let ctrl = if guard { self.ctrl.ptr } else { 0 };
         let own = self.reduced_cells();
         self.launch(
@@ -75,7 +76,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .l(ctrl as i64)
                 .i(own.len() as i64),
         )?;
-        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
+        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false, guard)?;
         self.launch(
             &self.poisson_kernels,
             "finalize_mean",
@@ -88,17 +89,18 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                 .l(ctrl as i64)
                 .r(T::of(self.whole_cells() as f64)),
         )?;
+        let cells = if squares { own } else { 0..self.op.len() };
         self.launch(
             &self.poisson_kernels,
             "subtract_mean",
-            grid1(n),
+            grid1(cells.len()),
             (B1, 1, 1),
             Args::new()
-                .l(x as i64)
+                .l(at::<T>(x, cells.start))
                 .p(&self.sc)
                 .l(if squares { self.part_a.ptr } else { 0 } as i64)
                 .l(ctrl as i64)
-                .i(n as i64),
+                .i(cells.len() as i64),
         )
     }
 
@@ -268,7 +270,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         max: usize,
         until_not_greater: bool,
     ) -> Result<(), CudaError> {
-        let (part, nb) = self.partials(&self.part_a, kind, false)?;
+        let (part, nb) = self.partials(&self.part_a, kind, false, true)?;
         self.finalize_check_of(part, nb, it, max, until_not_greater)
     }
 
@@ -300,14 +302,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// The start of a solve (pressure_poisson/mod.rs `solve`): the mean of `rhs` removed when
     /// `L` is singular, `||rhs||` and the target residual into `sc`, the control block reset.
     pub(super) fn rhs_norm(&self) -> Result<(), CudaError> {
-        let own = self.reduced_cells();
-        // On one GPU the mean's removal sums the squares in the same pass, in dot_partial's
-        // blocks (on a part it passes over layers the part does not own).
-        let squared = self.singular() && self.slab.is_none();
         if self.singular() {
-            self.remove_mean(self.rhs.ptr, false, squared)?;
-        }
-        if !squared {
+            // The mean's removal sums the squares in the same pass, in dot_partial's blocks.
+            self.remove_mean(self.rhs.ptr, false, true)?;
+        } else {
+            let own = self.reduced_cells();
             let rhs = at::<T>(self.rhs.ptr, own.start);
             self.launch(
                 &self.poisson_kernels,
@@ -322,7 +321,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                     .i(own.len() as i64),
             )?;
         }
-        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false)?;
+        let (part, nb) = self.partials(&self.part_a, Partials::Linear, false, false)?;
         self.launch(
             &self.poisson_kernels,
             "finalize_bnorm",
@@ -441,7 +440,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             .l(ctrl as i64)
                             .i(own.len() as i64),
                     )?;
-                    let (part, nb) = s.partials(&s.part_a, Partials::Linear, false)?;
+                    let (part, nb) = s.partials(&s.part_a, Partials::Linear, false, true)?;
                     s.launch(
                         &s.poisson_kernels,
                         "finalize_gamma",
@@ -487,7 +486,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
                             (BX, BY, 1),
                             box_args(a, &op),
                         )?;
-                        let (part, nb) = self.partials(&self.part_a, Partials::Cells, false)?;
+                        let (part, nb) = self.partials(&self.part_a, Partials::Cells, false, true)?;
                         self.launch(
                             &self.poisson_kernels,
                             "finalize_alpha",

@@ -12,15 +12,16 @@
 //!
 //! In 3D the tile kernels' blocks each cover part of one z layer (their grid's z index is the
 //! layer), so the blocks of a part's own layers are a contiguous run of its partials, and the
-//! runs of all parts in part order are the single-GPU partials in the single-GPU order: the
-//! finalize kernels add the same numbers in the same order, and a decomposed run gives the
-//! single-GPU result bit for bit. The cells' partials (every pressure sweep's check) are first
-//! folded into one sum per layer, on one GPU as on a part (`fold_layers`), so a part folds its
-//! own layers where they lie and gathers one value per layer instead of the layer's blocks;
-//! the finalize kernels add the layer sums in layer order. The 256-value blocks of the linear
-//! kernels (`dot_partial`, `sum_partial`) are launched over a part's own cells; they fall on the
-//! single GPU's blocks when a layer holds a multiple of 256 cells, else the sums are the same to
-//! round-off.
+//! runs of all parts in part order are the single-GPU partials in the single-GPU order. Every
+//! reduction first folds its block partials into one value per layer (and segment), on one GPU
+//! as on a part (`fold_layers`): a part folds its own layers where they lie and gathers one
+//! value per layer instead of the layer's blocks, and the finalize kernels, one block each, add
+//! the layer sums in layer order (hundreds of values, not the hundreds of thousands of blocks of
+//! a 512^3 grid). The finalize kernels so add the same numbers in the same order, and a
+//! decomposed run gives the single-GPU result bit for bit. The 256-value blocks of the linear
+//! kernels (`dot_partial`, `sum_partial`, `subtract_mean`) are launched over a part's own cells;
+//! they fold by layer when a layer holds a multiple of 256 cells; else their blocks straddle
+//! layers, are gathered unfolded, and the sums are the same to round-off.
 //! 2D grids stay on one GPU: a 2D tile spans 32 rows, which a cut would split.
 
 use super::jacobi_part::JacobiPipeline;
@@ -46,14 +47,36 @@ const FOLD_THREADS: u32 = 256;
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Partials {
     /// The tile kernels over the cells (`residual`, `jacobi_sweep`, `apply_dot`): one run of
-    /// blocks per layer, which in 3D [`CudaProjection::fold_layers`] folds into one sum per
-    /// layer before the finalize kernels (and a part's gather) read them.
+    /// blocks per layer.
     Cells,
     /// The tile kernels over the faces (`correct`, `max_speed`), `n + 1` layers, `segments`
     /// runs of partials (`partial[s * blocks + block]`).
     Faces { segments: usize },
-    /// The linear kernels (`dot_partial`, `sum_partial`) launched over this part's own cells.
+    /// The linear kernels (`dot_partial`, `sum_partial`, `subtract_mean`) launched over this
+    /// part's own cells, 256 values a block.
     Linear,
+}
+
+impl Partials {
+    /// Runs of partials (one per summed or maximised quantity).
+    fn segments(self) -> usize {
+        match self {
+            Partials::Faces { segments } => segments,
+            Partials::Cells | Partials::Linear => 1,
+        }
+    }
+
+    /// Layers beyond the grid's last cell layer: the top face layer of the face kernels.
+    fn extra_layers(self) -> usize {
+        matches!(self, Partials::Faces { .. }) as usize
+    }
+
+    /// Whether a 3D grid of `n` cells folds these partials by layer
+    /// ([`CudaProjection::fold_layers`]): always, except the linear kernels' where a layer is
+    /// not a whole number of their blocks (their blocks then straddle layers).
+    fn fold_by_layer(self, n: [usize; 3]) -> bool {
+        !matches!(self, Partials::Linear) || (n[0] * n[1]).is_multiple_of(B1 as usize)
+    }
 }
 
 /// A part's link to the other GPUs.
@@ -94,11 +117,16 @@ impl<T: Real> GpuSlab<T> {
         let nccl = Nccl::new(gpu.clone(), link.comm.as_ref())?;
         let n: [usize; 3] = std::array::from_fn(|a| whole.grid.n[a]);
         let dim = whole.grid.dim;
-        // The whole grid's block count of the largest reduction: D + 2 face segments, or the
-        // linear kernels' blocks (each part rounds its own cells up to a block).
-        let faces = (dim + 2) * blocks_tile(faces3::<3>(n));
-        let linear = n.iter().product::<usize>().div_ceil(B1 as usize) + link.slabs.parts();
-        let len = faces.max(linear);
+        // The largest gathered reduction: one value per face layer and segment (the speed
+        // maxima: `dim`; the correction's sums: 2), or, where a layer is not a whole number of
+        // the linear kernels' blocks, those blocks (each part rounds its own cells up to one).
+        let folded = (n[2] + 1) * dim.max(2);
+        let linear = if Partials::Linear.fold_by_layer(n) {
+            0
+        } else {
+            n.iter().product::<usize>().div_ceil(B1 as usize) + link.slabs.parts()
+        };
+        let len = folded.max(linear);
         Ok(Self {
             overlap: cuda::exchange_overlap_enabled(),
             pipeline: None,
@@ -187,10 +215,11 @@ impl<T: Real> GpuSlab<T> {
         })
     }
 
-    /// Gathers every part's own block partials of `kind` from `src` (this part's kernels' output
-    /// over its stored box `n`; for [`Partials::Cells`], its own layers' sums) into `dst`, in the
-    /// single-GPU order, on `stream`; returns the whole grid's count per segment, the `nb` of the
-    /// finalize kernels reading `dst`.
+    /// Gathers every part's own partials of `kind` into `dst`, in the single-GPU order, on
+    /// `stream`: where they fold by layer ([`Partials::fold_by_layer`]), one value per own layer
+    /// and segment from the start of `src` ([`CudaProjection::fold_layers`]' output), else the
+    /// linear kernels' block partials over its own cells (`n` the stored box). Returns the whole
+    /// grid's count per segment, the `nb` of the finalize kernels reading `dst`.
     pub(super) fn gather(
         &self,
         stream: Stream,
@@ -199,32 +228,21 @@ impl<T: Real> GpuSlab<T> {
         n: [usize; 3],
         dst: &DevBuf<T>,
     ) -> Result<usize, CudaError> {
-        let parts = self.link.slabs.parts();
-        let rank = self.link.rank();
-        let off = self.link.offset();
-        let (counts, start, stride, segments): (Vec<usize>, usize, usize, usize) = match kind {
-            // One sum per own layer, from the start of `src` (`fold_layers`).
-            Partials::Cells => ((0..parts).map(|r| self.own_layers(r, 0).len()).collect(), 0, 0, 1),
-            Partials::Faces { segments } => {
-                let boxed = faces3::<3>(n);
-                let per_layer = blocks_tile(boxed) / boxed[2];
-                let counts = (0..parts)
-                    .map(|r| self.own_layers(r, 1).len() * per_layer)
-                    .collect();
-                let start = (self.own_layers(rank, 1).start - off) * per_layer;
-                (counts, start, blocks_tile(boxed), segments)
-            }
-            Partials::Linear => {
-                let layer = n[0] * n[1];
-                let counts = (0..parts)
-                    .map(|r| (self.link.slabs.owned(r).len() * layer).div_ceil(B1 as usize))
-                    .collect();
-                (counts, 0, 0, 1)
-            }
+        let parts = 0..self.link.slabs.parts();
+        let counts: Vec<usize> = if kind.fold_by_layer(n) {
+            parts
+                .map(|r| self.own_layers(r, kind.extra_layers()).len())
+                .collect()
+        } else {
+            let layer = n[0] * n[1];
+            parts
+                .map(|r| (self.link.slabs.owned(r).len() * layer).div_ceil(B1 as usize))
+                .collect()
         };
-        let mine = src.ptr + (start * std::mem::size_of::<T>()) as u64;
+        let stride = counts[self.link.rank()];
         self.timing.timed(stream, "nccl gather of partials", || {
-            self.nccl.all_gather(stream, mine, stride, &counts, segments, dst)
+            self.nccl
+                .all_gather(stream, src.ptr, stride, &counts, kind.segments(), dst)
         })?;
         Ok(counts.iter().sum())
     }
@@ -243,11 +261,10 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.whole_config().grid.n[..D].iter().product()
     }
 
-    /// Blocks of the face kernels over the whole grid (the gathered speed maxima's count).
-    pub(super) fn whole_face_blocks(&self) -> usize {
-        blocks_tile(faces3::<D>(std::array::from_fn(|a| {
-            self.whole_config().grid.n[a]
-        })))
+    /// Face layers of the whole grid along the cut axis: the count of a part's gathered speed
+    /// maxima, folded by layer.
+    pub(super) fn whole_face_layers(&self) -> usize {
+        self.whole_config().grid.n[D - 1] + 1
     }
 
     /// The whole grid's configuration (this solver's own unless it steps a part).
@@ -255,35 +272,39 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         self.slab.as_ref().map_or(&self.cfg, |s| &s.whole)
     }
 
-    /// The partials of `kind` in `src` as the finalize kernels read them, and their count: on one
-    /// GPU `src` itself, or in 3D for [`Partials::Cells`] its sums by layer; on a part, every
-    /// part's own partials (layer sums) gathered (into the slab's `maxima` buffer for the speed
-    /// maxima, else `sums`).
+    /// The partials of `kind` in `src` as the finalize kernels read them, and their count per
+    /// segment: in 3D folded by layer where [`Partials::fold_by_layer`] ([`Self::fold_layers`];
+    /// the maxima with `maxima`; with `guard` skipped once the pressure solve has converged),
+    /// else `src` itself; on a part, every part's own partials gathered (into the slab's `maxima`
+    /// buffer for the speed maxima, else `sums`).
     pub(super) fn partials(
         &self,
         src: &DevBuf<T>,
         kind: Partials,
         maxima: bool,
+        guard: bool,
     ) -> Result<(u64, usize), CudaError> {
         let n = cells3(self.l.n);
-        let folded = D == 3 && matches!(kind, Partials::Cells);
-        let src = if folded {
-            let layers = self.slab.as_ref().map_or(0..n[2], |s| s.own_stored());
-            self.fold_layers(Stream::Compute, src, layers)?;
-            &self.layer_sums
+        let (src, count) = if D == 3 && kind.fold_by_layer(n) {
+            let layers = self.fold_layers(Stream::Compute, src, kind, maxima, guard)?;
+            (
+                if maxima {
+                    &self.layer_maxima
+                } else {
+                    &self.layer_sums
+                },
+                layers,
+            )
         } else {
-            src
+            let count = match kind {
+                Partials::Cells => blocks_tile(n),
+                Partials::Faces { .. } => blocks_tile(faces3(self.l.n)),
+                Partials::Linear => super::grid1(self.reduced_cells().len()).0 as usize,
+            };
+            (src, count)
         };
         match &self.slab {
-            None => Ok((
-                src.ptr,
-                match kind {
-                    Partials::Cells if folded => n[2],
-                    Partials::Cells => blocks_tile(n),
-                    Partials::Faces { .. } => blocks_tile(faces3(self.l.n)),
-                    Partials::Linear => super::grid1(self.op.len()).0 as usize,
-                },
-            )),
+            None => Ok((src.ptr, count)),
             Some(s) => {
                 let dst = if maxima { &s.maxima } else { &s.sums };
                 let nb = s.gather(Stream::Compute, src, kind, n, dst)?;
@@ -292,29 +313,52 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         }
     }
 
-    /// Folds the block partials of the tile kernels over the cells in `src` ([`Partials::Cells`])
-    /// of the stored layers `layers` into one sum per layer, at the start of `layer_sums`
-    /// (`fold_layers`, one block a layer), on `stream`.
+    /// Folds the 3D block partials of `kind` in `src` over this part's own layers (one GPU: all)
+    /// into one value per layer and segment, the sum of the layer's blocks (with `maxima` their
+    /// maximum), at the start of `layer_sums` (`layer_maxima`) (`[s * layers + l]`; `fold_layers`, one block a
+    /// layer and segment), on `stream`; returns the folded layers. With `guard` the kernel is
+    /// skipped once the pressure solve has converged.
     pub(super) fn fold_layers(
         &self,
         stream: Stream,
         src: &DevBuf<T>,
-        layers: Range<usize>,
-    ) -> Result<(), CudaError> {
+        kind: Partials,
+        maxima: bool,
+        guard: bool,
+    ) -> Result<usize, CudaError> {
         let n = cells3(self.l.n);
-        let per_layer = blocks_tile(n) / n[2];
+        let own = self.slab.as_ref().map_or(0..n[2], |s| s.own_stored());
+        // The last part (one GPU: the grid) owns the top face layer too.
+        let last = self.slab.as_ref().is_none_or(|s| !s.link.has_upper());
+        let layers = own.start..own.end + if last { kind.extra_layers() } else { 0 };
+        let (per_layer, first, segment) = match kind {
+            Partials::Cells => (blocks_tile(n) / n[2], layers.start, 0),
+            Partials::Faces { .. } => {
+                let f = faces3::<3>(n);
+                (blocks_tile(f) / f[2], layers.start, blocks_tile(f))
+            }
+            // Launched from the first own cell: the own layers' blocks from partial 0.
+            Partials::Linear => (n[0] * n[1] / B1 as usize, 0, 0),
+        };
         self.launch_from(
             &self.poisson_kernels,
             stream,
             "fold_layers",
-            (layers.len() as u32, 1, 1),
+            (layers.len() as u32, kind.segments() as u32, 1),
             (FOLD_THREADS, 1, 1),
             Args::new()
-                .l((src.ptr + (layers.start * per_layer * std::mem::size_of::<T>()) as u64) as i64)
+                .l((src.ptr + (first * per_layer * std::mem::size_of::<T>()) as u64) as i64)
                 .i(per_layer as i64)
-                .p(&self.layer_sums)
-                .p(&self.ctrl),
-        )
+                .l(segment as i64)
+                .i(maxima as i64)
+                .p(if maxima {
+                    &self.layer_maxima
+                } else {
+                    &self.layer_sums
+                })
+                .l(if guard { self.ctrl.ptr } else { 0 } as i64),
+        )?;
+        Ok(layers.len())
     }
 
     /// The cells a linear reduction runs over: all (one GPU) or this part's own.

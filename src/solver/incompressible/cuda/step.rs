@@ -47,7 +47,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     /// `step_dt` and `step_finalize` read them: on a part, gathered from all parts into the
     /// slab's buffer, where they stay until the next step's `dt`.
     fn speed_partials(&self) -> Result<(u64, usize), CudaError> {
-        self.partials(&self.part_b, Partials::Faces { segments: D }, true)
+        self.partials(&self.part_b, Partials::Faces { segments: D }, true, false)
     }
 
     /// Combines the block maxima (of `max_speed` or `correct`) and, after a correction, its
@@ -55,7 +55,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
     fn finalize(&self, after_correct: bool) -> Result<(), CudaError> {
         let (pm, nm) = self.speed_partials()?;
         let (pc, nc) = if after_correct {
-            self.partials(&self.part_a, Partials::Faces { segments: 2 }, false)?
+            self.partials(&self.part_a, Partials::Faces { segments: 2 }, false, false)?
         } else {
             (self.part_a.ptr, 0)
         };
@@ -80,7 +80,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         let lim = self.whole_config().step_limits();
         // On a part, the maxima its last correction gathered.
         let (pm, nm) = match &self.slab {
-            Some(s) => (s.maxima.ptr, self.whole_face_blocks()),
+            Some(s) => (s.maxima.ptr, self.whole_face_layers()),
             None => (self.part_b.ptr, blocks_tile(faces3(self.l.n))),
         };
         self.launch(
