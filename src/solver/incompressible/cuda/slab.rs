@@ -152,7 +152,12 @@ impl<T: Real> GpuSlab<T> {
 
     /// This part's own layers, as indices of its stored layers.
     pub(super) fn own_stored(&self) -> Range<usize> {
-        let o = self.link.slabs.owned(self.link.rank());
+        self.own_stored_with(0)
+    }
+
+    /// [`Self::own_stored`] with the last part's `extra` layers beyond the grid's last cell.
+    fn own_stored_with(&self, extra: usize) -> Range<usize> {
+        let o = self.own_layers(self.link.rank(), extra);
         let off = self.link.offset();
         o.start - off..o.end - off
     }
@@ -327,10 +332,11 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
         guard: bool,
     ) -> Result<usize, CudaError> {
         let n = cells3(self.l.n);
-        let own = self.slab.as_ref().map_or(0..n[2], |s| s.own_stored());
-        // The last part (one GPU: the grid) owns the top face layer too.
-        let last = self.slab.as_ref().is_none_or(|s| !s.link.has_upper());
-        let layers = own.start..own.end + if last { kind.extra_layers() } else { 0 };
+        let extra = kind.extra_layers();
+        let layers = self
+            .slab
+            .as_ref()
+            .map_or(0..n[2] + extra, |s| s.own_stored_with(extra));
         let (per_layer, first, segment) = match kind {
             Partials::Cells => (blocks_tile(n) / n[2], layers.start, 0),
             Partials::Faces { .. } => {
