@@ -40,6 +40,26 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 #define AFTER_PREDECESSOR()
 #endif
 
+// Copies the value of type V at `from` (global memory) to `to` (shared memory) without holding it
+// in a register (cp.async, compute capability 8.0 on; before it a load and a store); the copying
+// thread reads `to` after its `copies_arrived`. V is 4, 8 or 16 bytes.
+template <typename V>
+__device__ __forceinline__ void copy_to_shared(V* to, const V* from) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"((unsigned)__cvta_generic_to_shared(to)),
+                 "l"(from), "n"(sizeof(V)));
+#else
+    *to = *from;
+#endif
+}
+
+// Waits until this thread's `copy_to_shared` copies have arrived.
+__device__ __forceinline__ void copies_arrived() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 // A kernel given a control block returns at once when the solve it belongs to has converged.
 // The flag, like every input, may be written by the kernel before it, so the guard first waits
 // for that kernel (AFTER_PREDECESSOR): a kernel that begins with it may start early.

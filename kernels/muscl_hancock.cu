@@ -529,7 +529,8 @@ __device__ __forceinline__ q4 mh_face_flux(q4 hi_a, q4 lo_b, int sides, int d, r
 // Steps 4 and 5 per block of BX x BY threads (1D: BY = 1), in place: the fluxes through its
 // cells' faces into shared memory (mh_face_flux; a thread computes one x-face and one y-face,
 // after loading both faces' inputs, which it stages in shared memory so that its four loads are
-// in flight together and neither face's values occupy registers during the other's flux), then
+// in flight together and neither face's values occupy registers during the other's flux; its
+// cell's state is copied to shared memory meanwhile, without a register), then
 // U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for its interior fluid cells,
 // dt/dx and dt/dy rounded from the clock's dt in double (dx, dy; one thread of the block
 // divides), with the step reduction of the new state fused in (write_partials of cell_stats;
@@ -558,6 +559,18 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
         ratio[1] = (real)(dt / dy);
     }
     const int i0 = blockIdx.x * cx, j0 = blockIdx.y * cy;
+    // This thread's cell of the update (ci, cj below): its state, copied into the stage's fifth
+    // array (component c at c MH_BLOCK + t), requested with the faces' inputs, so that its latency
+    // passes while the fluxes are computed. The copy holds no register; the cell's indices are
+    // computed again after the fluxes (and its solid flag, which the faces' inputs brought into
+    // the cache, read then), which keeps the registers for them.
+    real* const own = stage + 16 * MH_BLOCK;
+    {
+        const int i = i0 + t % cx, j = j0 + t / cx;
+        const long long k = (long long)(j + g1) * stride + i + g0;
+        if (t < cx * cy && i < nx && j < ny)
+            for (int c = 0; c < 4; c++) copy_to_shared(own + c * MH_BLOCK + t, q + c * len + k);
+    }
     // Packed arrays of MH_BLOCK values in `stage`: the x-faces' two sides (0, 1) and the y-faces'
     // (2, 3); each face's flux then replaces its low side's value (arrays 0 and 2).
     real* const at[4] = {stage, stage + 4 * MH_BLOCK, stage + 8 * MH_BLOCK, stage + 12 * MH_BLOCK};
@@ -588,28 +601,27 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
         store_q4v(at[2], MH_BLOCK, t,
                   mh_face_flux<RS>(load_q4v(at[2], MH_BLOCK, t), load_q4v(at[3], MH_BLOCK, t), y.sides, 1, g));
     __syncthreads();
+    copies_arrived();
     const real rx = ratio[0], ry = ratio[1];
     step_stats st = no_stats();
-    if (t < cx * cy) {
-        const int ci = t % cx, cj = t / cx;
-        const int i = i0 + ci, j = j0 + cj;
-        const long long k = (long long)(j + g1) * stride + i + g0;
-        if (i < nx && j < ny && !solid[k]) {
-            const q4 u = load_q4(q, len, k);
-            const int xm = cj * (cx + 1) + ci;
-            q4 out;
-            const q4 fl = load_q4v(at[0], MH_BLOCK, xm), fr = load_q4v(at[0], MH_BLOCK, xm + 1);
-            if (dim == 2) {
-                const int ym = cj * cx + ci;
-                const q4 gb = load_q4v(at[2], MH_BLOCK, ym), gt = load_q4v(at[2], MH_BLOCK, ym + cx);
-                for (int c = 0; c < 4; c++)
-                    out.c[c] = u.c[c] - (rx * (fr.c[c] - fl.c[c]) + ry * (gt.c[c] - gb.c[c]));
-            } else {
-                for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (fr.c[c] - fl.c[c]);
-            }
-            store_q4(q, len, k, out);
-            st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
+    const int ci = t % cx, cj = t / cx;
+    const int i = i0 + ci, j = j0 + cj;
+    const long long k = (long long)(j + g1) * stride + i + g0;
+    if (t < cx * cy && i < nx && j < ny && !solid[k]) {
+        const q4 u = make_q4(own[t], own[MH_BLOCK + t], own[2 * MH_BLOCK + t], own[3 * MH_BLOCK + t]);
+        const int xm = cj * (cx + 1) + ci;
+        q4 out;
+        const q4 fl = load_q4v(at[0], MH_BLOCK, xm), fr = load_q4v(at[0], MH_BLOCK, xm + 1);
+        if (dim == 2) {
+            const int ym = cj * cx + ci;
+            const q4 gb = load_q4v(at[2], MH_BLOCK, ym), gt = load_q4v(at[2], MH_BLOCK, ym + cx);
+            for (int c = 0; c < 4; c++)
+                out.c[c] = u.c[c] - (rx * (fr.c[c] - fl.c[c]) + ry * (gt.c[c] - gb.c[c]));
+        } else {
+            for (int c = 0; c < 4; c++) out.c[c] = u.c[c] - rx * (fr.c[c] - fl.c[c]);
         }
+        store_q4(q, len, k, out);
+        st = cell_stats(g, dim, inv_dx, inv_dy, out, i, j, nx);
     }
     write_partials(st, part, bad);
 }
@@ -632,7 +644,7 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
              long long len, int stride, int g0, int g1, int nx, int ny, int dim, const double* __restrict__ clock, \
              double dx, double dy, real g, real inv_dx, real inv_dy, real* __restrict__ part,                    \
              int* __restrict__ bad) {                                                                            \
-        __shared__ __align__(16) real stage[16 * MH_BLOCK];                                                      \
+        __shared__ __align__(16) real stage[20 * MH_BLOCK];                                                      \
         AFTER_PREDECESSOR();                                                                                     \
         if (dim == 2)                                                                                            \
             mh_flux_update_block<RS, MH_BX, MH_BY>(q, solid, faces, len, stride, g0, g1, nx, ny, clock, dx, dy, \
