@@ -41,8 +41,8 @@ extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return p
 #endif
 
 // Copies the value of type V at `from` (global memory) to `to` (shared memory) without holding it
-// in a register (cp.async, compute capability 8.0 on; before it a load and a store); the copying
-// thread reads `to` after its `copies_arrived`. V is 4, 8 or 16 bytes.
+// in a register (cp.async, compute capability 8.0 on; before it a load and a store). A thread's
+// copies since its last `copies_committed` form a group; V is 4, 8 or 16 bytes.
 template <typename V>
 __device__ __forceinline__ void copy_to_shared(V* to, const V* from) {
 #if __CUDA_ARCH__ >= 800
@@ -53,10 +53,19 @@ __device__ __forceinline__ void copy_to_shared(V* to, const V* from) {
 #endif
 }
 
-// Waits until this thread's `copy_to_shared` copies have arrived.
+// Closes this thread's group of `copy_to_shared` copies.
+__device__ __forceinline__ void copies_committed() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+// Waits until every committed group of this thread's copies but the last PENDING has arrived
+// (groups arrive in the order they were committed); the thread may then read them.
+template <int PENDING>
 __device__ __forceinline__ void copies_arrived() {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 #endif
 }
 

@@ -63,6 +63,21 @@ __device__ __forceinline__ q4 load_q4v(const real* __restrict__ a, long long len
     }
 }
 
+// Entry `from_k` of the packed array `from` (global memory, `from_len` entries) copied into entry
+// `to_k` of the packed array `to` (shared memory, `to_len` entries) with copy_to_shared, a 16-byte
+// vector at a time, through no register.
+struct __align__(16) q4_vector {
+    real c[QV];
+};
+
+__device__ __forceinline__ void copy_q4v_to_shared(real* to, long long to_len, long long to_k, const real* from,
+                                                   long long from_len, long long from_k) {
+    q4_vector* dst = reinterpret_cast<q4_vector*>(to) + to_k;
+    const q4_vector* src = reinterpret_cast<const q4_vector*>(from) + from_k;
+#pragma unroll
+    for (int v = 0; v < 4 / QV; v++) copy_to_shared(dst + v * to_len, src + v * from_len);
+}
+
 // Conserved from primitive: [rho, rho u, rho v, p (1 / (gamma - 1)) + rho (u^2 + v^2) / 2]. The
 // reciprocal depends on gamma only, so a kernel computes it once (state.rs `conserved`).
 __device__ __forceinline__ q4 conserved(real g, q4 w) {

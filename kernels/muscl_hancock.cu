@@ -494,24 +494,18 @@ MH_FACES(mh_faces_mc, LIM_MC)
 MH_FACES(mh_faces_van_albada, LIM_VAN_ALBADA)
 
 // Step 4's inputs at face (i, j) normal to axis d (left of, or below, cell (i, j)), between cell
-// a (low side) and b (high side): a's high face value, b's low face value and the sides' solid
-// flags (bit 0: a, bit 1: b; -1: no face). The values are loaded whether or not a side is solid
-// (a solid cell's are stale and unused), so the loads need not wait for the flags.
-struct face_inputs {
-    q4 hi_a, lo_b;
-    int sides;
-};
-
-__device__ __forceinline__ face_inputs mh_face_inputs(const real* __restrict__ faces,
-                                                      const unsigned char* __restrict__ solid, long long len,
-                                                      int stride, int g0, int g1, int i, int j, int d) {
+// a (low side) and b (high side): a's high face value and b's low face value copied into entry t
+// of the packed shared arrays `hi_a` and `lo_b` (copy_q4v_to_shared; read after copies_arrived),
+// and the sides' solid flags returned (bit 0: a, bit 1: b). The values are copied whether or not
+// a side is solid (a solid cell's are stale and unused), so the copies need not wait for the flags.
+__device__ __forceinline__ int mh_face_inputs(const real* __restrict__ faces, const unsigned char* __restrict__ solid,
+                                              long long len, int stride, int g0, int g1, int i, int j, int d,
+                                              real* hi_a, real* lo_b, int t) {
     const long long b = (long long)(j + g1) * stride + i + g0;
     const long long a = b - (d == 0 ? 1 : stride);
-    face_inputs f;
-    f.hi_a = load_q4v(faces + 4 * (2 * d + 1) * len, len, a);
-    f.lo_b = load_q4v(faces + 4 * (2 * d) * len, len, b);
-    f.sides = (solid[a] ? 1 : 0) | (solid[b] ? 2 : 0);
-    return f;
+    copy_q4v_to_shared(hi_a, MH_BLOCK, t, faces + 4 * (2 * d + 1) * len, len, a);
+    copy_q4v_to_shared(lo_b, MH_BLOCK, t, faces + 4 * (2 * d) * len, len, b);
+    return (solid[a] ? 1 : 0) | (solid[b] ? 2 : 0);
 }
 
 // Step 4: the flux through a face normal to axis d from a's high face value hi_a and b's low face
@@ -528,9 +522,9 @@ __device__ __forceinline__ q4 mh_face_flux(q4 hi_a, q4 lo_b, int sides, int d, r
 
 // Steps 4 and 5 per block of BX x BY threads (1D: BY = 1), in place: the fluxes through its
 // cells' faces into shared memory (mh_face_flux; a thread computes one x-face and one y-face,
-// after loading both faces' inputs, which it stages in shared memory so that its four loads are
-// in flight together and neither face's values occupy registers during the other's flux; its
-// cell's state is copied to shared memory meanwhile, without a register), then
+// after requesting both faces' inputs, which it copies into shared memory so that its four loads
+// are in flight together and no face's values occupy registers before its flux; its cell's state
+// is copied there meanwhile), then
 // U -= dt/dx (F_{i+1/2} - F_{i-1/2}) + dt/dy (G_{j+1/2} - G_{j-1/2}) for its interior fluid cells,
 // dt/dx and dt/dy rounded from the clock's dt in double (dx, dy; one thread of the block
 // divides), with the step reduction of the new state fused in (write_partials of cell_stats;
@@ -559,11 +553,27 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
         ratio[1] = (real)(dt / dy);
     }
     const int i0 = blockIdx.x * cx, j0 = blockIdx.y * cy;
+    // Packed arrays of MH_BLOCK values in `stage`: the x-faces' two sides (0, 1) and the y-faces'
+    // (2, 3); each face's flux then replaces its low side's value (arrays 0 and 2).
+    real* const at[4] = {stage, stage + 4 * MH_BLOCK, stage + 8 * MH_BLOCK, stage + 12 * MH_BLOCK};
+    // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row; y-faces j0..=j0 + cy of columns
+    // i0..i0 + cx, cx a row. Both faces' values are requested before either flux (sides -1: no
+    // face).
+    int x = -1, y = -1;
+    if (t < (cx + 1) * cy) {
+        const int i = i0 + t % (cx + 1), j = j0 + t / (cx + 1);
+        if (i <= nx && j < ny) x = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 0, at[0], at[1], t);
+    }
+    if (dim == 2 && t < cx * (cy + 1)) {
+        const int i = i0 + t % cx, j = j0 + t / cx;
+        if (i < nx && j <= ny) y = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 1, at[2], at[3], t);
+    }
+    copies_committed();
     // This thread's cell of the update (ci, cj below): its state, copied into the stage's fifth
-    // array (component c at c MH_BLOCK + t), requested with the faces' inputs, so that its latency
-    // passes while the fluxes are computed. The copy holds no register; the cell's indices are
-    // computed again after the fluxes (and its solid flag, which the faces' inputs brought into
-    // the cache, read then), which keeps the registers for them.
+    // array (component c at c MH_BLOCK + t), requested now, so that its latency passes while the
+    // fluxes are computed. The cell's indices are computed again after the fluxes (and its solid
+    // flag, which the faces' inputs brought into the cache, read then), which keeps the registers
+    // for them.
     real* const own = stage + 16 * MH_BLOCK;
     {
         const int i = i0 + t % cx, j = j0 + t / cx;
@@ -571,37 +581,16 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
         if (t < cx * cy && i < nx && j < ny)
             for (int c = 0; c < 4; c++) copy_to_shared(own + c * MH_BLOCK + t, q + c * len + k);
     }
-    // Packed arrays of MH_BLOCK values in `stage`: the x-faces' two sides (0, 1) and the y-faces'
-    // (2, 3); each face's flux then replaces its low side's value (arrays 0 and 2).
-    real* const at[4] = {stage, stage + 4 * MH_BLOCK, stage + 8 * MH_BLOCK, stage + 12 * MH_BLOCK};
-    // x-faces i0..=i0 + cx of rows j0..j0 + cy, (cx + 1) a row; y-faces j0..=j0 + cy of columns
-    // i0..i0 + cx, cx a row. Both faces' values are loaded before either flux (-1: no face).
-    face_inputs x, y;
-    x.sides = y.sides = -1;
-    if (t < (cx + 1) * cy) {
-        const int i = i0 + t % (cx + 1), j = j0 + t / (cx + 1);
-        if (i <= nx && j < ny) x = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 0);
-    }
-    if (dim == 2 && t < cx * (cy + 1)) {
-        const int i = i0 + t % cx, j = j0 + t / cx;
-        if (i < nx && j <= ny) y = mh_face_inputs(faces, solid, len, stride, g0, g1, i, j, 1);
-    }
-    if (x.sides >= 0) {
-        store_q4v(at[0], MH_BLOCK, t, x.hi_a);
-        store_q4v(at[1], MH_BLOCK, t, x.lo_b);
-    }
-    if (y.sides >= 0) {
-        store_q4v(at[2], MH_BLOCK, t, y.hi_a);
-        store_q4v(at[3], MH_BLOCK, t, y.lo_b);
-    }
-    if (x.sides >= 0)
+    copies_committed();
+    copies_arrived<1>();
+    if (x >= 0)
         store_q4v(at[0], MH_BLOCK, t,
-                  mh_face_flux<RS>(load_q4v(at[0], MH_BLOCK, t), load_q4v(at[1], MH_BLOCK, t), x.sides, 0, g));
-    if (y.sides >= 0)
+                  mh_face_flux<RS>(load_q4v(at[0], MH_BLOCK, t), load_q4v(at[1], MH_BLOCK, t), x, 0, g));
+    if (y >= 0)
         store_q4v(at[2], MH_BLOCK, t,
-                  mh_face_flux<RS>(load_q4v(at[2], MH_BLOCK, t), load_q4v(at[3], MH_BLOCK, t), y.sides, 1, g));
+                  mh_face_flux<RS>(load_q4v(at[2], MH_BLOCK, t), load_q4v(at[3], MH_BLOCK, t), y, 1, g));
     __syncthreads();
-    copies_arrived();
+    copies_arrived<0>();
     const real rx = ratio[0], ry = ratio[1];
     step_stats st = no_stats();
     const int ci = t % cx, cj = t / cx;
