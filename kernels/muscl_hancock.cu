@@ -620,8 +620,11 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
 // sides (`side_of`), the step reduction's REDUX and the staged face inputs, which left alone take
 // more registers without needing them (f32 HLLC 47 instead of 40, one block fewer). f32: Roe 5
 // blocks (48 registers), Rusanov 7 (32), HLLC, HLL and Roe without the fix 6 (40); the exact
-// solver 3 in f32 and f64 (78, 79); f64 Rusanov 4 (61); the other f64 kernels take the registers
-// they need. None spills (ptxas, sm_90).
+// solver 3 in f32 and f64 (80, 80); f64 Rusanov 4 (62); the other f64 kernels take the registers
+// they need. With the copies into shared memory ptxas (sm_90) spills 4-24 bytes a thread of the f32
+// kernels (HLLC 20: the cell's indices across the fluxes) and 8 and 16 of the exact solver's (f32,
+// f64): measured, the kernels with the copies and those spills ran faster than without either
+// (BENCHMARKS.md, issue 23).
 #define MH_UPDATE_MIN_BLOCKS(RS) ((RS) == RS_EXACT ? 3 : sizeof(real) != 4 ? ((RS) == RS_RUSANOV ? 4 : 1) : (RS) == RS_RUSANOV ? 7 : (RS) == RS_ROE ? 5 : 6)
 
 // The entry points of `mh_flux_update_block`, one per Riemann solver: mh_flux_update_exact,
