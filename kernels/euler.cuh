@@ -63,13 +63,14 @@ __device__ __forceinline__ q4 load_q4v(const real* __restrict__ a, long long len
     }
 }
 
-// Entry `from_k` of the packed array `from` (global memory, `from_len` entries) copied into entry
-// `to_k` of the packed array `to` (shared memory, `to_len` entries) with copy_to_shared, a 16-byte
-// vector at a time, through no register.
+// One 16-byte vector access of a packed array: QV values.
 struct __align__(16) q4_vector {
     real c[QV];
 };
 
+// Entry `from_k` of the packed array `from` (global memory, `from_len` entries) copied into entry
+// `to_k` of the packed array `to` (shared memory, `to_len` entries) with copy_to_shared, a vector
+// at a time, through no register.
 __device__ __forceinline__ void copy_q4v_to_shared(real* to, long long to_len, long long to_k, const real* from,
                                                    long long from_len, long long from_k) {
     q4_vector* dst = reinterpret_cast<q4_vector*>(to) + to_k;
