@@ -392,8 +392,7 @@ impl<T: Real, const D: usize> CudaProjection<T, D> {
             gpu.upload(b, h)?;
         }
         let parts = D * blocks_tile(faces3(n)).max(grid1(cells).0 as usize) + 16;
-        // One value per face layer and segment (at most three), folded by `fold_layers`.
-        let folded = (cells3(n)[2] + 1) * 3;
+        let folded = slab::Partials::folded_len(cells3(n)[2]);
         let (bck_d, bcv_d) = boundary_codes::<T>(&gpu, &cfg.bc)?;
         let work = Self::workspace(&gpu, &op, cfg.poisson.kind, slab.as_ref())?;
         let mut s = Self {

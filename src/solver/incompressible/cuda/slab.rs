@@ -58,6 +58,16 @@ pub(super) enum Partials {
 }
 
 impl Partials {
+    /// The most segments a folded reduction has: the speed maxima's three (3D), the
+    /// correction's two sums.
+    const MAX_SEGMENTS: usize = 3;
+
+    /// Values of a reduction folded by layer ([`CudaProjection::fold_layers`]) over a grid of
+    /// `layers` cell layers along the cut axis: one per face layer and segment.
+    pub(super) fn folded_len(layers: usize) -> usize {
+        (layers + 1) * Self::MAX_SEGMENTS
+    }
+
     /// Runs of partials (one per summed or maximised quantity).
     fn segments(self) -> usize {
         match self {
@@ -116,11 +126,10 @@ impl<T: Real> GpuSlab<T> {
     ) -> Result<Self, CudaError> {
         let nccl = Nccl::new(gpu.clone(), link.comm.as_ref())?;
         let n: [usize; 3] = std::array::from_fn(|a| whole.grid.n[a]);
-        let dim = whole.grid.dim;
-        // The largest gathered reduction: one value per face layer and segment (the speed
-        // maxima: `dim`; the correction's sums: 2), or, where a layer is not a whole number of
-        // the linear kernels' blocks, those blocks (each part rounds its own cells up to one).
-        let folded = (n[2] + 1) * dim.max(2);
+        // The largest gathered reduction: the folded values, or, where a layer is not a whole
+        // number of the linear kernels' blocks, those blocks (each part rounds its own cells up
+        // to one).
+        let folded = Partials::folded_len(n[2]);
         let linear = if Partials::Linear.fold_by_layer(n) {
             0
         } else {
