@@ -593,11 +593,15 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
     copies_arrived<0>();
     const real rx = ratio[0], ry = ratio[1];
     step_stats st = no_stats();
-    const int ci = t % cx, cj = t / cx;
+    // The thread number again, opaque to the compiler, so that it computes the cell's indices anew
+    // instead of keeping the copies' across the fluxes (which spilled them).
+    int tc = t;
+    asm volatile("" : "+r"(tc));
+    const int ci = tc % cx, cj = tc / cx;
     const int i = i0 + ci, j = j0 + cj;
     const long long k = (long long)(j + g1) * stride + i + g0;
-    if (t < cx * cy && i < nx && j < ny && !solid[k]) {
-        const q4 u = make_q4(own[t], own[MH_BLOCK + t], own[2 * MH_BLOCK + t], own[3 * MH_BLOCK + t]);
+    if (tc < cx * cy && i < nx && j < ny && !solid[k]) {
+        const q4 u = make_q4(own[tc], own[MH_BLOCK + tc], own[2 * MH_BLOCK + tc], own[3 * MH_BLOCK + tc]);
         const int xm = cj * (cx + 1) + ci;
         q4 out;
         const q4 fl = load_q4v(at[0], MH_BLOCK, xm), fr = load_q4v(at[0], MH_BLOCK, xm + 1);
@@ -620,11 +624,8 @@ __device__ __forceinline__ void mh_flux_update_block(real* __restrict__ q, const
 // sides (`side_of`), the step reduction's REDUX and the staged face inputs, which left alone take
 // more registers without needing them (f32 HLLC 47 instead of 40, one block fewer). f32: Roe 5
 // blocks (48 registers), Rusanov 7 (32), HLLC, HLL and Roe without the fix 6 (40); the exact
-// solver 3 in f32 and f64 (80, 80); f64 Rusanov 4 (62); the other f64 kernels take the registers
-// they need. With the copies into shared memory ptxas (sm_90) spills 4-24 bytes a thread of the f32
-// kernels (HLLC 20: the cell's indices across the fluxes) and 8 and 16 of the exact solver's (f32,
-// f64): measured, the kernels with the copies and those spills ran faster than without either
-// (BENCHMARKS.md, issue 23).
+// solver 3 in f32 and f64 (79, 78); f64 Rusanov 4 (60); the other f64 kernels take the registers
+// they need. None spills (ptxas, sm_90).
 #define MH_UPDATE_MIN_BLOCKS(RS) ((RS) == RS_EXACT ? 3 : sizeof(real) != 4 ? ((RS) == RS_RUSANOV ? 4 : 1) : (RS) == RS_RUSANOV ? 7 : (RS) == RS_ROE ? 5 : 6)
 
 // The entry points of `mh_flux_update_block`, one per Riemann solver: mh_flux_update_exact,
