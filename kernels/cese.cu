@@ -91,8 +91,8 @@ __device__ __forceinline__ void weighted(real alpha, const real (*cand)[2], real
         }
     }
     if (wsum > (real)0) {
-        *gx = acc0 / wsum;
-        *gy = acc1 / wsum;
+        *gx = div_zero_numerator(acc0, wsum);
+        *gy = div_zero_numerator(acc1, wsum);
     } else {
         const real inv = (real)1 / (real)M;
         real s0 = 0, s1 = 0;

@@ -25,6 +25,16 @@ typedef REAL real;
 extern "C" __device__ __noinline__ double libm_pow_f64(double x, double y) { return pow(x, y); }
 extern "C" __device__ __noinline__ real libm_pow_real(real x, real y) { return pow(x, y); }
 
+// a / b rounded to nearest (IEEE 754), for quotients whose numerator is often exactly zero (a
+// uniform or quiescent region): the compiled division leaves its fast path for a zero numerator
+// and calls a routine of about 60 instructions, which a warp runs if any of its threads needs it.
+// For a finite nonzero b the quotient 0 / b is the zero a * b (the sign the product of the signs),
+// so that case skips the division and gives the same bits; every other case divides.
+__device__ __forceinline__ real div_zero_numerator(real a, real b) {
+    if (a == (real)0 && isfinite(b) && b != (real)0) return a * b;
+    return a / b;
+}
+
 // The slots of the device scalar block `sc` (REAL: SC_*) and of the control block `ctrl` (int:
 // CTRL_*) are defined at the top of every compilation unit from src/backend/cuda/slots.rs.
 

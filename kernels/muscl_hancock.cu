@@ -219,7 +219,7 @@ __device__ q4 flux_hll(real g, q4 wl, q4 wr) {
     if (sr <= (real)0) return r.f;
     q4 out;
     for (int k = 0; k < 4; k++)
-        out.c[k] = (sr * l.f.c[k] - sl * r.f.c[k] + sl * sr * (r.q.c[k] - l.q.c[k])) / (sr - sl);
+        out.c[k] = div_zero_numerator(sr * l.f.c[k] - sl * r.f.c[k] + sl * sr * (r.q.c[k] - l.q.c[k]), sr - sl);
     return out;
 }
 
@@ -240,7 +240,7 @@ __device__ q4 flux_hllc(real g, q4 wl, q4 wr) {
     if (sr <= (real)0) return r.f;
     const real ml = wl.c[0] * (sl - wl.c[1]);
     const real mr = wr.c[0] * (sr - wr.c[1]);
-    const real s_star = (wr.c[3] - wl.c[3] + wl.c[1] * ml - wr.c[1] * mr) / (ml - mr);
+    const real s_star = div_zero_numerator(wr.c[3] - wl.c[3] + wl.c[1] * ml - wr.c[1] * mr, ml - mr);
     return s_star >= (real)0 ? hllc_star(l, sl, ml, s_star) : hllc_star(r, sr, mr, s_star);
 }
 
