@@ -15,12 +15,14 @@
 //! device data over NCCL instead (`backend::cuda::nccl`); the communicator carries NCCL's id and
 //! the host-side gathers.
 
+mod layers;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod row_sums;
 mod slabs;
 pub mod threads;
 
+pub use layers::Layers;
 pub use row_sums::RowSums;
 pub use slabs::{EXTENSION, SlabLink, Slabs};
 
@@ -43,6 +45,18 @@ pub fn launcher_local_rank() -> Option<usize> {
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// `x` of every part added in rank order (the same additions on every part).
+pub fn sum_over_parts(comm: &dyn Communicator, x: f64) -> f64 {
+    let size = std::mem::size_of::<f64>();
+    let mut all = vec![0.0f64; comm.size()];
+    comm.all_gather(
+        bytemuck::bytes_of(&x),
+        &vec![size; comm.size()],
+        bytemuck::cast_slice_mut(&mut all),
+    );
+    all.iter().fold(0.0, |s, &v| s + v)
 }
 
 /// The operations a decomposed solver needs from its transport, on raw bytes (the solver's

@@ -1,0 +1,95 @@
+//! SIMPLE, SIMPLEC and SIMPLER over several processes (`mpirun -n N flowlab run`, each process
+//! one strip of the overlapping Schwarz decomposition of every linear solve,
+//! `flowlab::solver::incompressible::simple`'s `part` module) give the single-process run with
+//! `solver.linear_solver.subdomains = N` bit for bit: the fields (`fields.vti`), the final
+//! residuals and the summary's results, in 2D and 3D, with TVD and power-law convection.
+//! Settings the parts cannot run are refused by key.
+//!
+//! Needs the `mpi` feature and an MPI launcher (`.ci/run` installs OpenMPI); in CI a missing
+//! launcher fails the test.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::decomposition::*;
+
+/// `sets` with the subdomains of a run over `n` processes.
+fn with_strips<'a>(sets: &[&'a str], n: usize) -> Vec<String> {
+    let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    v.push(format!("solver.linear_solver.subdomains={n}"));
+    v
+}
+
+/// [`same_as_one_process`] over each of `parts` processes against one process with as many
+/// subdomains.
+fn same_as_strips(name: &str, case: &str, sets: &[&str], steps: u64, parts: &[usize]) {
+    for &n in parts {
+        let sets = with_strips(sets, n);
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        same_as_one_process(&format!("{name}-{n}"), case, &sets, steps, &[n]);
+    }
+}
+
+#[test]
+fn cavity_2d_simple_over_two_and_three_processes() {
+    same_as_strips(
+        "simple-2d",
+        "lid_driven_cavity_re100_simple",
+        &["grid.nx=20", "grid.ny=24"],
+        12,
+        &[2, 3],
+    );
+}
+
+#[test]
+fn cavity_2d_simplec_and_simpler_with_other_limiters() {
+    for (method, limiter) in [("simplec", "van_leer"), ("simpler", "minmod")] {
+        let sets = [
+            "grid.nx=16".to_string(),
+            "grid.ny=22".into(),
+            format!("solver.method={method}"),
+            format!("solver.limiter={limiter}"),
+        ];
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        same_as_strips(method, "lid_driven_cavity_re100_simple", &sets, 10, &[2, 3]);
+    }
+}
+
+#[test]
+fn square_duct_power_law_pressure_gradient_periodic_x() {
+    same_as_strips("duct", "square_duct", &["grid.ny=8", "grid.nz=12"], 8, &[2]);
+}
+
+#[test]
+fn cavity_3d_simplec_tvd_over_two_processes() {
+    same_as_strips(
+        "simplec-3d",
+        "cavity_3d_re100_simple",
+        &["grid.nx=8", "grid.ny=8", "grid.nz=14"],
+        6,
+        &[2],
+    );
+}
+
+#[test]
+fn settings_the_parts_cannot_run_are_refused_by_key() {
+    let case = common::root().join("cases/lid_driven_cavity_re100_simple.toml");
+    for (sets, key) in [
+        (
+            &["grid.ny=24", "solver.linear_solver.subdomains=3"][..],
+            "solver.linear_solver.subdomains",
+        ),
+        (
+            &[
+                "boundary.right={ type = \"outflow\" }",
+                "boundary.left={ type = \"inflow\", velocity = [1.0, 0.0] }",
+            ][..],
+            "boundary.right",
+        ),
+        (&["solver.backend=cuda"][..], "solver.backend"),
+    ] {
+        if refused_over_two(&case, sets, key, "processes").is_none() {
+            return;
+        }
+    }
+}
