@@ -2,7 +2,8 @@
 //! one strip of the overlapping Schwarz decomposition of every linear solve,
 //! `flowlab::solver::incompressible::simple`'s `part` module) give the single-process run with
 //! `solver.linear_solver.subdomains = N` bit for bit: the fields (`fields.vti`), the final
-//! residuals and the summary's results, in 2D and 3D, with TVD and power-law convection.
+//! residuals and the summary's results, in 2D and 3D, with TVD and power-law convection,
+//! Newtonian and Carreau fluids, walls, periodic sides across the cut, and inflow with outflow.
 //! Settings the parts cannot run are refused by key.
 //!
 //! Needs the `mpi` feature and an MPI launcher (`.ci/run` installs OpenMPI); in CI a missing
@@ -81,10 +82,10 @@ fn settings_the_parts_cannot_run_are_refused_by_key() {
         ),
         (
             &[
-                "boundary.right={ type = \"outflow\" }",
-                "boundary.left={ type = \"inflow\", velocity = [1.0, 0.0] }",
+                "boundary.bottom={ type = \"periodic\" }",
+                "boundary.top={ type = \"periodic\" }",
             ][..],
-            "boundary.right",
+            "boundary.bottom",
         ),
         (&["solver.backend=cuda"][..], "solver.backend"),
     ] {
@@ -92,4 +93,42 @@ fn settings_the_parts_cannot_run_are_refused_by_key() {
             return;
         }
     }
+    let rotor = common::root().join("cases/rotor_climb_simpler.toml");
+    if refused_over_two(&rotor, &[], "rotor", "processes").is_none() {
+        return;
+    }
+    // 15 rows over 3 with overlap 3: the middle process owns 5 cell layers, fewer than the
+    // overlap + 2 = 5 its neighbours store beyond theirs and its first face layer.
+    let dir = out_dir("refused-overlap");
+    let sets = ["grid.ny=15", "solver.linear_solver.overlap=3"];
+    let o = flowlab_on(3, &run_args(&case, &sets, 1, &dir)).expect("a launcher");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("solver.linear_solver.overlap"),
+        "{err}"
+    );
+}
+
+#[test]
+fn carreau_channel_with_inflow_and_outflow() {
+    // SIMPLER, the mass-flow correction's sums over the outflow side and the viscosity's
+    // exchange.
+    same_as_strips(
+        "carreau",
+        "poiseuille_carreau_n05",
+        &["grid.nx=20", "grid.ny=18"],
+        10,
+        &[2, 3],
+    );
+}
+
+#[test]
+fn square_duct_carreau_3d() {
+    same_as_strips(
+        "duct-carreau",
+        "square_duct_carreau",
+        &["grid.ny=8", "grid.nz=12"],
+        6,
+        &[2],
+    );
 }

@@ -228,11 +228,13 @@ impl<const D: usize> Simple<D> {
     /// Boundary faces and ghosts ([`boundary::apply`]); on a part, then every stored layer
     /// that it does not own from its owner (the local walls' values among them).
     fn boundaries(&mut self) {
+        let part = &self.part;
         boundary::apply(
             &self.l,
             &self.cfg.flow,
             self.spacing,
             self.vel.each_mut().map(|q| &mut q[..]),
+            |layers| part::total(part.as_ref(), |p| &p.ghosted, layers, 1),
         );
         if let Some(p) = &self.part {
             for q in &mut self.vel {

@@ -179,10 +179,7 @@ impl<const D: usize> Simple<D> {
     /// rows a layer along the last axis, whose owners `layers` picks): on one process every row
     /// in order, on a part every process's owned rows in global order.
     fn total(&self, layers: impl Fn(&Part) -> &Layers, partial: &[f64], rows_per_layer: usize) -> f64 {
-        match &self.part {
-            None => partial.iter().fold(0.0, |s, &x| s + x),
-            Some(p) => layers(p).sum(&*p.comm, partial, rows_per_layer),
-        }
+        super::part::total(self.part.as_ref(), layers, partial, rows_per_layer)
     }
 
     /// [`Simple::total`] of the first `rows` partial sums, those of momentum component `c`'s

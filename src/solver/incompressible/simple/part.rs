@@ -144,6 +144,21 @@ impl Part {
     }
 }
 
+/// `sum_j partial[j]` over an array's rows along x, `partial` this process's (`rows_per_layer`
+/// rows a layer along the last axis, whose owners `layers` picks): on one process (`part`
+/// `None`) every row in order, on a part every process's owned rows in global order.
+pub fn total(
+    part: Option<&Part>,
+    layers: impl Fn(&Part) -> &Layers,
+    partial: &[f64],
+    rows_per_layer: usize,
+) -> f64 {
+    match part {
+        None => partial.iter().fold(0.0, |s, &x| s + x),
+        Some(p) => layers(p).sum(&*p.comm, partial, rows_per_layer),
+    }
+}
+
 /// A setting of the whole grid's `cfg` that a run over `parts` processes cannot have, as the
 /// error naming its key.
 pub fn unsupported(cfg: &SimpleConfig, parts: usize) -> Option<Invalid> {
@@ -168,10 +183,6 @@ pub fn unsupported(cfg: &SimpleConfig, parts: usize) -> Option<Invalid> {
             let refused = match b {
                 Boundary::Periodic {} if a == last => {
                     "the grid is cut along its last axis, which must not be periodic"
-                }
-                Boundary::Outflow {} => {
-                    "SIMPLE's sides are walls, inflow, symmetry or periodic (an outflow's mass-flow \
-                     correction runs on one process)"
                 }
                 _ => continue,
             };
