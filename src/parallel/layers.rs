@@ -150,7 +150,57 @@ mod tests {
     fn stored_layers_stay_with_the_neighbours() {
         let owned = vec![0..5, 5..10, 10..16];
         assert!(Layers::new(owned.clone(), vec![0..8, 2..13, 7..16]).is_ok());
-        let e = Layers::new(owned, vec![0..8, 4..13, 7..16]).unwrap_err();
-        assert!(e.contains("part 1"), "{e}");
+        let e = Layers::new(owned, vec![0..8, 2..13, 4..16]).unwrap_err();
+        assert!(e.contains("part 2"), "{e}");
+    }
+
+    /// Three parts of a 16-layer array, two values a layer (the value is the global layer):
+    /// after the exchange every stored layer holds its owner's value, and the gathered whole
+    /// and the sums are the undivided array's.
+    #[test]
+    fn exchange_gather_and_sum_give_the_whole_array() {
+        use crate::parallel::threads::Threads;
+        let layers = Layers::new(vec![0..5, 5..10, 10..16], vec![0..8, 2..13, 7..16]).unwrap();
+        let ends = Threads::new(3);
+        let out: Vec<(Vec<f64>, Option<Vec<f64>>, f64)> = std::thread::scope(|s| {
+            let handles: Vec<_> = ends
+                .iter()
+                .map(|c| {
+                    let layers = &layers;
+                    s.spawn(move || {
+                        let r = c.rank();
+                        let stored = layers.stored(r);
+                        // Owned layers right, the others stale (-1).
+                        let mut x: Vec<f64> = stored
+                            .clone()
+                            .flat_map(|j| {
+                                let v = if layers.owned(r).contains(&j) {
+                                    j as f64
+                                } else {
+                                    -1.0
+                                };
+                                [v, v]
+                            })
+                            .collect();
+                        layers.exchange(&**c, &mut x, 2);
+                        let mut whole = (r == 0).then(|| vec![0.0; 32]);
+                        layers.gather(&**c, &x, 2, whole.as_deref_mut());
+                        let rows: Vec<f64> = stored.map(|j| j as f64).collect();
+                        let sum = layers.sum(&**c, &rows, 1);
+                        (x, whole, sum)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a part")).collect()
+        });
+        for (r, (x, whole, sum)) in out.iter().enumerate() {
+            let expected: Vec<f64> = layers.stored(r).flat_map(|j| [j as f64; 2]).collect();
+            assert_eq!(x, &expected, "part {r}");
+            assert_eq!(*sum, (0..16).fold(0.0, |s, j| s + j as f64));
+            if r == 0 {
+                let all: Vec<f64> = (0..16).flat_map(|j| [j as f64; 2]).collect();
+                assert_eq!(whole.as_ref(), Some(&all));
+            }
+        }
     }
 }

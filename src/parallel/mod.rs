@@ -9,6 +9,10 @@
 //! additions in the same order as on one process, so a decomposed run gives bit for bit the
 //! single-process result.
 //!
+//! [`Layers`] is the general form for solvers whose arrays are cut differently: one owned and
+//! one stored range of layers a part for each array (the SIMPLE family's parts, whose cuts
+//! follow the Schwarz strips of each linear system).
+//!
 //! The transport is a [`Communicator`]: MPI between processes and hosts (`mpi`, the `mpi`
 //! feature, rsmpi over the system's MPI library), or [`threads`] between the threads of one
 //! process that drives several GPUs. Parts on GPUs (one a process) move their

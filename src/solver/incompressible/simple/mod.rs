@@ -19,7 +19,9 @@
 //! Every linear solve of steps 3-5 goes through [`Schwarz`]: the inner solver on the whole grid,
 //! or with `solver.linear_solver.subdomains` > 1 one coloured multiplicative pass over
 //! overlapping slabs along the last axis, y in 2D and z in 3D (Lohry 2010, ch. 3). The decomposition changes the path of the
-//! outer iteration, not its converged solution.
+//! outer iteration, not its converged solution. Over `N` processes (`mpirun`) each process is
+//! one such slab and the run is the one-process run with `N` subdomains bit for bit ([`part`],
+//! [`DecomposedSimple`]); every sum below is formed from row partial sums added in row order.
 //!
 //! Residuals (the `steady_change` the stop rule reads is the largest of them):
 //! - `momentum_u`, `momentum_v` (and `momentum_w`): `sum |a_P q_P - sum a_nb q_nb - b|` over the
