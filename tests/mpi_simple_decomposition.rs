@@ -15,7 +15,7 @@ mod common;
 use common::decomposition::*;
 
 /// `sets` with the subdomains of a run over `n` processes.
-fn with_strips<'a>(sets: &[&'a str], n: usize) -> Vec<String> {
+fn with_strips(sets: &[&str], n: usize) -> Vec<String> {
     let mut v: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     v.push(format!("solver.linear_solver.subdomains={n}"));
     v

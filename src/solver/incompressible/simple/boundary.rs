@@ -22,12 +22,14 @@ use crate::solver::incompressible::staggered::{
 
 /// Applies the three steps to `vel` (ghosted, component `a` normal to axis `a`) on a grid of
 /// `spacing` [m]; `total` adds the partial sums of the ghosted layers along the last axis in
-/// order (over every process's owned layers on a part).
+/// order (over every process's owned layers on a part), `layers` (one value a ghosted layer)
+/// holds them.
 pub fn apply<const D: usize>(
     l: &Layout<D>,
     flow: &Flow,
     spacing: [f64; D],
     mut vel: [&mut [f64]; D],
+    layers: &mut [f64],
     total: impl Fn(&[f64]) -> f64,
 ) {
     fill_velocity_ghosts(l, &flow.bc, vel.each_mut().map(|q| &mut **q));
@@ -41,7 +43,6 @@ pub fn apply<const D: usize>(
     let has_outflow = flow.bc.iter().flatten().any(|b| *b == Boundary::Outflow {});
     // Net inflow through the fixed boundary faces, and the raw outflow; one side's by layers.
     let (mut inflow, mut outflow) = (0.0, 0.0);
-    let mut layers = vec![0.0; l.n[last] + 2];
     for a in 0..D {
         let area = face_area(spacing, a);
         for s in 0..2 {
@@ -68,7 +69,7 @@ pub fn apply<const D: usize>(
             if !has_outflow || *b == (Boundary::Periodic {}) {
                 continue;
             }
-            let side = total(&layers);
+            let side = total(layers);
             if *b == (Boundary::Outflow {}) {
                 outflow += side;
             } else {

@@ -112,6 +112,8 @@ pub struct Simple<const D: usize> {
     /// Row partial sums: of a system's rows, and [`pressure_correction::ROW_SUMS`] of the cells'.
     partial: Vec<f64>,
     cell_rows: [Vec<f64>; pressure_correction::ROW_SUMS],
+    /// One boundary side's flow by ghosted layers along the last axis ([`boundary::apply`]).
+    side_layers: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
     /// The last outer iteration's first pressure(-correction) solve that stopped at its cap.
@@ -174,6 +176,7 @@ impl<const D: usize> Simple<D> {
             ),
             partial: vec![0.0; (0..D).map(|c| rows(shape(c))).fold(rows(n), usize::max)],
             cell_rows: std::array::from_fn(|_| vec![0.0; rows(n)]),
+            side_layers: vec![0.0; n[D - 1] + 2],
             rotor: cfg.rotor.map(|r| RotorSource::new(r, &cfg.flow.grid, &l)),
             l,
             cfg,
@@ -236,6 +239,7 @@ impl<const D: usize> Simple<D> {
             &self.cfg.flow,
             self.spacing,
             self.vel.each_mut().map(|q| &mut q[..]),
+            &mut self.side_layers,
             |layers| part::total(part.as_ref(), |p| &p.ghosted, layers, 1),
         );
         if let Some(p) = &self.part {
