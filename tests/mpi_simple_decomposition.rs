@@ -62,13 +62,20 @@ fn square_duct_power_law_pressure_gradient_periodic_x() {
 }
 
 #[test]
-fn cavity_3d_simplec_tvd_over_two_processes() {
+fn cavity_3d_simplec_and_simpler_tvd() {
     same_as_strips(
         "simplec-3d",
         "cavity_3d_re100_simple",
         &["grid.nx=8", "grid.ny=8", "grid.nz=14"],
         6,
         &[2],
+    );
+    same_as_strips(
+        "simpler-3d",
+        "cavity_3d_re100_simple",
+        &["grid.nx=6", "grid.ny=8", "grid.nz=18", "solver.method=simpler"],
+        5,
+        &[3],
     );
 }
 

@@ -162,6 +162,9 @@ impl<const D: usize> Solver for DecomposedSimple<D> {
         }
         let local = self.link().local_config(&cfg);
         self.part.reconfigure(local)?;
+        if let Some(p) = &mut self.part.part {
+            p.velocity_scale = cfg.velocity_scale();
+        }
         self.cfg = cfg;
         Ok(())
     }
