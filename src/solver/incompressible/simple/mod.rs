@@ -47,7 +47,7 @@ mod viscosity_field;
 pub use config::{Algorithm, Scheme, SimpleConfig};
 pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
 pub use decomposed::DecomposedSimple;
-pub use part::unsupported as parts_unsupported;
+pub use part::{stored_layers as part_stored_layers, unsupported as parts_unsupported};
 pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;

@@ -39,6 +39,16 @@ pub fn extension(overlap: usize) -> usize {
     overlap + 2
 }
 
+/// The cell layers process `r` of `parts` stores of `n` along the last axis with overlap `k`:
+/// its pressure strip's own and [`extension`]`(k)` more on each side it shares.
+pub fn stored_layers(r: usize, parts: usize, n: usize, k: usize) -> Range<usize> {
+    let o = strip_rows(r, parts, n, k).0;
+    let e = extension(k);
+    let lo = if r == 0 { 0 } else { o.start.saturating_sub(e) };
+    let hi = if r + 1 == parts { n } else { (o.end + e).min(n) };
+    lo..hi
+}
+
 /// A process's place among the processes of a SIMPLE run.
 pub struct Part {
     pub comm: Arc<dyn Communicator>,
@@ -65,14 +75,7 @@ impl Part {
         let k = cfg.overlap;
         let e = extension(k);
         let cut = |r: usize, layers: usize| strip_rows(r, parts, layers, k).0;
-        let stored: Vec<Range<usize>> = (0..parts)
-            .map(|r| {
-                let o = cut(r, n);
-                let lo = if r == 0 { 0 } else { o.start.saturating_sub(e) };
-                let hi = if r + 1 == parts { n } else { (o.end + e).min(n) };
-                lo..hi
-            })
-            .collect();
+        let stored: Vec<Range<usize>> = (0..parts).map(|r| stored_layers(r, parts, n, k)).collect();
         let owned_cells: Vec<_> = (0..parts).map(|r| cut(r, n)).collect();
         let ghosted = (0..parts)
             .map(|r| {
