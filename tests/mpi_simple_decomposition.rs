@@ -177,3 +177,34 @@ fn checkpoints_move_between_one_process_and_two() {
     }
     let _ = std::fs::remove_dir_all(&one);
 }
+
+/// Left at its default of 1, `subdomains` over N processes is N strips all the same: the fields
+/// and residuals of one process with `subdomains = N`.
+#[test]
+fn default_subdomains_over_processes_are_one_strip_each() {
+    let case = common::root().join("cases/lid_driven_cavity_re100_simple.toml");
+    let sets = ["grid.nx=16", "grid.ny=24"];
+    let one = out_dir("default-strips-1");
+    let strips: Vec<&str> = sets
+        .iter()
+        .copied()
+        .chain(["solver.linear_solver.subdomains=3"])
+        .collect();
+    check(
+        &flowlab_on(1, &run_args(&case, &strips, 8, &one)).expect("one process"),
+        "the one-process run",
+    );
+    let three = out_dir("default-strips-3");
+    let Some(o) = flowlab_on(3, &run_args(&case, &sets, 8, &three)) else {
+        return;
+    };
+    check(&o, "the run over 3 processes");
+    let fields = |d: &std::path::Path| std::fs::read(d.join("fields.vti")).expect("fields.vti");
+    assert!(fields(&one) == fields(&three), "fields.vti differs");
+    assert_eq!(
+        summary(&one)["final_residuals"],
+        summary(&three)["final_residuals"]
+    );
+    let _ = std::fs::remove_dir_all(&one);
+    let _ = std::fs::remove_dir_all(&three);
+}
