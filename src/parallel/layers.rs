@@ -121,16 +121,33 @@ impl Layers {
 
     /// `sum_j partial[j]` over the whole array's rows in order, `partial` this part's row values
     /// (`rows_per_layer` a stored layer) of which the owned ones are gathered from every part:
-    /// the same additions on any number of parts.
-    pub fn sum<T: Real>(&self, comm: &dyn Communicator, partial: &[T], rows_per_layer: usize) -> T {
+    /// the same additions on any number of parts. `all` receives every part's row values (grown
+    /// once to the whole array's rows), `counts` their bytes a part.
+    pub fn sum<T: Real>(
+        &self,
+        comm: &dyn Communicator,
+        partial: &[T],
+        rows_per_layer: usize,
+        all: &mut Vec<T>,
+        counts: &mut Vec<usize>,
+    ) -> T {
         let here = self.owned_here(comm.rank());
-        let mut all = vec![T::zero(); self.whole() * rows_per_layer];
+        let rows = self.whole() * rows_per_layer;
+        if all.len() < rows {
+            all.resize(rows, T::zero());
+        }
+        counts.clear();
+        counts.extend(
+            self.owned
+                .iter()
+                .map(|o| o.len() * rows_per_layer * std::mem::size_of::<T>()),
+        );
         comm.all_gather(
             bytemuck::cast_slice(&partial[here.start * rows_per_layer..here.end * rows_per_layer]),
-            &self.byte_counts::<T>(rows_per_layer),
-            bytemuck::cast_slice_mut(&mut all),
+            counts,
+            bytemuck::cast_slice_mut(&mut all[..rows]),
         );
-        all.iter().fold(T::zero(), |s, &x| s + x)
+        all[..rows].iter().fold(T::zero(), |s, &x| s + x)
     }
 
     /// Bytes of the owned layers of every part.
@@ -186,7 +203,7 @@ mod tests {
                         let mut whole = (r == 0).then(|| vec![0.0; 32]);
                         layers.gather(&**c, &x, 2, whole.as_deref_mut());
                         let rows: Vec<f64> = stored.map(|j| j as f64).collect();
-                        let sum = layers.sum(&**c, &rows, 1);
+                        let sum = layers.sum(&**c, &rows, 1, &mut Vec::new(), &mut Vec::new());
                         (x, whole, sum)
                     })
                 })

@@ -51,15 +51,10 @@ pub fn launcher_local_rank() -> Option<usize> {
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
 }
 
-/// `x` of every part added in rank order (the same additions on every part).
-pub fn sum_over_parts(comm: &dyn Communicator, x: f64) -> f64 {
-    let size = std::mem::size_of::<f64>();
-    let mut all = vec![0.0f64; comm.size()];
-    comm.all_gather(
-        bytemuck::bytes_of(&x),
-        &vec![size; comm.size()],
-        bytemuck::cast_slice_mut(&mut all),
-    );
+/// `x` of every part added in rank order (the same additions on every part); `all` and
+/// `counts` are the gather's buffers, one entry a part.
+pub fn sum_over_parts(comm: &dyn Communicator, x: f64, all: &mut [f64], counts: &[usize]) -> f64 {
+    comm.all_gather(bytemuck::bytes_of(&x), counts, bytemuck::cast_slice_mut(all));
     all.iter().fold(0.0, |s, &v| s + v)
 }
 

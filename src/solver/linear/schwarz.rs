@@ -39,15 +39,21 @@ pub struct Schwarz<T, const D: usize> {
     strips: Vec<Strip<T, D>>,
     partial: Vec<T>,
     /// Over several processes: the one strip this process solves, and its link to the others.
-    shared: Option<Shared>,
+    shared: Option<Shared<T>>,
 }
 
 /// The processes sharing one system, each solving its own strip.
-struct Shared {
+struct Shared<T> {
     comm: Arc<dyn Communicator>,
     /// The system's layers along the last axis: each process's strip owns its layers, and it
     /// stores its extended strip's and one more each side.
     layers: Layers,
+    /// Buffers of the gathers: every process's row sums and their bytes, and one value a
+    /// process and its bytes.
+    rows: Vec<T>,
+    row_bytes: Vec<usize>,
+    each: Vec<f64>,
+    each_bytes: Vec<usize>,
 }
 
 struct Strip<T, const D: usize> {
@@ -135,7 +141,14 @@ impl<T: Real, const D: usize> Schwarz<T, D> {
             whole: None,
             strips: vec![Strip::new(kind, shape, periodic, local(own), local(ext))],
             partial: vec![T::zero(); shape.iter().product::<usize>() / shape[0]],
-            shared: Some(Shared { comm, layers }),
+            shared: Some(Shared {
+                each: vec![0.0; n],
+                each_bytes: vec![std::mem::size_of::<f64>(); n],
+                rows: Vec::new(),
+                row_bytes: Vec::new(),
+                comm,
+                layers,
+            }),
         }
     }
 
@@ -143,11 +156,14 @@ impl<T: Real, const D: usize> Schwarz<T, D> {
     /// rows' partial sums of every process added in global row order.
     fn residual_norm(&mut self, sys: &Stencil<T, D>, x: &[T]) -> T {
         let local = sys.residual_norm(x, &mut self.partial);
-        match &self.shared {
+        match &mut self.shared {
             None => local,
             Some(sh) => {
                 let rows_per_layer = sys.rows() / sys.n[D - 1];
-                sh.layers.sum(&*sh.comm, &self.partial, rows_per_layer).sqrt()
+                let (all, bytes) = (&mut sh.rows, &mut sh.row_bytes);
+                sh.layers
+                    .sum(&*sh.comm, &self.partial, rows_per_layer, all, bytes)
+                    .sqrt()
             }
         }
     }
@@ -195,9 +211,11 @@ impl<T: Real, const D: usize> Schwarz<T, D> {
         let r = self.residual_norm(sys, x);
         let iterations = self.strips.iter().map(|s| s.iterations).sum();
         LinearStats {
-            iterations: match &self.shared {
+            iterations: match &mut self.shared {
                 None => iterations,
-                Some(sh) => sum_over_parts(&*sh.comm, iterations as f64) as usize,
+                Some(sh) => {
+                    sum_over_parts(&*sh.comm, iterations as f64, &mut sh.each, &sh.each_bytes) as usize
+                }
             },
             initial_residual: r0.f64(),
             final_residual: r.f64(),

@@ -31,7 +31,7 @@ use crate::parallel::{Communicator, Layers};
 use crate::solver::incompressible::staggered::side;
 use crate::solver::linear::schwarz::strip_rows;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Cell layers a process stores beyond its own on each side it shares, for overlap `k`: the
 /// extended strips (`k` layers) clear of the two rows next to the local wall that it falsifies.
@@ -62,6 +62,8 @@ pub struct Part {
     /// The whole grid's cells (the pressure's mean) and velocity scale (the health check).
     pub whole_cells: usize,
     pub velocity_scale: f64,
+    /// Buffers of [`total`]'s gathers: every process's row sums, and their bytes a process.
+    gathered: Mutex<(Vec<f64>, Vec<usize>)>,
 }
 
 impl Part {
@@ -107,6 +109,7 @@ impl Part {
             )?,
             whole_cells: g.n[..g.dim].iter().product(),
             velocity_scale: cfg.velocity_scale(),
+            gathered: Mutex::new((Vec::new(), Vec::new())),
             comm,
         })
     }
@@ -158,7 +161,11 @@ pub fn total(
 ) -> f64 {
     match part {
         None => partial.iter().fold(0.0, |s, &x| s + x),
-        Some(p) => layers(p).sum(&*p.comm, partial, rows_per_layer),
+        Some(p) => {
+            let mut g = p.gathered.lock().expect("the gather buffers");
+            let (all, bytes) = &mut *g;
+            layers(p).sum(&*p.comm, partial, rows_per_layer, all, bytes)
+        }
     }
 }
 
