@@ -149,7 +149,6 @@ fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
             &["grid.nz=16", "solver.pressure_solver=fft"][..],
             "solver.pressure_solver",
         ),
-        (&["grid.nz=16", "solver.method=simplec"][..], "solver.method"),
         (&["grid.nz=6", "solver.pressure_solver=pcg"][..], "grid.nz"),
         // Each process's slab of a grid too large for the host.
         (

@@ -9,18 +9,24 @@
 //! additions in the same order as on one process, so a decomposed run gives bit for bit the
 //! single-process result.
 //!
+//! [`Layers`] is the general form for solvers whose arrays are cut differently: one owned and
+//! one stored range of layers a part for each array (the SIMPLE family's parts, whose cuts
+//! follow the Schwarz strips of each linear system).
+//!
 //! The transport is a [`Communicator`]: MPI between processes and hosts (`mpi`, the `mpi`
 //! feature, rsmpi over the system's MPI library), or [`threads`] between the threads of one
 //! process that drives several GPUs. Parts on GPUs (one a process) move their
 //! device data over NCCL instead (`backend::cuda::nccl`); the communicator carries NCCL's id and
 //! the host-side gathers.
 
+mod layers;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 mod row_sums;
 mod slabs;
 pub mod threads;
 
+pub use layers::Layers;
 pub use row_sums::RowSums;
 pub use slabs::{EXTENSION, SlabLink, Slabs};
 
@@ -43,6 +49,13 @@ pub fn launcher_local_rank() -> Option<usize> {
     ]
     .iter()
     .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// `x` of every part added in rank order (the same additions on every part); `all` and
+/// `counts` are the gather's buffers, one entry a part.
+pub fn sum_over_parts(comm: &dyn Communicator, x: f64, all: &mut [f64], counts: &[usize]) -> f64 {
+    comm.all_gather(bytemuck::bytes_of(&x), counts, bytemuck::cast_slice_mut(all));
+    all.iter().fold(0.0, |s, &v| s + v)
 }
 
 /// The operations a decomposed solver needs from its transport, on raw bytes (the solver's

@@ -328,10 +328,21 @@ pub fn build_part_on(
     }
     let g = &spec.grid;
     let layers = [g.nx, g.ny, g.nz][(spec.case.dim as usize).clamp(1, 3) - 1];
-    // A grid that cannot be cut is refused by the solver, naming why.
-    if let Ok(slabs) = crate::parallel::Slabs::new(layers, parts) {
-        let rank = comm.rank();
-        let stored = slabs.stored(rank).len();
+    // A grid that cannot be cut is refused by the solver, naming why. The SIMPLE family's
+    // parts store the Schwarz strips' layers (`simple::part`), the projection's its slabs.
+    let rank = comm.rank();
+    let stored = if incompressible::steady(spec) {
+        let overlap = incompressible::SimpleConfig::from_spec(spec).map(|c| c.overlap);
+        overlap
+            .ok()
+            .filter(|_| layers >= parts)
+            .map(|k| incompressible::simple::part_stored_layers(rank, parts, layers, k).len())
+    } else {
+        crate::parallel::Slabs::new(layers, parts)
+            .ok()
+            .map(|s| s.stored(rank).len())
+    };
+    if let Some(stored) = stored {
         memory::check_host_part(spec, stored, layers, rank == 0)?;
         if let Some(d) = device {
             memory::check_device(spec, d, Some((stored, layers)))?;

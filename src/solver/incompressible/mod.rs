@@ -62,21 +62,40 @@ pub fn build(spec: &CaseSpec) -> Result<Box<dyn Solver>, Invalid> {
 }
 
 /// Builds this process's part of an incompressible case cut into slabs over `comm`'s
-/// processes ([`Decomposed`]): the projection method on the CPU backend, or on `device`, this
-/// process's GPU, NCCL between them.
+/// processes: the projection method ([`Decomposed`]) on the CPU backend, or on `device`, this
+/// process's GPU, NCCL between them; SIMPLE, SIMPLEC and SIMPLER ([`simple::DecomposedSimple`])
+/// on the CPU backend.
 pub fn build_part(
     spec: &CaseSpec,
     comm: std::sync::Arc<dyn crate::parallel::Communicator>,
     device: Option<usize>,
 ) -> Result<Box<dyn Solver>, Invalid> {
     if steady(spec) {
-        return Err(Invalid::new(
-            "solver.method",
-            format!(
-                "on {} processes the method is projection (SIMPLE, SIMPLEC and SIMPLER run on one process)",
-                comm.size()
-            ),
-        ));
+        let parts = comm.size();
+        if device.is_some() {
+            return Err(Invalid::new(
+                "solver.backend",
+                format!(
+                    "on {parts} processes SIMPLE, SIMPLEC and SIMPLER run on the CPU backend: use backend = \"cpu\""
+                ),
+            ));
+        }
+        let cfg = SimpleConfig::from_spec(spec)?;
+        if let Some(e) = simple::parts_unsupported(&cfg, parts) {
+            return Err(e);
+        }
+        // The strips of every linear solve, checked as on one process with as many subdomains.
+        let mut strips = spec.clone();
+        strips
+            .solver
+            .linear_solver
+            .get_or_insert_with(Default::default)
+            .subdomains = Some(parts);
+        SimpleConfig::from_spec(&strips)?;
+        return Ok(match cfg.flow.grid.dim {
+            2 => Box::new(simple::DecomposedSimple::<2>::new(cfg, comm)?),
+            _ => Box::new(simple::DecomposedSimple::<3>::new(cfg, comm)?),
+        });
     }
     let cfg = Config::from_spec(spec)?;
     if let Some(device) = device {

@@ -5,7 +5,10 @@
 //!    tangential ghosts, periodic images.
 //! 2. Outflow: each outflow face takes its inner neighbour's value (zero normal gradient),
 //!    scaled so that the total outflow equals the inflow through the other sides (the mass-flow
-//!    correction that lets the pressure-correction equation be compatible).
+//!    correction that lets the pressure-correction equation be compatible). Each side's flow is
+//!    summed by layers along the last axis and the layers' sums added in order by the caller's
+//!    `total` (the same additions on one process or over several, [`super::part`]), then the
+//!    sides in order.
 //! 3. The quadratic wall rule for tangential ghosts of walls and inflow sides,
 //!    `q_g = (8 U - 6 q_1 + q_2) / 3` through the wall value `U` and the first two nodes: the
 //!    ghost the momentum coefficients ([`super::coefficients`]) assume.
@@ -18,8 +21,17 @@ use crate::solver::incompressible::staggered::{
 };
 
 /// Applies the three steps to `vel` (ghosted, component `a` normal to axis `a`) on a grid of
-/// `spacing` [m].
-pub fn apply<const D: usize>(l: &Layout<D>, flow: &Flow, spacing: [f64; D], mut vel: [&mut [f64]; D]) {
+/// `spacing` [m]; `total` adds the partial sums of the ghosted layers along the last axis in
+/// order (over every process's owned layers on a part), `layers` (one value a ghosted layer)
+/// holds them.
+pub fn apply<const D: usize>(
+    l: &Layout<D>,
+    flow: &Flow,
+    spacing: [f64; D],
+    mut vel: [&mut [f64]; D],
+    layers: &mut [f64],
+    total: impl Fn(&[f64]) -> f64,
+) {
     fill_velocity_ghosts(l, &flow.bc, vel.each_mut().map(|q| &mut **q));
     // The faces normal to axis `a` on its side `s`: fixed along `a`, the cells across.
     let faces = |a: usize, s: usize| {
@@ -27,7 +39,9 @@ pub fn apply<const D: usize>(l: &Layout<D>, flow: &Flow, spacing: [f64; D], mut 
         (lo[a], hi[a]) = (s * l.n[a], s * l.n[a]);
         (lo, hi)
     };
-    // Net inflow through the fixed boundary faces, and the raw outflow.
+    let last = D - 1;
+    let has_outflow = flow.bc.iter().flatten().any(|b| *b == Boundary::Outflow {});
+    // Net inflow through the fixed boundary faces, and the raw outflow; one side's by layers.
     let (mut inflow, mut outflow) = (0.0, 0.0);
     for a in 0..D {
         let area = face_area(spacing, a);
@@ -41,15 +55,26 @@ pub fn apply<const D: usize>(l: &Layout<D>, flow: &Flow, spacing: [f64; D], mut 
             };
             let q = &mut *vel[a];
             let (lo, hi) = faces(a, s);
+            layers.iter_mut().for_each(|x| *x = 0.0);
             for_each_index(lo, hi, |idx| {
                 let k = l.at(idx);
+                let layer = &mut layers[idx[last]];
                 if *b == (Boundary::Outflow {}) {
                     q[k] = q[(k as isize + inner) as usize];
-                    outflow -= sign * q[k] * area;
+                    *layer -= sign * q[k] * area;
                 } else if *b != (Boundary::Periodic {}) {
-                    inflow += sign * q[k] * area;
+                    *layer += sign * q[k] * area;
                 }
             });
+            if !has_outflow || *b == (Boundary::Periodic {}) {
+                continue;
+            }
+            let side = total(layers);
+            if *b == (Boundary::Outflow {}) {
+                outflow += side;
+            } else {
+                inflow += side;
+            }
         }
     }
     if outflow != 0.0 {

@@ -141,7 +141,9 @@ pub fn transpose_stress<const D: usize>(
 /// `idx` along both `c` and `a`, at its centre along the third axis: in 2D the top-right
 /// corner). Face `a` of the control volume (normal to axis `a`) carries the flux of component
 /// `a`; the two along faces (`a = c`) take `mu` at the cell centres, the others on the edges.
-/// Returns `sum |a_P q_P|` with the unrelaxed `a_P` (the residual normalisation).
+/// Writes `sum |a_P q_P|` with the unrelaxed `a_P` (the residual normalisation) of each row of
+/// the system (its unknowns along x) into `norms`, for the caller to add in row order.
+#[allow(clippy::too_many_arguments)]
 pub fn assemble<const D: usize>(
     k: &Constants<'_, D>,
     c: usize,
@@ -150,7 +152,8 @@ pub fn assemble<const D: usize>(
     mu_e: &[Vec<f64>],
     sys: &mut Stencil<f64, D>,
     d: &mut [f64],
-) -> f64 {
+    norms: &mut [f64],
+) {
     let l = &k.l;
     let h = k.spacing;
     let q = vel[c];
@@ -160,9 +163,10 @@ pub fn assemble<const D: usize>(
     let ap0 = h.iter().fold(k.density, |m, h| m * h) / k.pseudo_dt;
     let last_along = *l.unknowns(c).end();
     let half = 0.5 * k.density;
-    let mut norm = 0.0;
     let mut n = 0;
     let (lo, hi) = unknowns(l, c);
+    let row_len = hi[0] - lo[0] + 1;
+    norms.iter_mut().for_each(|s| *s = 0.0);
     for_each_index(lo, hi, |idx| {
         let kk = l.at(idx);
         // Coefficients of the upper (`plus`) and lower (`minus`) neighbour along each axis, and
@@ -252,7 +256,7 @@ pub fn assemble<const D: usize>(
                 minus[a] = 0.0;
             }
         }
-        norm += (ap * q[kk]).abs();
+        norms[n / row_len] += (ap * q[kk]).abs();
         let ap_r = ap / k.alpha;
         b += ((1.0 - k.alpha) * ap_r + ap0) * q[kk];
         let ap_r = ap_r + ap0;
@@ -266,7 +270,6 @@ pub fn assemble<const D: usize>(
         d[kk] = area_c / if k.consistent { ap_r - nb } else { ap_r };
         n += 1;
     });
-    norm
 }
 
 /// Index of the cell-centred (unghosted) array of cell `idx` (ghosted indices, `1..=n`).

@@ -19,7 +19,9 @@
 //! Every linear solve of steps 3-5 goes through [`Schwarz`]: the inner solver on the whole grid,
 //! or with `solver.linear_solver.subdomains` > 1 one coloured multiplicative pass over
 //! overlapping slabs along the last axis, y in 2D and z in 3D (Lohry 2010, ch. 3). The decomposition changes the path of the
-//! outer iteration, not its converged solution.
+//! outer iteration, not its converged solution. Over `N` processes (`mpirun`) each process is
+//! one such slab and the run is the one-process run with `N` subdomains bit for bit ([`part`],
+//! [`DecomposedSimple`]); every sum below is formed from row partial sums added in row order.
 //!
 //! Residuals (the `steady_change` the stop rule reads is the largest of them):
 //! - `momentum_u`, `momentum_v` (and `momentum_w`): `sum |a_P q_P - sum a_nb q_nb - b|` over the
@@ -35,13 +37,17 @@ mod boundary;
 mod coefficients;
 pub mod config;
 mod cuda;
+mod decomposed;
 mod outer_iteration;
+mod part;
 mod pressure_correction;
 pub mod viscosity;
 mod viscosity_field;
 
 pub use config::{Algorithm, Scheme, SimpleConfig};
 pub use cuda::{CudaSimple, unsupported as cuda_unsupported};
+pub use decomposed::DecomposedSimple;
+pub use part::{stored_layers as part_stored_layers, unsupported as parts_unsupported};
 pub use viscosity::Viscosity;
 
 use super::config::BLOW_UP_FACTOR;
@@ -52,6 +58,7 @@ use crate::case::{CaseSpec, Invalid, Kind, LinearSolverKind};
 use crate::solver::linear::{Schwarz, Stencil};
 use crate::solver::{CappedSolve, Snapshot, Solver, SolverError, SolverInfo, check_transfer};
 use coefficients::{cell, unknowns};
+use part::Part;
 
 /// Fields SIMPLE produces, at cell centres: those of the staggered state and the viscosity.
 const FIELDS_2D: &[&str] = staggered_fields_2d!("viscosity");
@@ -102,13 +109,19 @@ pub struct Simple<const D: usize> {
     /// Linear solvers of the momentum and pressure systems (overlapping Schwarz slabs or whole).
     solvers: [Schwarz<f64, D>; D],
     solver_p: Schwarz<f64, D>,
+    /// Row partial sums: of a system's rows, and [`pressure_correction::ROW_SUMS`] of the cells'.
     partial: Vec<f64>,
+    cell_rows: [Vec<f64>; pressure_correction::ROW_SUMS],
+    /// One boundary side's flow by ghosted layers along the last axis ([`boundary::apply`]).
+    side_layers: Vec<f64>,
     steps: u64,
     residuals: Vec<(&'static str, f64)>,
     /// The last outer iteration's first pressure(-correction) solve that stopped at its cap.
     capped: Option<CappedSolve>,
     /// The rotor's momentum sources (`[rotor]`).
     rotor: Option<RotorSource<f64>>,
+    /// This process's place in a run over several ([`part`]; `None` on one process).
+    part: Option<Part>,
 }
 
 /// Calls `f(m, k)` for every unknown of component `c`: `m` its place in the system's vector,
@@ -124,6 +137,12 @@ fn each_unknown<const D: usize>(l: &Layout<D>, c: usize, mut f: impl FnMut(usize
 
 impl<const D: usize> Simple<D> {
     pub fn new(cfg: SimpleConfig) -> Self {
+        Self::with_part(cfg, None)
+    }
+
+    /// The solver of `cfg`, on one process (`part` `None`) or as a process's part of a run
+    /// over several (`cfg` its [`Part::local_config`]).
+    fn with_part(cfg: SimpleConfig, part: Option<Part>) -> Self {
         let l = Layout::<D>::of_grid(&cfg.flow.grid, &cfg.flow.bc);
         let n = l.n;
         let len = l.len();
@@ -144,15 +163,27 @@ impl<const D: usize> Simple<D> {
             sys_p: Stencil::new(n, periodic),
             x: std::array::from_fn(|c| vec![0.0; shape(c).iter().product()]),
             pc: vec![0.0; cells],
-            solvers: std::array::from_fn(|c| linear_solver(&cfg, cfg.momentum_solver, shape(c), periodic)),
-            solver_p: linear_solver(&cfg, cfg.pressure_solver, n, periodic),
+            solvers: std::array::from_fn(|c| {
+                let layers = part.as_ref().map(|p| (p, p.system_layers::<D>(c)));
+                linear_solver(&cfg, cfg.momentum_solver, shape(c), periodic, layers)
+            }),
+            solver_p: linear_solver(
+                &cfg,
+                cfg.pressure_solver,
+                n,
+                periodic,
+                part.as_ref().map(|p| (p, &p.cells)),
+            ),
             partial: vec![0.0; (0..D).map(|c| rows(shape(c))).fold(rows(n), usize::max)],
+            cell_rows: std::array::from_fn(|_| vec![0.0; rows(n)]),
+            side_layers: vec![0.0; n[D - 1] + 2],
             rotor: cfg.rotor.map(|r| RotorSource::new(r, &cfg.flow.grid, &l)),
             l,
             cfg,
             steps: 0,
             residuals: Vec::with_capacity(13),
             capped: None,
+            part,
         };
         s.boundaries();
         s.update_viscosity();
@@ -199,14 +230,31 @@ impl<const D: usize> Simple<D> {
         }
     }
 
-    /// Boundary faces and ghosts ([`boundary::apply`]).
+    /// Boundary faces and ghosts ([`boundary::apply`]); on a part, then every stored layer
+    /// that it does not own from its owner (the local walls' values among them).
     fn boundaries(&mut self) {
+        let part = &self.part;
         boundary::apply(
             &self.l,
             &self.cfg.flow,
             self.spacing,
             self.vel.each_mut().map(|q| &mut q[..]),
+            &mut self.side_layers,
+            |layers| part::total(part.as_ref(), |p| &p.ghosted, layers, 1),
         );
+        if let Some(p) = &self.part {
+            for q in &mut self.vel {
+                p.ghosted.exchange(&*p.comm, q, self.l.stride[D - 1]);
+            }
+        }
+    }
+
+    /// The velocity above which the run has diverged ([`SimpleConfig::velocity_scale`] of the
+    /// whole grid).
+    fn velocity_scale(&self) -> f64 {
+        self.part
+            .as_ref()
+            .map_or_else(|| self.cfg.velocity_scale(), |p| p.velocity_scale)
     }
 
     /// The velocity on this grid's faces and the pressure at its centres, sampled from `from`;
@@ -242,14 +290,20 @@ impl<const D: usize> Simple<D> {
             &mut self.mu_c,
             &mut self.mu_e,
         );
+        if let Some(p) = &self.part {
+            let layer = self.l.stride[D - 1];
+            p.ghosted.exchange(&*p.comm, &mut self.mu_c, layer);
+            for mu in &mut self.mu_e {
+                p.ghosted.exchange(&*p.comm, mu, layer);
+            }
+        }
     }
 }
 
 /// The error of a run that diverged after `steps` outer iterations: the largest velocity
 /// `max_velocity` over [`BLOW_UP_FACTOR`] times the problem's scale, or (`finite` false) a
 /// velocity or pressure that is no longer finite; with the likely causes.
-fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> SolverError {
-    let scale = cfg.velocity_scale();
+fn diverged(cfg: &SimpleConfig, scale: f64, steps: u64, max_velocity: f64, finite: bool) -> SolverError {
     let what = if finite {
         format!(
             "the largest velocity is {max_velocity:.3e}, over {BLOW_UP_FACTOR} times the problem's scale {scale:.3e}"
@@ -277,14 +331,21 @@ fn diverged(cfg: &SimpleConfig, steps: u64, max_velocity: f64, finite: bool) -> 
     }
 }
 
-/// The linear solver of `kind` for systems of `shape` unknowns, decomposed as the case says.
+/// The linear solver of `kind` for systems of `shape` unknowns, decomposed as the case says, or
+/// on a part this process's strip of the system whose layers are `part`'s second.
 fn linear_solver<const D: usize>(
     cfg: &SimpleConfig,
     kind: LinearSolverKind,
     shape: [usize; D],
     periodic: [bool; D],
+    part: Option<(&Part, &crate::parallel::Layers)>,
 ) -> Schwarz<f64, D> {
-    Schwarz::new(kind, shape, cfg.subdomains, cfg.overlap, periodic)
+    match part {
+        None => Schwarz::new(kind, shape, cfg.subdomains, cfg.overlap, periodic),
+        Some((p, layers)) => {
+            Schwarz::part(kind, shape, periodic, cfg.overlap, p.comm.clone(), layers.clone())
+        }
+    }
 }
 
 /// What a SIMPLE solver of `cfg` on `backend` is.
@@ -389,42 +450,7 @@ impl<const D: usize> Solver for Simple<D> {
     }
 
     fn update(&mut self, spec: &CaseSpec) -> Result<(), Invalid> {
-        let cfg = SimpleConfig::from_spec(spec)?;
-        if cfg.flow.grid != self.cfg.flow.grid
-            || cfg.flow.bc != self.cfg.flow.bc
-            || cfg.flow.initial_velocity != self.cfg.flow.initial_velocity
-            || cfg.algorithm != self.cfg.algorithm
-        {
-            return Err(Invalid::new(
-                "grid",
-                "the grid, boundaries, initial state and method apply on reset only",
-            ));
-        }
-        let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
-        if split || cfg.momentum_solver != self.cfg.momentum_solver {
-            for c in 0..D {
-                let sys = &self.sys[c];
-                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, sys.n, sys.periodic);
-            }
-        }
-        if split || cfg.pressure_solver != self.cfg.pressure_solver {
-            let sys = &self.sys_p;
-            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, sys.n, sys.periodic);
-        }
-        let newtonian_change = cfg.viscosity != self.cfg.viscosity;
-        if cfg.rotor != self.cfg.rotor {
-            let (grid, l) = (cfg.flow.grid, self.l);
-            self.rotor =
-                RotorSource::follow(self.rotor.take(), cfg.rotor, |r| RotorSource::new(r, &grid, &l));
-        }
-        self.cfg = cfg;
-        if newtonian_change {
-            let mu = self.cfg.viscosity.mu(0.0);
-            self.mu_c.iter_mut().for_each(|m| *m = mu);
-            self.mu_e.iter_mut().flatten().for_each(|m| *m = mu);
-            self.update_viscosity();
-        }
-        Ok(())
+        self.reconfigure(SimpleConfig::from_spec(spec)?)
     }
 
     fn capped_pressure_solve(&self) -> Option<CappedSolve> {
@@ -446,6 +472,50 @@ impl<const D: usize> Solver for Simple<D> {
         }
         m.insert("outer_iterations".into(), self.steps.into());
         m
+    }
+}
+
+impl<const D: usize> Simple<D> {
+    /// Takes new settings `cfg` (on a part, its [`Part::local_config`]): the grid, boundaries,
+    /// initial state and method apply on reset only.
+    fn reconfigure(&mut self, cfg: SimpleConfig) -> Result<(), Invalid> {
+        if cfg.flow.grid != self.cfg.flow.grid
+            || cfg.flow.bc != self.cfg.flow.bc
+            || cfg.flow.initial_velocity != self.cfg.flow.initial_velocity
+            || cfg.algorithm != self.cfg.algorithm
+        {
+            return Err(Invalid::new(
+                "grid",
+                "the grid, boundaries, initial state and method apply on reset only",
+            ));
+        }
+        let split = (cfg.subdomains, cfg.overlap) != (self.cfg.subdomains, self.cfg.overlap);
+        if split || cfg.momentum_solver != self.cfg.momentum_solver {
+            for c in 0..D {
+                let sys = &self.sys[c];
+                let layers = self.part.as_ref().map(|p| (p, p.system_layers::<D>(c)));
+                self.solvers[c] = linear_solver(&cfg, cfg.momentum_solver, sys.n, sys.periodic, layers);
+            }
+        }
+        if split || cfg.pressure_solver != self.cfg.pressure_solver {
+            let sys = &self.sys_p;
+            let layers = self.part.as_ref().map(|p| (p, &p.cells));
+            self.solver_p = linear_solver(&cfg, cfg.pressure_solver, sys.n, sys.periodic, layers);
+        }
+        let newtonian_change = cfg.viscosity != self.cfg.viscosity;
+        if cfg.rotor != self.cfg.rotor {
+            let (grid, l) = (cfg.flow.grid, self.l);
+            self.rotor =
+                RotorSource::follow(self.rotor.take(), cfg.rotor, |r| RotorSource::new(r, &grid, &l));
+        }
+        self.cfg = cfg;
+        if newtonian_change {
+            let mu = self.cfg.viscosity.mu(0.0);
+            self.mu_c.iter_mut().for_each(|m| *m = mu);
+            self.mu_e.iter_mut().flatten().for_each(|m| *m = mu);
+            self.update_viscosity();
+        }
+        Ok(())
     }
 }
 

@@ -5,16 +5,22 @@
 //! correction), and `b = sum_axes rho (q_lower - q_upper) A` the mass imbalance [kg/s; kg/(s m)
 //! per unit depth in 2D] of the velocities
 //! given (the momentum solution `u*` for SIMPLE's `p'`, the pseudo-velocities `u^` for
-//! SIMPLER's `p`). With no Dirichlet pressure the system is singular; the mean of `b` is removed
-//! (its compatibility) and the mean of the solution after.
+//! SIMPLER's `p`). With no Dirichlet pressure the system is singular; the caller removes the
+//! mean of `b` (its compatibility) and the mean of the solution after, from sums of the rows'
+//! partial sums that [`assemble`] writes.
 
 use super::coefficients::{cell, face_area};
 use crate::solver::incompressible::staggered::{Layout, for_each_index};
 use crate::solver::linear::Stencil;
 
+/// Sums of one row of cells (along x) of the pressure(-correction) equation: `sum |b|` (the
+/// mass imbalance), `sum |F|` over the cells' upper faces (the mass flux scale it is normalised
+/// by) and `sum b` (the compatibility shift).
+pub const ROW_SUMS: usize = 3;
+
 /// Fills `sys` from the face coefficients `d` and the velocities `vel` (ghosted, component `a`
-/// normal to axis `a`); returns `(sum |b|, sum over faces of |F|)`, the mass imbalance before
-/// the compatibility shift and the mass flux scale it is normalised by.
+/// normal to axis `a`), `b` before the compatibility shift, and `rows[s][j]` with sum `s` of
+/// [`ROW_SUMS`] over row `j`.
 pub fn assemble<const D: usize>(
     l: &Layout<D>,
     spacing: [f64; D],
@@ -22,9 +28,12 @@ pub fn assemble<const D: usize>(
     d: [&[f64]; D],
     vel: [&[f64]; D],
     sys: &mut Stencil<f64, D>,
-) -> (f64, f64) {
+    rows: [&mut [f64]; ROW_SUMS],
+) {
     let rho_area: [f64; D] = std::array::from_fn(|a| density * face_area(spacing, a));
-    let (mut imbalance, mut flux) = (0.0, 0.0);
+    let mut rows = rows;
+    rows.iter_mut().for_each(|r| r.iter_mut().for_each(|s| *s = 0.0));
+    let row_len = l.n[0];
     let mut n = 0;
     for_each_index([1; D], l.n, |idx| {
         let k = l.at(idx);
@@ -46,13 +55,12 @@ pub fn assemble<const D: usize>(
         }
         sys.ap[n] = ap;
         sys.b[n] = b;
-        imbalance += b.abs();
-        flux += f;
+        let j = n / row_len;
+        rows[0][j] += b.abs();
+        rows[1][j] += f;
+        rows[2][j] += b;
         n += 1;
     });
-    let mean = sys.b.iter().sum::<f64>() / sys.b.len() as f64;
-    sys.b.iter_mut().for_each(|b| *b -= mean);
-    (imbalance, flux)
 }
 
 /// Velocity correction `q_c += d_c (p'_P - p'_next)` on every face with `d_c != 0` (the momentum

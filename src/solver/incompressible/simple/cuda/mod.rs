@@ -412,7 +412,13 @@ impl<const D: usize> CudaSimple<D> {
         if finite && max_velocity <= BLOW_UP_FACTOR * scale {
             return Ok(());
         }
-        Err(super::diverged(&self.cfg, self.steps, max_velocity, finite))
+        Err(super::diverged(
+            &self.cfg,
+            scale,
+            self.steps,
+            max_velocity,
+            finite,
+        ))
     }
 }
 
