@@ -169,6 +169,7 @@ fn settings_that_do_not_run_over_several_processes_are_refused_by_key() {
 
 #[test]
 fn checkpoints_move_between_one_process_and_several() {
+    // Written over two processes, continued on one; and written on one, continued over three.
     let case = common::root().join("cases/cavity_3d_re100.toml");
     let sets = [
         "grid.nx=12",
@@ -177,36 +178,5 @@ fn checkpoints_move_between_one_process_and_several() {
         "solver.pressure_solver=pcg",
         "solver.time_integrator=ab2",
     ];
-    let one = out_dir("ckpt-1");
-    let o = flowlab_on(1, &run_args(&case, &sets, 20, &one)).expect("one process");
-    check(&o, "the uninterrupted run");
-    let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
-    // Written over two processes, continued on one; and written on one, continued over three.
-    for (first, then) in [(2, 1), (1, 3)] {
-        let dir = out_dir(&format!("ckpt-{first}-{then}"));
-        let mut args = run_args(&case, &sets, 10, &dir);
-        args.extend(["--checkpoint-every".into(), "10".into()]);
-        let Some(o) = flowlab_on(first, &args) else { return };
-        check(&o, "the first half");
-        let checkpoint = dir.join("checkpoint.flowlab");
-        let args = [
-            "run".to_string(),
-            "--restart".into(),
-            checkpoint.display().to_string(),
-            "--steps".into(),
-            "20".into(),
-            "--quiet".into(),
-            "--out".into(),
-            dir.display().to_string(),
-        ];
-        let Some(o) = flowlab_on(then, &args) else { return };
-        check(&o, "the continued run");
-        let continued = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
-        assert!(
-            continued == fields,
-            "{first} then {then} processes: the continued run differs from the uninterrupted one"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    let _ = std::fs::remove_dir_all(&one);
+    checkpoints_move("ckpt", &case, &sets, 20, &[(2, 1), (1, 3)]);
 }

@@ -142,40 +142,10 @@ fn square_duct_carreau_3d() {
 
 #[test]
 fn checkpoints_move_between_one_process_and_two() {
+    // Written over two processes, continued on one; and written on one, continued over two.
     let case = common::root().join("cases/lid_driven_cavity_re100_simple.toml");
     let sets = ["grid.nx=16", "grid.ny=20", "solver.linear_solver.subdomains=2"];
-    let one = out_dir("simple-ckpt-1");
-    let o = flowlab_on(1, &run_args(&case, &sets, 12, &one)).expect("one process");
-    check(&o, "the uninterrupted run");
-    let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
-    // Written over two processes, continued on one; and written on one, continued over two.
-    for (first, then) in [(2, 1), (1, 2)] {
-        let dir = out_dir(&format!("simple-ckpt-{first}-{then}"));
-        let mut args = run_args(&case, &sets, 6, &dir);
-        args.extend(["--checkpoint-every".into(), "6".into()]);
-        let Some(o) = flowlab_on(first, &args) else { return };
-        check(&o, "the first half");
-        let checkpoint = dir.join("checkpoint.flowlab");
-        let args = [
-            "run".to_string(),
-            "--restart".into(),
-            checkpoint.display().to_string(),
-            "--steps".into(),
-            "12".into(),
-            "--quiet".into(),
-            "--out".into(),
-            dir.display().to_string(),
-        ];
-        let Some(o) = flowlab_on(then, &args) else { return };
-        check(&o, "the continued run");
-        let continued = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
-        assert!(
-            continued == fields,
-            "{first} then {then} processes: the continued run differs from the uninterrupted one"
-        );
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    let _ = std::fs::remove_dir_all(&one);
+    checkpoints_move("simple-ckpt", &case, &sets, 12, &[(2, 1), (1, 2)]);
 }
 
 /// Left at its default of 1, `subdomains` over N processes is N strips all the same: the fields

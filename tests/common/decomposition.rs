@@ -297,3 +297,41 @@ pub fn agrees_when_launched(
     }
     let _ = std::fs::remove_dir_all(&one);
 }
+
+/// A run of `steps` steps of `case` with `sets` written as a checkpoint half way on `first`
+/// processes and continued from it on `then`, for each `(first, then)` of `moves`: the fields
+/// are those of the uninterrupted one-process run, bit for bit (`name` prefixes the output
+/// folders).
+pub fn checkpoints_move(name: &str, case: &Path, sets: &[&str], steps: u64, moves: &[(usize, usize)]) {
+    let one = out_dir(&format!("{name}-1"));
+    let o = flowlab_on(1, &run_args(case, sets, steps, &one)).expect("one process");
+    check(&o, "the uninterrupted run");
+    let fields = std::fs::read(one.join("fields.vti")).expect("fields.vti");
+    for &(first, then) in moves {
+        let dir = out_dir(&format!("{name}-{first}-{then}"));
+        let mut args = run_args(case, sets, steps / 2, &dir);
+        args.extend(["--checkpoint-every".into(), (steps / 2).to_string()]);
+        let Some(o) = flowlab_on(first, &args) else { return };
+        check(&o, "the first half");
+        let checkpoint = dir.join("checkpoint.flowlab");
+        let args = [
+            "run".to_string(),
+            "--restart".into(),
+            checkpoint.display().to_string(),
+            "--steps".into(),
+            steps.to_string(),
+            "--quiet".into(),
+            "--out".into(),
+            dir.display().to_string(),
+        ];
+        let Some(o) = flowlab_on(then, &args) else { return };
+        check(&o, "the continued run");
+        let continued = std::fs::read(dir.join("fields.vti")).expect("fields.vti");
+        assert!(
+            continued == fields,
+            "{first} then {then} processes: the continued run differs from the uninterrupted one"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&one);
+}
